@@ -1,0 +1,1 @@
+"""Ramiel dialects: onnx, cluster, torchpy."""

@@ -1,0 +1,33 @@
+"""Ramiel passes, one module per pass, named after the pass (``dce.py`` <-> ``--dce``).
+
+:data:`PASSES` maps each pass name to a factory returning the pass class, so that tools import a
+pass only when it is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+_MODULES: dict[str, tuple[str, str]] = {
+    "dce": ("ramiel.passes.dce", "DeadCodeElimination"),
+    "constant-fold": ("ramiel.passes.constant_fold", "ConstantFold"),
+}
+
+
+def _factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(importlib.import_module(module), cls)
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    name: _factory(mod, cls) for name, (mod, cls) in _MODULES.items()
+}
+"""Pass name -> factory of the pass class."""
+
+
+def register(name: str, module: str, cls: str) -> None:
+    """Register a pass implemented by ``module.cls`` under ``name``."""
+    _MODULES[name] = (module, cls)
+    PASSES[name] = _factory(module, cls)

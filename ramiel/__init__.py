@@ -1,0 +1,1 @@
+"""Ramiel: ONNX to readable task-parallel PyTorch."""

@@ -1,0 +1,44 @@
+"""Errors Ramiel reports to users.
+
+Every error a user can cause (bad ONNX file, unsupported op, invalid IR, a worker that dies) is a
+subclass of :class:`RamielError`; the command-line tools print ``error: <message>`` on one line and
+exit with status 1 instead of showing a traceback.
+"""
+
+from __future__ import annotations
+
+
+class RamielError(Exception):
+    """Base class of all user-facing Ramiel errors."""
+
+
+class ImportError_(RamielError):
+    """The ONNX file cannot be read, checked or shape-inferred."""
+
+
+class UnsupportedOpError(RamielError):
+    """An ONNX operator (or an attribute value of one) that Ramiel cannot compile.
+
+    ``items`` lists ``(op_type, node_name, opset, what)`` tuples so that every unsupported op of a
+    model is reported at once.
+    """
+
+    def __init__(self, items: list[tuple[str, str, int, str]]):
+        self.items = items
+        lines = [
+            f"{op} (node '{node}', opset {opset}){': ' + what if what else ''}"
+            for op, node, opset, what in items
+        ]
+        super().__init__("unsupported ONNX operator(s): " + "; ".join(lines))
+
+
+class DynamicShapeError(RamielError):
+    """An input dimension is symbolic or unknown and was not bound with ``--input-shape``."""
+
+
+class SchedulingError(RamielError):
+    """A clustering request that cannot be satisfied (a cycle, zero clusters, ...)."""
+
+
+class RuntimeFailure(RamielError):
+    """A worker of a generated parallel module raised, died or timed out."""

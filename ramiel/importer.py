@@ -1,0 +1,394 @@
+"""ONNX model -> ``onnx`` dialect IR (``func.func @main``), the entry of the Ramiel pipeline.
+
+Steps (``import_onnx``):
+
+1. read the file (``onnx.load``; a non-protobuf or truncated file is a clear error),
+2. optionally let onnxruntime's basic graph optimiser fold constants and drop dead nodes
+   (``ort_optimize=True``, the paper's ORT plugin step),
+3. bind symbolic/unknown input dimensions from ``input_shapes`` and check every graph input is
+   static (else :class:`~ramiel.errors.DynamicShapeError` naming the input and dimension),
+4. run the ONNX checker and shape inference (``strict_mode``, ``data_prop``),
+5. check every node is a known default-domain operator at the model's opset (all unsupported nodes
+   are reported at once, with node names and opset),
+6. emit one op per node. Initializers (also those listed as graph inputs, the pre-IR-4 convention)
+   become ``onnx.Constant`` ops: inline when small or splat, else ``dense_resource`` entries in an
+   external safetensors file (:mod:`ramiel.weights`).
+
+The function's arguments are the graph inputs and its results the graph outputs; SSA names come
+from the ONNX tensor names.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import onnx.shape_inference
+from google.protobuf.message import DecodeError
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from ramiel.dialects import onnx as onnx_d
+from ramiel.errors import DynamicShapeError, ImportError_, UnsupportedOpError
+from ramiel.weights import WEIGHTS_ATTR, WeightStore, resource_key, value_attr
+
+__all__ = ["ImportOptions", "import_onnx", "load_model", "prepare_model", "parse_input_shape"]
+
+
+@dataclass
+class ImportOptions:
+    """Options of :func:`import_onnx`.
+
+    ``input_shapes`` binds graph input shapes (``{"data": (1, 3, 224, 224)}``); ``weights_path`` is
+    where large initializers are written (safetensors) and ``weights_ref`` how the IR names that file
+    (relative to the IR file's directory); ``ort_optimize`` runs onnxruntime's basic optimiser first.
+    """
+
+    input_shapes: Mapping[str, Sequence[int]] | None = None
+    weights_path: str | None = None
+    weights_ref: str | None = None
+    ort_optimize: bool = False
+
+
+def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
+    """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` syntax). Raises ``ValueError``."""
+    name, sep, dims = spec.rpartition("=")
+    if not sep or not name:
+        raise ValueError(f"--input-shape expects NAME=D0,D1,..., got {spec!r}")
+    try:
+        shape = tuple(int(d) for d in dims.split(",") if d.strip() != "")
+    except ValueError:
+        raise ValueError(f"--input-shape {spec!r}: dimensions must be integers") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"--input-shape {spec!r}: dimensions must be >= 0")
+    return name, shape
+
+
+def load_model(path_or_model: str | os.PathLike[str] | onnx.ModelProto) -> onnx.ModelProto:
+    """Read an ONNX model; raises :class:`ImportError_` for missing, non-ONNX or truncated files."""
+    if isinstance(path_or_model, onnx.ModelProto):
+        return path_or_model
+    path = os.fspath(path_or_model)
+    if not os.path.exists(path):
+        raise ImportError_(f"{path}: no such file")
+    try:
+        model = onnx.load(path)
+    except DecodeError as e:
+        raise ImportError_(f"{path}: not a valid ONNX protobuf ({e})") from None
+    except Exception as e:  # onnx raises assorted errors for external data, truncation...
+        raise ImportError_(f"{path}: cannot read ONNX model ({type(e).__name__}: {e})") from None
+    if not model.graph.node and not model.graph.output:
+        raise ImportError_(
+            f"{path}: not an ONNX model (empty graph; is it a protobuf of another kind?)"
+        )
+    return model
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    return 1
+
+
+def _ort_optimize(model: onnx.ModelProto) -> onnx.ModelProto:
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "in.onnx"), os.path.join(d, "opt.onnx")
+        onnx.save(model, src)
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        so.optimized_model_filepath = dst
+        so.log_severity_level = 3
+        try:
+            ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            raise ImportError_(f"onnxruntime could not optimise the model: {e}") from None
+        return onnx.load(dst)
+
+
+def prepare_model(
+    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None
+) -> onnx.ModelProto:
+    """Bind input shapes, check and shape-infer ``model`` (a copy); errors are :class:`RamielError`.
+
+    Raises :class:`DynamicShapeError` when a graph input keeps a symbolic or unknown dimension, and
+    :class:`UnsupportedOpError` listing every node whose operator Ramiel does not know.
+    """
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    init_names = {t.name for t in m.graph.initializer}
+    inputs = [i for i in m.graph.input if i.name not in init_names]
+    shapes = dict(input_shapes or {})
+    unknown = set(shapes) - {i.name for i in inputs}
+    if unknown:
+        raise ImportError_(
+            f"--input-shape names unknown input(s) {sorted(unknown)}; "
+            f"the graph inputs are {[i.name for i in inputs]}"
+        )
+    for inp in inputs:
+        tt = inp.type.tensor_type
+        if not inp.type.HasField("tensor_type"):
+            raise UnsupportedOpError(
+                [("<graph input>", inp.name, _default_opset(m), "non-tensor input")]
+            )
+        if inp.name in shapes:
+            want = shapes[inp.name]
+            if tt.HasField("shape") and len(tt.shape.dim) != len(want):
+                raise DynamicShapeError(
+                    f"--input-shape {inp.name}: rank {len(want)} given, the model says "
+                    f"rank {len(tt.shape.dim)}"
+                )
+            for d, dim in enumerate(tt.shape.dim if tt.HasField("shape") else []):
+                if dim.HasField("dim_value") and dim.dim_value != want[d]:
+                    raise DynamicShapeError(
+                        f"--input-shape {inp.name}: dimension {d} is fixed to {dim.dim_value} "
+                        f"in the model, {want[d]} given"
+                    )
+            tt.shape.Clear()
+            for v in want:
+                tt.shape.dim.add().dim_value = v
+        if not tt.HasField("shape"):
+            raise DynamicShapeError(
+                f"graph input '{inp.name}' has no shape: bind it with --input-shape {inp.name}=D0,D1,..."
+            )
+        for d, dim in enumerate(tt.shape.dim):
+            if not dim.HasField("dim_value"):
+                sym = f" ('{dim.dim_param}')" if dim.dim_param else ""
+                example = ",".join(
+                    str(x.dim_value) if x.HasField("dim_value") else "N" for x in tt.shape.dim
+                )
+                raise DynamicShapeError(
+                    f"graph input '{inp.name}' has a dynamic dimension {d}{sym}: bind it with "
+                    f"--input-shape {inp.name}={example}"
+                )
+    opset = _default_opset(m)
+    _check_supported(m, opset)
+    try:
+        onnx.checker.check_model(m)
+    except onnx.checker.ValidationError as e:
+        raise ImportError_(f"the ONNX checker rejects the model: {_first_line(e)}") from None
+    try:
+        m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True, data_prop=True)
+    except Exception as e:
+        raise ImportError_(f"ONNX shape inference failed: {_first_line(e)}") from None
+    return m
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return " ".join(text.splitlines()[:3])
+
+
+def _check_supported(m: onnx.ModelProto, opset: int) -> None:
+    if opset < onnx_d.MIN_OPSET or opset > onnx_d.LATEST_OPSET:
+        raise UnsupportedOpError(
+            [
+                (
+                    "<model>",
+                    m.graph.name,
+                    opset,
+                    f"opset {opset} is outside the supported range "
+                    f"{onnx_d.MIN_OPSET}..{onnx_d.LATEST_OPSET}",
+                )
+            ]
+        )
+    bad: list[tuple[str, str, int, str]] = []
+    for i, node in enumerate(m.graph.node):
+        name = node.name or f"#{i}"
+        if node.domain not in ("", "ai.onnx"):
+            bad.append(
+                (f"{node.domain}.{node.op_type}", name, opset, "operator domain not supported")
+            )
+            continue
+        why = onnx_d.unrepresentable_reason(node.op_type, opset)
+        if why:
+            bad.append((node.op_type, name, opset, why))
+    if bad:
+        raise UnsupportedOpError(bad)
+
+
+class _NameTable:
+    """Valid, unique SSA name hints from ONNX tensor names."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set()
+
+    def hint(self, name: str) -> str | None:
+        import re
+
+        h = re.sub(r"[^A-Za-z0-9_$.]", "_", name)
+        if not h:
+            return None
+        if h[0].isdigit():
+            h = "v" + h
+        return h
+
+
+def import_onnx(
+    path_or_model: str | os.PathLike[str] | onnx.ModelProto, options: ImportOptions | None = None
+) -> ModuleOp:
+    """Import an ONNX model as a module holding ``func.func @main`` in the ``onnx`` dialect.
+
+    Raises :class:`~ramiel.errors.RamielError` subclasses for every kind of bad input. Large
+    initializers are written to ``options.weights_path`` (safetensors) if given, else kept inline.
+    """
+    options = options or ImportOptions()
+    model = load_model(path_or_model)
+    if options.ort_optimize:
+        model = _ort_optimize(model)
+    model = prepare_model(model, options.input_shapes)
+    opset = _default_opset(model)
+    g = model.graph
+
+    types: dict[str, onnx.TypeProto] = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        types[vi.name] = vi.type
+
+    store = WeightStore(options.weights_path) if options.weights_path else None
+    keys: set[str] = set()
+    names = _NameTable()
+
+    def ir_type(name: str) -> Attribute:
+        t = types.get(name)
+        if t is None or not t.HasField("tensor_type"):
+            raise ImportError_(f"tensor '{name}': shape inference found no tensor type")
+        tt = t.tensor_type
+        if tt.elem_type not in onnx_d.ELEMENT_TYPES:
+            dt = onnx.TensorProto.DataType.Name(tt.elem_type)
+            raise UnsupportedOpError([("<tensor>", name, opset, f"element type {dt}")])
+        shape = None
+        if tt.HasField("shape"):
+            shape = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+        return onnx_d.tensor_type(tt.elem_type, shape)
+
+    init_names = {t.name for t in g.initializer}
+    graph_inputs = [i for i in g.input if i.name not in init_names]
+    arg_types = [ir_type(i.name) for i in graph_inputs]
+    out_types = [ir_type(o.name) for o in g.output]
+
+    block = Block(arg_types=arg_types)
+    env: dict[str, SSAValue] = {}
+    for inp, arg in zip(graph_inputs, block.args, strict=True):
+        arg.name_hint = names.hint(inp.name)
+        env[inp.name] = arg
+    b = Builder(InsertPoint.at_end(block))
+
+    none_val: list[SSAValue] = []
+
+    def none() -> SSAValue:
+        if not none_val:
+            none_val.append(b.insert(onnx_d.NoValueOp()).result)
+        return none_val[0]
+
+    def constant(name: str, arr: np.ndarray, node_name: str | None = None) -> SSAValue:
+        attr = value_attr(arr, resource_key(name, keys), store)
+        op = onnx_d.create("Constant", [], [attr.get_type()], {"value": attr}, node_name)
+        b.insert(op)
+        op.results[0].name_hint = names.hint(name)
+        return op.results[0]
+
+    for init in g.initializer:
+        try:
+            arr = onnx.numpy_helper.to_array(init)
+        except Exception as e:
+            raise ImportError_(f"initializer '{init.name}' cannot be read: {e}") from None
+        if arr.dtype == object:
+            raise UnsupportedOpError([("<initializer>", init.name, opset, "string tensor")])
+        env[init.name] = constant(init.name, arr)
+
+    for idx, node in enumerate(g.node):
+        node_name = node.name or f"{node.op_type}_{idx}"
+        if node.op_type == "Constant":
+            env[node.output[0]] = constant(node.output[0], _constant_node_value(node), node_name)
+            continue
+        operands: list[SSAValue] = []
+        for name in node.input:
+            if name == "":
+                operands.append(none())
+            elif name in env:
+                operands.append(env[name])
+            else:
+                raise ImportError_(f"node '{node_name}' reads undefined tensor '{name}'")
+        result_types: list[Attribute] = []
+        for name in node.output:
+            result_types.append(ir_type(name) if name else _none_type())
+        attrs = _attributes(node, node_name, opset, store, keys)
+        op = onnx_d.create(node.op_type, operands, result_types, attrs, node_name)
+        b.insert(op)
+        for name, res in zip(node.output, op.results, strict=True):
+            if name:
+                res.name_hint = names.hint(name)
+                env[name] = res
+
+    outs: list[SSAValue] = []
+    for o in g.output:
+        if o.name not in env:
+            raise ImportError_(f"graph output '{o.name}' is never produced")
+        outs.append(env[o.name])
+    b.insert(func.ReturnOp(*outs))
+    fn = func.FuncOp("main", (arg_types, out_types), Region(block))
+    attrs: dict[str, Attribute] = {onnx_d.OPSET_ATTR: IntegerAttr(opset, IntegerType(64))}
+    if store is not None and store._pending:
+        store.save()
+        attrs[WEIGHTS_ATTR] = StringAttr(options.weights_ref or options.weights_path or "")
+    module = ModuleOp([fn], attributes=attrs)
+    return module
+
+
+def _none_type() -> Attribute:
+    from xdsl.dialects.builtin import NoneType
+
+    return NoneType()
+
+
+def _constant_node_value(node: onnx.NodeProto) -> np.ndarray:
+    """The value of an ONNX ``Constant`` node whatever attribute holds it."""
+    a = node.attribute[0]
+    kind = a.name
+    if kind == "value":
+        return onnx.numpy_helper.to_array(a.t)
+    if kind == "value_float":
+        return np.array(a.f, np.float32)
+    if kind == "value_floats":
+        return np.array(list(a.floats), np.float32)
+    if kind == "value_int":
+        return np.array(a.i, np.int64)
+    if kind == "value_ints":
+        return np.array(list(a.ints), np.int64)
+    raise UnsupportedOpError([("Constant", node.name, 0, f"attribute '{kind}'")])
+
+
+def _attributes(
+    node: onnx.NodeProto, node_name: str, opset: int, store: WeightStore | None, keys: set[str]
+) -> dict[str, Attribute]:
+    info = onnx_d.schema_info(node.op_type, opset)
+    assert info is not None
+    out: dict[str, Attribute] = {}
+    for a in node.attribute:
+        spec = info.attributes.get(a.name)
+        if spec is None:
+            raise ImportError_(
+                f"node '{node_name}' ({node.op_type}, opset {opset}): unknown attribute '{a.name}'"
+            )
+        kind = spec[0]
+        value = onnx.helper.get_attribute_value(a)
+        if kind == onnx.defs.OpSchema.AttrType.TENSOR:
+            arr = onnx.numpy_helper.to_array(value)
+            value = value_attr(arr, resource_key(f"{node_name}.{a.name}", keys), store)
+        try:
+            out[a.name] = onnx_d.attr_from_python(kind, value)
+        except ValueError as e:
+            raise UnsupportedOpError(
+                [(node.op_type, node_name, opset, f"attribute {a.name}: {e}")]
+            ) from None
+    return out

@@ -1,0 +1,192 @@
+"""Constant tensors in the IR: inline ``dense<...>`` or external ``dense_resource<key>``.
+
+Small constants (at most :data:`INLINE_LIMIT` elements) and splats (all elements equal, e.g. the
+ConstantOfShape weights of the zoo models) are printed inline. Larger tensors are stored in a
+safetensors file next to the IR and referenced by key::
+
+    module attributes {onnx.opset = 9 : i64, ramiel.weights = "model.safetensors"} {
+      %w = "onnx.Constant"() <{value = dense_resource<conv1_w_0> : tensor<64x3x7x7xf32>}> ...
+
+The ``ramiel.weights`` path is relative to the directory of the IR file (or absolute). Weights are
+read lazily with ``safetensors`` (memory-mapped, never unpickled).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute
+
+from ramiel.dialects.onnx import element_type_of, numpy_dtype_of
+from ramiel.errors import RamielError
+
+INLINE_LIMIT = 16
+"""Tensors with at most this many elements are printed inline as ``dense<...>``."""
+
+WEIGHTS_ATTR = "ramiel.weights"
+
+
+def dense_from_numpy(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """A ``dense<...>`` attribute holding ``arr`` (a splat is stored as a single element)."""
+    arr = np.ascontiguousarray(arr)
+    onnx_dt = _onnx_dtype(arr.dtype)
+    t = TensorType(element_type_of(onnx_dt), list(arr.shape))
+    flat = arr.reshape(-1)
+    if flat.size > 1 and bool(np.all(flat == flat[0])) and not _has_nan(flat):
+        flat = flat[:1]
+    if arr.dtype == np.bool_:
+        data = np.where(flat, 0xFF, 0).astype(np.uint8).tobytes()
+    else:
+        data = flat.tobytes()
+    return DenseIntOrFPElementsAttr(t, BytesAttr(data))
+
+
+def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The value of a ``dense<...>`` attribute as a numpy array of its static shape."""
+    el = attr.get_element_type()
+    dt = numpy_dtype_of(el)
+    shape = tuple(attr.get_shape())
+    if dt == np.bool_:
+        flat = np.frombuffer(attr.data.data, np.uint8) != 0
+    else:
+        flat = np.frombuffer(attr.data.data, dt)
+    n = int(np.prod(shape)) if shape else 1
+    if flat.size == 1 and n != 1:
+        return np.full(shape, flat[0], dtype=dt)
+    return flat.reshape(shape).copy()
+
+
+def _has_nan(flat: np.ndarray) -> bool:
+    return flat.dtype.kind == "f" and bool(np.isnan(flat[0]))
+
+
+def _onnx_dtype(dt: np.dtype) -> int:
+    import onnx.helper
+
+    return onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+
+
+_KEY_RE = re.compile(r"[^A-Za-z0-9_$.]")
+
+
+def resource_key(name: str, taken: set[str]) -> str:
+    """A valid, unique ``dense_resource`` handle for an ONNX tensor ``name``."""
+    base = _KEY_RE.sub("_", name) or "t"
+    if base[0].isdigit():
+        base = "t" + base
+    key, i = base, 1
+    while key in taken:
+        key = f"{base}_{i}"
+        i += 1
+    taken.add(key)
+    return key
+
+
+class WeightStore:
+    """The external weights of one module: a safetensors file, read lazily, plus new tensors.
+
+    ``path`` may not exist yet (a store being written). Raises :class:`RamielError` when a key is
+    missing or the file cannot be read.
+    """
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self._pending: dict[str, np.ndarray] = {}
+        self._cache: dict[str, np.ndarray] = {}
+
+    def keys(self) -> Iterator[str]:
+        yield from self._pending
+        if self.path and os.path.exists(self.path):
+            with safe_open(self.path, "np") as f:
+                yield from (k for k in f.keys() if k not in self._pending)  # noqa: SIM118
+
+    def get(self, key: str) -> np.ndarray:
+        if key in self._pending:
+            return self._pending[key]
+        if key not in self._cache:
+            if not self.path or not os.path.exists(self.path):
+                raise RamielError(
+                    f"dense_resource<{key}>: weights file {self.path!r} not found "
+                    f"(the module attribute {WEIGHTS_ATTR} names it, relative to the IR file)"
+                )
+            try:
+                with safe_open(self.path, "np") as f:
+                    self._cache[key] = f.get_tensor(key)
+            except Exception as e:  # safetensors raises several kinds
+                raise RamielError(f"dense_resource<{key}>: cannot read {self.path}: {e}") from e
+        return self._cache[key]
+
+    def add(self, key: str, arr: np.ndarray) -> None:
+        self._pending[key] = np.ascontiguousarray(arr)
+
+    def save(self, path: str | None = None) -> None:
+        """Write every tensor (old and new) to ``path`` (default: this store's path)."""
+        path = path or self.path
+        assert path is not None
+        tensors = {k: self.get(k) for k in self.keys()}
+        tmp = path + ".tmp"
+        save_file(tensors, tmp)
+        os.replace(tmp, path)
+        self.path = path
+        self._cache.update(self._pending)
+        self._pending.clear()
+
+
+_BASE_DIR: list[str] = [os.getcwd()]
+
+
+def set_ir_base_dir(path: str) -> None:
+    """Directory that relative ``ramiel.weights`` paths are resolved against (the IR file's)."""
+    _BASE_DIR[0] = os.path.abspath(path)
+
+
+_STORES: dict[str, WeightStore] = {}
+
+
+def store_of(module: ModuleOp) -> WeightStore:
+    """The (cached) weight store named by ``module``'s ``ramiel.weights`` attribute."""
+    attr = module.attributes.get(WEIGHTS_ATTR)
+    if not isinstance(attr, StringAttr):
+        return WeightStore(None)
+    path = attr.data
+    if not os.path.isabs(path):
+        path = os.path.join(_BASE_DIR[0], path)
+    path = os.path.normpath(path)
+    if path not in _STORES:
+        _STORES[path] = WeightStore(path)
+    return _STORES[path]
+
+
+def constant_value(attr: Attribute, module: ModuleOp | None) -> np.ndarray | None:
+    """The numpy value of a ``dense`` or ``dense_resource`` attribute, or ``None``."""
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        return numpy_from_dense(attr)
+    if isinstance(attr, DenseResourceAttr) and module is not None:
+        arr = store_of(module).get(attr.resource_handle.data)
+        el = attr.type.get_element_type()  # type: ignore[union-attr]
+        return np.asarray(arr, dtype=numpy_dtype_of(el)).reshape(tuple(attr.type.get_shape()))  # type: ignore[union-attr]
+    return None
+
+
+def value_attr(arr: np.ndarray, key: str, store: WeightStore | None) -> Attribute:
+    """Inline ``dense`` for small or splat tensors, else ``dense_resource<key>`` added to ``store``."""
+    flat = arr.reshape(-1)
+    splat = flat.size > 0 and bool(np.all(flat == flat[0]))
+    if arr.size <= INLINE_LIMIT or splat or store is None:
+        return dense_from_numpy(arr)
+    store.add(key, arr)
+    t = TensorType(element_type_of(_onnx_dtype(arr.dtype)), list(arr.shape))
+    return DenseResourceAttr.from_params(key, t)

@@ -1,0 +1,108 @@
+"""``ramiel-translate``: translations in and out of Ramiel IR (like ``mlir-translate``).
+
+* ``--import-onnx model.onnx [-o out.mlir]``: ONNX -> ``onnx`` dialect IR (see
+  :mod:`ramiel.importer`). Large initializers go to a safetensors file next to the output
+  (``out.safetensors``; ``--weights FILE`` to choose), referenced by the module attribute
+  ``ramiel.weights``. ``--input-shape NAME=1,3,224,224`` (repeatable) binds dynamic input
+  dimensions; ``--ort-optimize`` runs onnxruntime's basic graph optimiser first.
+* ``--to-python in.mlir [-o model.py]``: ``torchpy`` IR -> Python source (see
+  :mod:`ramiel.printer`).
+
+Errors are printed as one ``error: ...`` line on stderr with exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from ramiel.errors import RamielError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ramiel-translate", description=__doc__.splitlines()[0])
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--import-onnx", action="store_true", help="ONNX model -> onnx dialect IR")
+    mode.add_argument("--to-python", action="store_true", help="torchpy IR -> Python source")
+    p.add_argument("input", help="input file ('-' for stdin with --to-python)")
+    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=D0,D1,...",
+        help="bind the shape of a graph input (repeatable)",
+    )
+    p.add_argument("--weights", help="safetensors file for large initializers")
+    p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
+    p.add_argument(
+        "--sequential-only",
+        action="store_true",
+        help="--to-python: print only the sequential model",
+    )
+    return p
+
+
+def _import_onnx(args: argparse.Namespace) -> str:
+    from ramiel.importer import ImportOptions, import_onnx, parse_input_shape
+
+    shapes = dict(parse_input_shape(s) for s in args.input_shape)
+    if args.weights:
+        weights_path = args.weights
+    elif args.output:
+        weights_path = os.path.splitext(args.output)[0] + ".safetensors"
+    else:
+        weights_path = os.path.splitext(os.path.basename(args.input))[0] + ".safetensors"
+    out_dir = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+    ref = os.path.relpath(os.path.abspath(weights_path), out_dir)
+    module = import_onnx(
+        args.input,
+        ImportOptions(
+            input_shapes=shapes,
+            weights_path=weights_path,
+            weights_ref=ref,
+            ort_optimize=args.ort_optimize,
+        ),
+    )
+    module.verify()
+    import io
+
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    buf.write("\n")
+    return buf.getvalue()
+
+
+def _to_python(args: argparse.Namespace) -> str:
+    from ramiel.printer import print_python_file
+
+    return print_python_file(args.input, sequential_only=args.sequential_only)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``ramiel-translate``; returns the exit status."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    args = _parser().parse_args(argv)
+    try:
+        text = _import_onnx(args) if args.import_onnx else _to_python(args)
+    except ParseError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (RamielError, VerifyException, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
