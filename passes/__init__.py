@@ -14,6 +14,12 @@ from xdsl.passes import ModulePass
 _MODULES: dict[str, tuple[str, str]] = {
     "dce": ("ramiel.passes.dce", "DeadCodeElimination"),
     "constant-fold": ("ramiel.passes.constant_fold", "ConstantFold"),
+    "estimate-cost": ("ramiel.passes.estimate_cost", "EstimateCost"),
+    "linear-cluster": ("ramiel.passes.linear_cluster", "LinearCluster"),
+    "merge": ("ramiel.passes.merge", "Merge"),
+    "clone": ("ramiel.passes.clone", "Clone"),
+    "schedule-report": ("ramiel.passes.schedule_report", "ScheduleReport"),
+    "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
 }
 
 

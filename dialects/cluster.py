@@ -1,0 +1,230 @@
+"""The ``cluster`` dialect: a dataflow program split into clusters that talk over channels.
+
+A clustered ``func.func`` holds, in order: the read-only values every cluster may use directly
+(``onnx.Constant`` weights, ``onnx.NoValue``; the function's arguments, i.e. the graph inputs),
+then one ``cluster.cluster`` op per cluster, then ``func.return`` of the clusters' results::
+
+    %out = "cluster.cluster"() <{sym_name = "c1"}> ({
+      %a = "cluster.recv"() <{channel = "r3__c0_c1"}> : () -> tensor<1x64x56x56xf32>
+      %b = "onnx.Relu"(%a) : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+      "cluster.yield"(%b) : (tensor<1x64x56x56xf32>) -> ()
+    }) : () -> tensor<1x64x56x56xf32>
+
+A cluster runs its ops sequentially in block order; clusters run concurrently. Every tensor that
+crosses clusters travels through an explicit ``cluster.send`` / ``cluster.recv`` pair on a named
+channel; the values a cluster yields are graph outputs. Sends never block (each channel carries one
+tensor per inference), receives block until the matching send.
+
+Verifier (run once per function, from its first cluster): cluster names are unique; each cluster
+only uses values it defines, graph inputs and read-only constants; every channel has exactly one
+send and exactly one receive of the same type in *different* clusters; and the program is
+deadlock-free: the graph whose edges are each cluster's program order plus send -> recv is acyclic,
+i.e. every cluster's op order is consistent with one global topological order.
+
+Ops carry estimated costs from ``--estimate-cost`` as the discardable attribute ``ramiel.cost_us``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import ConstantLike, HasParent, IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+
+@irdl_op_definition
+class ClusterOp(IRDLOperation):
+    """``cluster.cluster``: one cluster, its ops in execution order in a single block.
+
+    Results are the graph outputs the cluster produces, yielded by its ``cluster.yield``.
+    """
+
+    name = "cluster.cluster"
+    sym_name = prop_def(StringAttr)
+    body = region_def("single_block")
+    outs = var_result_def()
+
+    def __init__(
+        self, name: str, body: Block | Sequence[Operation], result_types: Sequence[Attribute]
+    ):
+        block = body if isinstance(body, Block) else Block(body)
+        super().__init__(
+            properties={"sym_name": StringAttr(name)},
+            regions=[Region(block)],
+            result_types=[list(result_types)],
+        )
+
+    @property
+    def cluster_name(self) -> str:
+        return self.sym_name.data
+
+    def verify_(self) -> None:
+        block = self.body.block
+        term = block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException(f"cluster @{self.cluster_name} must end with cluster.yield")
+        if [v.type for v in term.values] != [r.type for r in self.outs]:
+            raise VerifyException(
+                f"cluster @{self.cluster_name}: yielded types differ from the cluster's results"
+            )
+        parent = self.parent_block()
+        if parent is not None and _first_cluster(parent) is self:
+            verify_program(parent)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """``cluster.yield``: terminates a cluster, yielding the graph outputs it produces."""
+
+    name = "cluster.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(ClusterOp))
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class SendOp(IRDLOperation):
+    """``cluster.send``: send ``value`` on ``channel`` to the cluster that receives it."""
+
+    name = "cluster.send"
+    value = operand_def()
+    channel = prop_def(StringAttr)
+    traits = traits_def(HasParent(ClusterOp))
+
+    def __init__(self, value: SSAValue, channel: str):
+        super().__init__(operands=[value], properties={"channel": StringAttr(channel)})
+
+
+@irdl_op_definition
+class RecvOp(IRDLOperation):
+    """``cluster.recv``: receive the tensor sent on ``channel`` (blocks until it is sent)."""
+
+    name = "cluster.recv"
+    result = result_def()
+    channel = prop_def(StringAttr)
+    traits = traits_def(HasParent(ClusterOp))
+
+    def __init__(self, channel: str, result_type: Attribute):
+        super().__init__(result_types=[result_type], properties={"channel": StringAttr(channel)})
+
+
+def _first_cluster(block: Block) -> ClusterOp | None:
+    for op in block.ops:
+        if isinstance(op, ClusterOp):
+            return op
+    return None
+
+
+def clusters_of(block: Block) -> list[ClusterOp]:
+    """The ``cluster.cluster`` ops of a function body, in order."""
+    return [op for op in block.ops if isinstance(op, ClusterOp)]
+
+
+def _is_ambient(value: SSAValue, block: Block) -> bool:
+    """Graph inputs and read-only constants of the function body may be used by every cluster."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        return owner is block
+    return owner.parent is block and (owner.has_trait(ConstantLike) or owner.name == "onnx.NoValue")
+
+
+def verify_program(block: Block) -> None:
+    """Check the clustered program in ``block`` (see the module docstring); raises VerifyException."""
+    clusters = clusters_of(block)
+    names: set[str] = set()
+    sends: dict[str, tuple[SendOp, ClusterOp]] = {}
+    recvs: dict[str, tuple[RecvOp, ClusterOp]] = {}
+    for c in clusters:
+        if c.cluster_name in names:
+            raise VerifyException(f"duplicate cluster name @{c.cluster_name}")
+        names.add(c.cluster_name)
+        inner = c.body.block
+        for op in inner.ops:
+            for v in op.operands:
+                owner = v.owner
+                local = (owner is inner) if isinstance(owner, Block) else owner.parent is inner
+                if not local and not _is_ambient(v, block):
+                    raise VerifyException(
+                        f"cluster @{c.cluster_name}: {op.name} uses a value defined in another "
+                        f"cluster; it must arrive through cluster.recv"
+                    )
+            if isinstance(op, SendOp):
+                ch = op.channel.data
+                if ch in sends:
+                    raise VerifyException(f"channel '{ch}' has more than one cluster.send")
+                sends[ch] = (op, c)
+            elif isinstance(op, RecvOp):
+                ch = op.channel.data
+                if ch in recvs:
+                    raise VerifyException(f"channel '{ch}' has more than one cluster.recv")
+                recvs[ch] = (op, c)
+    for ch, (s, sc) in sends.items():
+        if ch not in recvs:
+            raise VerifyException(
+                f"channel '{ch}' is sent by @{sc.cluster_name} but never received"
+            )
+        r, rc = recvs[ch]
+        if rc is sc:
+            raise VerifyException(f"channel '{ch}' is sent and received in the same cluster")
+        if r.result.type != s.value.type:
+            raise VerifyException(
+                f"channel '{ch}': received type {r.result.type} differs from sent {s.value.type}"
+            )
+    for ch, (_, rc) in recvs.items():
+        if ch not in sends:
+            raise VerifyException(
+                f"channel '{ch}' is received by @{rc.cluster_name} but never sent"
+            )
+    _check_deadlock_free(clusters, sends, recvs)
+
+
+def _check_deadlock_free(
+    clusters: list[ClusterOp],
+    sends: dict[str, tuple[SendOp, ClusterOp]],
+    recvs: dict[str, tuple[RecvOp, ClusterOp]],
+) -> None:
+    # Nodes: (cluster index, position). Edges: program order and send -> recv. Kahn's algorithm on
+    # the cluster "program counters": a cluster advances past a recv only once its send was passed.
+    seqs = [list(c.body.block.ops) for c in clusters]
+    pos = [0] * len(seqs)
+    sent: set[str] = set()
+    progress = True
+    while progress:
+        progress = False
+        for i, seq in enumerate(seqs):
+            while pos[i] < len(seq):
+                op = seq[pos[i]]
+                if isinstance(op, RecvOp) and op.channel.data not in sent:
+                    break
+                if isinstance(op, SendOp):
+                    sent.add(op.channel.data)
+                pos[i] += 1
+                progress = True
+    stuck = [
+        (clusters[i].cluster_name, seq[pos[i]]) for i, seq in enumerate(seqs) if pos[i] < len(seq)
+    ]
+    if stuck:
+        desc = ", ".join(
+            f"@{name} waits on channel '{op.channel.data}'"  # type: ignore[attr-defined]
+            for name, op in stuck
+        )
+        raise VerifyException(f"the clustered program can deadlock: {desc}")
+
+
+Cluster = Dialect("cluster", [ClusterOp, YieldOp, SendOp, RecvOp], [])
+"""The ``cluster`` dialect."""

@@ -1,0 +1,274 @@
+"""The ``torchpy`` dialect: ops that are each one Python statement of the generated code.
+
+A ``torchpy`` module is what :mod:`ramiel.printer` prints as Python source, with a per-op table:
+
+==================  =======================================================================
+op                  Python
+==================  =======================================================================
+``torchpy.func``    ``def cluster_c0(ch, w):`` (kind ``cluster``) or ``def forward(w, x):``
+                    (kind ``sequential``; block arguments are the graph inputs)
+``torchpy.get``     ``x = ch.get("x__c0")`` -- receive a tensor from a channel
+``torchpy.put``     ``ch.put("y__c0_c1", y)`` -- send a tensor on a channel
+``torchpy.call``    ``y = F.conv2d(x, w.conv1_w, stride=(2, 2))`` -- one PyTorch/Python call
+``torchpy.method``  ``y = x.reshape(1, -1)`` -- one method call on operand 0
+``torchpy.return``  ``return y``
+``torchpy.weight``  ``w.conv1_w`` -- a weight (read-only constant), printed where it is used
+``torchpy.program`` the ``PROGRAM = Program(...)`` table: graph inputs/outputs and channels
+==================  =======================================================================
+
+Call arguments follow EmitC's ``call_opaque``: ``args`` is an array whose items are either an
+``index`` integer (the position of an SSA operand) or a string holding a Python literal rendered
+by Ramiel itself (``"(2, 2)"``, ``"'constant'"``, ``"torch.float32"``); ``kwargs`` is a dictionary
+of the same items. Names in the printed code come from SSA name hints (ONNX tensor names), the
+ONNX node name is kept in ``onnx_node_name`` for a comment.
+
+Values that are not tensors (tuples, Python scalars) have type ``!torchpy.object``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+
+@irdl_attr_definition
+class ObjectType(ParametrizedAttribute, TypeAttribute):
+    """``!torchpy.object``: a Python value that is not a tensor of known type."""
+
+    name = "torchpy.object"
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """``torchpy.func``: one Python function; ``kind`` is ``cluster`` or ``sequential``."""
+
+    name = "torchpy.func"
+    sym_name = prop_def(StringAttr)
+    kind = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
+
+    def __init__(self, name: str, kind: str, block: Block):
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "kind": StringAttr(kind)},
+            regions=[Region(block)],
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("cluster", "sequential"):
+            raise VerifyException(f"torchpy.func @{self.sym_name.data}: unknown kind {self.kind}")
+        if self.kind.data == "cluster" and self.body.block.args:
+            raise VerifyException(
+                f"torchpy.func @{self.sym_name.data}: a cluster function takes no arguments "
+                "(its inputs arrive through torchpy.get)"
+            )
+        if not isinstance(self.body.block.last_op, ReturnOp):
+            raise VerifyException(f"torchpy.func @{self.sym_name.data} must end with return")
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """``torchpy.return``: ``return a, b``."""
+
+    name = "torchpy.return"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(FuncOp))
+
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class GetOp(IRDLOperation):
+    """``torchpy.get``: ``x = ch.get("channel")``."""
+
+    name = "torchpy.get"
+    channel = prop_def(StringAttr)
+    result = result_def()
+
+    def __init__(self, channel: str, result_type: Attribute):
+        super().__init__(properties={"channel": StringAttr(channel)}, result_types=[result_type])
+
+
+@irdl_op_definition
+class PutOp(IRDLOperation):
+    """``torchpy.put``: ``ch.put("channel", x)``."""
+
+    name = "torchpy.put"
+    channel = prop_def(StringAttr)
+    value = operand_def()
+
+    def __init__(self, channel: str, value: SSAValue):
+        super().__init__(properties={"channel": StringAttr(channel)}, operands=[value])
+
+
+@irdl_op_definition
+class WeightOp(IRDLOperation):
+    """``torchpy.weight``: the weight ``w.<key>``; ``value`` is its ``dense``/``dense_resource``."""
+
+    name = "torchpy.weight"
+    key = prop_def(StringAttr)
+    value = prop_def(Attribute)
+    result = result_def()
+
+    def __init__(self, key: str, value: Attribute, result_type: Attribute):
+        super().__init__(
+            properties={"key": StringAttr(key), "value": value}, result_types=[result_type]
+        )
+
+    def verify_(self) -> None:
+        if not self.key.data.isidentifier():
+            raise VerifyException(f"torchpy.weight key {self.key.data!r} is not an identifier")
+
+
+def _verify_args(op: IRDLOperation, args: ArrayAttr, kwargs: DictionaryAttr | None) -> None:
+    items = list(args.data) + (list(kwargs.data.values()) if kwargs else [])
+    n = len(op.operands)
+    for item in items:
+        if isinstance(item, IntegerAttr):
+            if not 0 <= item.value.data < n:
+                raise VerifyException(f"{op.name}: argument index {item.value.data} out of range")
+        elif not isinstance(item, StringAttr):
+            raise VerifyException(f"{op.name}: arguments must be operand indices or literals")
+    if kwargs:
+        for k in kwargs.data:
+            if not k.isidentifier():
+                raise VerifyException(f"{op.name}: keyword {k!r} is not an identifier")
+
+
+@irdl_op_definition
+class CallOp(IRDLOperation):
+    """``torchpy.call``: ``r = callee(args..., k=v...)`` with EmitC-style argument lists."""
+
+    name = "torchpy.call"
+    callee = prop_def(StringAttr)
+    args = prop_def(ArrayAttr)
+    kwargs = opt_prop_def(DictionaryAttr)
+    inputs = var_operand_def()
+    outs = var_result_def()
+
+    def __init__(
+        self,
+        callee: str,
+        operands: Sequence[SSAValue],
+        args: Sequence[int | str],
+        kwargs: dict[str, int | str] | None,
+        result_types: Sequence[Attribute],
+    ):
+        props: dict[str, Attribute] = {"callee": StringAttr(callee), "args": arg_array(args)}
+        if kwargs:
+            props["kwargs"] = DictionaryAttr({k: arg_item(v) for k, v in kwargs.items()})
+        super().__init__(
+            operands=[list(operands)], properties=props, result_types=[list(result_types)]
+        )
+
+    def verify_(self) -> None:
+        if not all(p.isidentifier() for p in self.callee.data.split(".")):
+            raise VerifyException(f"torchpy.call: callee {self.callee.data!r} is not a dotted name")
+        _verify_args(self, self.args, self.kwargs)
+
+
+@irdl_op_definition
+class MethodOp(IRDLOperation):
+    """``torchpy.method``: ``r = self.method(args..., k=v...)``; operand 0 is ``self``."""
+
+    name = "torchpy.method"
+    method = prop_def(StringAttr)
+    args = prop_def(ArrayAttr)
+    kwargs = opt_prop_def(DictionaryAttr)
+    inputs = var_operand_def()
+    outs = var_result_def()
+
+    def __init__(
+        self,
+        method: str,
+        operands: Sequence[SSAValue],
+        args: Sequence[int | str],
+        kwargs: dict[str, int | str] | None,
+        result_types: Sequence[Attribute],
+    ):
+        props: dict[str, Attribute] = {"method": StringAttr(method), "args": arg_array(args)}
+        if kwargs:
+            props["kwargs"] = DictionaryAttr({k: arg_item(v) for k, v in kwargs.items()})
+        super().__init__(
+            operands=[list(operands)], properties=props, result_types=[list(result_types)]
+        )
+
+    def verify_(self) -> None:
+        if not self.method.data.isidentifier():
+            raise VerifyException(f"torchpy.method: {self.method.data!r} is not an identifier")
+        if not self.inputs:
+            raise VerifyException("torchpy.method needs its object as operand 0")
+        _verify_args(self, self.args, self.kwargs)
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """``torchpy.program``: the parallel program's table (graph inputs/outputs -> channels).
+
+    ``inputs``: ``{onnx_input_name = ["x__c0", ...]}`` channels the caller sends each graph input
+    on; ``outputs``: ``{onnx_output_name = "y__out"}`` the channel each graph output arrives on;
+    ``input_order``/``output_order``: ONNX names in graph order.
+    """
+
+    name = "torchpy.program"
+    sym_name = prop_def(StringAttr)
+    inputs = prop_def(DictionaryAttr)
+    outputs = prop_def(DictionaryAttr)
+    input_order = prop_def(ArrayAttr)
+    output_order = prop_def(ArrayAttr)
+
+
+def arg_item(v: int | str) -> Attribute:
+    """An argument item: an operand index (``int``) or a Python literal's source text (``str``)."""
+    if isinstance(v, int):
+        return IntegerAttr(v, IndexType())
+    return StringAttr(v)
+
+
+def arg_array(items: Sequence[int | str]) -> ArrayAttr:
+    return ArrayAttr([arg_item(v) for v in items])
+
+
+def call_like(op: Operation) -> bool:
+    return isinstance(op, CallOp | MethodOp)
+
+
+Torchpy = Dialect(
+    "torchpy",
+    [FuncOp, ReturnOp, GetOp, PutOp, WeightOp, CallOp, MethodOp, ProgramOp],
+    [ObjectType],
+)
+"""The ``torchpy`` dialect."""

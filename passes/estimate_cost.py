@@ -1,0 +1,75 @@
+"""``--estimate-cost``: annotate every op with its estimated cost (µs) and result sizes (bytes).
+
+Sets, on every compute op of ``@main`` (``onnx`` ops inside or outside clusters):
+
+* ``ramiel.cost_us`` (f64): the estimated execution time, from the analytic model of
+  :mod:`ramiel.cost_model` (FLOPs and bytes with constants calibrated on this machine; the
+  default, deterministic) or, with ``profile=FILE``, from a profile database of measured per-op
+  times written by ``ramiel profile`` (ops missing from it fall back to the analytic model, with a
+  warning giving their count);
+* ``ramiel.result_bytes`` (array of i64): the size in bytes of each result;
+
+and the module attribute ``ramiel.backend`` (``threads`` or ``processes``, option ``backend``),
+which selects the per-message latency and bandwidth used for transfer costs (edge weights) by the
+clustering passes.
+
+Options: ``profile=FILE``, ``backend=threads|processes``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from ramiel.clustering import BACKEND_ATTR, is_ambient, main_func, set_cost
+from ramiel.cost_model import TRANSFER_COST, ProfileDB, analytic_cost_us, profile_key, tensor_bytes
+from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
+from ramiel.dialects.onnx import OnnxOp
+from ramiel.errors import RamielError
+
+BYTES_ATTR = "ramiel.result_bytes"
+
+
+@dataclass(frozen=True)
+class EstimateCost(ModulePass):
+    """See the module docstring."""
+
+    name = "estimate-cost"
+
+    profile: str | None = None
+    backend: str = "threads"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.backend not in TRANSFER_COST:
+            raise RamielError(
+                f"estimate-cost: unknown backend '{self.backend}' (use {', '.join(TRANSFER_COST)})"
+            )
+        db = ProfileDB.load(self.profile) if self.profile else None
+        fn = main_func(op)
+        missing = 0
+        for o in fn.body.walk():
+            if (
+                not isinstance(o, OnnxOp)
+                or is_ambient(o)
+                or isinstance(o, SendOp | RecvOp | YieldOp)
+            ):
+                continue
+            us = db.times.get(profile_key(o)) if db is not None else None
+            if us is None:
+                missing += db is not None
+                us = analytic_cost_us(o)
+            set_cost(o, us)
+            o.attributes[BYTES_ATTR] = ArrayAttr(
+                [IntegerAttr(tensor_bytes(r.type), IntegerType(64)) for r in o.results]
+            )
+        if missing:
+            print(
+                f"warning: {missing} op(s) are not in the profile database {self.profile}; "
+                "their cost is the analytic estimate",
+                file=sys.stderr,
+            )
+        op.attributes[BACKEND_ATTR] = StringAttr(self.backend)

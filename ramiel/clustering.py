@@ -1,0 +1,374 @@
+"""Between IR and scheduling: task graphs from ``onnx`` IR, and ``cluster`` IR from clusterings.
+
+The clustering passes (``--linear-cluster``, ``--merge``, ``--clone``, ``--schedule-report``) all
+follow the same three steps:
+
+1. :func:`decluster` flattens a clustered ``func.func @main`` back to one sequential op list (receives
+   are replaced by the sent values; clones of one op are merged back);
+2. :func:`task_graph` builds a :class:`~ramiel.scheduling.graph.TaskGraph` whose nodes are the
+   compute ops (constants and graph inputs are read-only and shared by all clusters) weighted by
+   ``ramiel.cost_us`` and whose edges are weighted by the transfer cost of the tensor;
+3. a scheduling algorithm returns a clustering and :func:`build_clusters` rewrites the function into
+   ``cluster`` dialect form with one ``cluster.send``/``cluster.recv`` pair per (tensor, consuming
+   cluster).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float64Type, FloatAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import ConstantLike
+
+from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
+from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
+from ramiel.errors import RamielError, SchedulingError
+from ramiel.scheduling import order_clusters
+from ramiel.scheduling.graph import TaskGraph
+
+COST_ATTR = "ramiel.cost_us"
+"""Discardable attribute holding an op's estimated cost in µs (set by ``--estimate-cost``)."""
+
+BACKEND_ATTR = "ramiel.backend"
+"""Module attribute: the runtime backend whose transfer costs weight the edges."""
+
+
+def main_func(module: ModuleOp) -> func.FuncOp:
+    """The ``func.func @main`` of ``module`` (the importer's entry point)."""
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for f in funcs:
+        if f.sym_name.data == "main":
+            return f
+    if len(funcs) == 1:
+        return funcs[0]
+    raise RamielError("the module has no func.func @main to cluster")
+
+
+def is_ambient(op: Operation) -> bool:
+    """Read-only values every cluster may use: constants and ``onnx.NoValue``."""
+    return op.has_trait(ConstantLike) or op.name == "onnx.NoValue"
+
+
+def compute_ops(block: Block) -> list[Operation]:
+    """The compute ops of a *flat* function body, in order (no constants, no terminator)."""
+    return [
+        op
+        for op in block.ops
+        if not is_ambient(op) and not isinstance(op, func.ReturnOp | ClusterOp)
+    ]
+
+
+def op_cost(op: Operation, warn: bool = True) -> float:
+    """``ramiel.cost_us`` of ``op``; without it, the analytic estimate (with a warning once)."""
+    a = op.attributes.get(COST_ATTR)
+    if isinstance(a, FloatAttr):
+        return float(a.value.data)
+    if warn and not _warned:
+        _warned.append(True)
+        print(
+            "warning: ops carry no ramiel.cost_us (run --estimate-cost first); "
+            "using the analytic cost model",
+            file=sys.stderr,
+        )
+    return analytic_cost_us(op)
+
+
+_warned: list[bool] = []
+
+
+def set_cost(op: Operation, us: float) -> None:
+    op.attributes[COST_ATTR] = FloatAttr(float(us), Float64Type())
+
+
+def backend_of(module: ModuleOp | None) -> str:
+    if module is not None:
+        a = module.attributes.get(BACKEND_ATTR)
+        if isinstance(a, StringAttr):
+            return a.data
+    return "threads"
+
+
+@dataclass
+class GraphView:
+    """A task graph together with the ops its nodes stand for."""
+
+    graph: TaskGraph
+    ops: list[Operation]
+    index: dict[Operation, int]
+
+
+def task_graph(ops: Sequence[Operation], backend: str = "threads") -> GraphView:
+    """The task graph of the compute ops ``ops`` (a flat function body in order).
+
+    Node weight: :func:`op_cost` (µs). Edge ``u -> v`` for every tensor ``u`` produces and ``v``
+    reads, weighted by :func:`~ramiel.cost_model.transfer_cost_us` of its bytes.
+    """
+    index = {op: i for i, op in enumerate(ops)}
+    costs = [op_cost(op) for op in ops]
+    edges: dict[tuple[int, int], tuple[float, int]] = {}
+    for v, op in enumerate(ops):
+        for operand in op.operands:
+            owner = operand.owner
+            u = index.get(owner) if isinstance(owner, Operation) else None
+            if u is None or u == v:
+                continue
+            nbytes = tensor_bytes(operand.type)
+            prev = edges.get((u, v))
+            total = nbytes + (prev[1] if prev else 0)
+            edges[(u, v)] = (transfer_cost_us(total, backend), total)
+    names = [_op_label(op, i) for i, op in enumerate(ops)]
+    g = TaskGraph.from_edges(costs, [(u, v, c, b) for (u, v), (c, b) in edges.items()], names)
+    return GraphView(g, list(ops), index)
+
+
+def _op_label(op: Operation, i: int) -> str:
+    a = op.attributes.get("onnx_node_name")
+    return a.data if isinstance(a, StringAttr) else f"{op.name}#{i}"
+
+
+# ---------------------------------------------------------------------------------------------
+# decluster
+# ---------------------------------------------------------------------------------------------
+
+
+def _clone_key(op: Operation) -> tuple:
+    return (
+        op.name,
+        tuple(id(v) for v in op.operands),
+        tuple(sorted((k, str(v)) for k, v in op.properties.items())),
+        str(op.attributes.get("onnx_node_name")),
+    )
+
+
+def decluster(fn: func.FuncOp) -> list[list[Operation]]:
+    """Flatten a clustered function in place into one sequential op list.
+
+    The order interleaves the clusters along one global topological order (each cluster's order is
+    kept). Clones (the same op, same operands, in several clusters) are merged into one op.
+    Returns the clustering the function had, as lists of the surviving compute ops (a cloned op is
+    listed in every cluster that had a copy); ``[]`` if the function was not clustered.
+    """
+    block = fn.body.block
+    clusters = clusters_of(block)
+    if not clusters:
+        return []
+    previous: list[list[Operation]] = [[] for _ in clusters]
+    anchor = clusters[0]
+    seqs = [list(c.body.block.ops) for c in clusters]
+    pos = [0] * len(seqs)
+    sent: dict[str, SSAValue] = {}
+    seen: dict[tuple, Operation] = {}
+    progress = True
+    while progress:
+        progress = False
+        for i, seq in enumerate(seqs):
+            while pos[i] < len(seq):
+                op = seq[pos[i]]
+                if isinstance(op, RecvOp):
+                    ch = op.channel.data
+                    if ch not in sent:
+                        break
+                    op.result.replace_all_uses_with(sent[ch])
+                elif isinstance(op, SendOp):
+                    sent[op.channel.data] = op.value
+                elif isinstance(op, YieldOp):
+                    for res, val in zip(clusters[i].outs, op.values, strict=True):
+                        res.replace_all_uses_with(val)
+                else:
+                    key = _clone_key(op)
+                    twin = seen.get(key)
+                    if twin is not None:
+                        for a, b in zip(op.results, twin.results, strict=True):
+                            a.replace_all_uses_with(b)
+                        previous[i].append(twin)
+                    else:
+                        seen[key] = op
+                        op.detach()
+                        block.insert_op_before(op, anchor)
+                        previous[i].append(op)
+                pos[i] += 1
+                progress = True
+    if any(p < len(s) for p, s in zip(pos, seqs, strict=True)):
+        raise RamielError("cannot flatten the clustered program: it deadlocks")
+    for c in clusters:
+        inner = c.body.block
+        for op in reversed(list(inner.ops)):
+            inner.erase_op(op, safe_erase=False)
+        block.erase_op(c, safe_erase=False)
+    return previous
+
+
+# ---------------------------------------------------------------------------------------------
+# build_clusters
+# ---------------------------------------------------------------------------------------------
+
+_NAME_RE = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _value_label(v: SSAValue, fallback: str) -> str:
+    h = v.name_hint or fallback
+    return _NAME_RE.sub("_", h)
+
+
+def build_clusters(
+    fn: func.FuncOp,
+    clustering: Sequence[Sequence[Operation]],
+    names: Sequence[str] | None = None,
+) -> list[ClusterOp]:
+    """Rewrite the flat function ``fn`` into ``cluster`` form following ``clustering``.
+
+    ``clustering[k]`` lists the compute ops of cluster ``k`` in execution order; an op may appear in
+    several clusters (it is cloned). Every compute op must appear at least once. Each cluster's
+    order must be consistent with one global topological order (else the verifier reports a
+    possible deadlock). Raises :class:`SchedulingError` on an invalid clustering.
+    """
+    block = fn.body.block
+    ret = block.last_op
+    assert isinstance(ret, func.ReturnOp)
+    flat = compute_ops(block)
+    placed = {op for ops in clustering for op in ops}
+    missing = [op for op in flat if op not in placed]
+    if missing:
+        raise SchedulingError(f"{len(missing)} op(s) are in no cluster, e.g. {missing[0].name}")
+    names = list(names) if names is not None else [f"c{k}" for k in range(len(clustering))]
+
+    home: dict[Operation, int] = {}
+    for k, ops in enumerate(clustering):
+        for op in ops:
+            home.setdefault(op, k)
+
+    # local[k][value] = the value's version inside cluster k
+    local: list[dict[SSAValue, SSAValue]] = [{} for _ in clustering]
+    copies: list[dict[Operation, Operation]] = [{} for _ in clustering]
+    blocks = [Block() for _ in clustering]
+    channel_names: set[str] = set()
+    label_of: dict[SSAValue, str] = {}
+
+    def label(v: SSAValue) -> str:
+        if v not in label_of:
+            label_of[v] = _value_label(v, f"t{len(label_of)}")
+        return label_of[v]
+
+    def channel(v: SSAValue, src: int, dst: int) -> str:
+        base = f"{label(v)}__{names[src]}_{names[dst]}"
+        name, i = base, 1
+        while name in channel_names:
+            name = f"{base}_{i}"
+            i += 1
+        channel_names.add(name)
+        return name
+
+    def local_value(v: SSAValue, k: int, before: Operation | None) -> SSAValue:
+        owner = v.owner
+        if isinstance(owner, Block) or is_ambient(owner):
+            return v
+        if v in local[k]:
+            return local[k][v]
+        src_op = owner
+        j = home.get(src_op)
+        if j is None:
+            raise SchedulingError(f"value produced by {src_op.name} is in no cluster")
+        src_copy = copies[j][src_op]
+        src_val = src_copy.results[list(src_op.results).index(v)]
+        ch = channel(v, j, k)
+        blocks[j].insert_op_after(SendOp(src_val, ch), src_copy)
+        recv = RecvOp(ch, v.type)
+        recv.result.name_hint = v.name_hint
+        if before is None:
+            blocks[k].add_op(recv)
+        else:
+            blocks[k].insert_op_before(recv, before)
+        local[k][v] = recv.result
+        return recv.result
+
+    # First place every op copy (so that sends can be inserted after producers), then wire
+    # operands in a global topological order so that producers exist before consumers.
+    order = {op: i for i, op in enumerate(flat)}
+    operands_of = {op: list(op.operands) for op in flat}
+    for k, ops in enumerate(clustering):
+        for op in ops:
+            if op in copies[k]:
+                raise SchedulingError(f"{op.name} appears twice in cluster {names[k]}")
+            new = op if home[op] == k else op.clone()
+            if new is op:
+                op.detach()
+            copies[k][op] = new
+            blocks[k].add_op(new)
+            for r_old, r_new in zip(op.results, new.results, strict=True):
+                local[k][r_old] = r_new
+    wiring = sorted(
+        ((order[op], k, op) for k, ops in enumerate(clustering) for op in ops),
+        key=lambda t: (t[0], t[1]),
+    )
+    for _, k, op in wiring:
+        new = copies[k][op]
+        for i, v in enumerate(operands_of[op]):
+            nv = local_value(v, k, new)
+            if nv is not new.operands[i]:
+                new.operands[i] = nv
+    # Graph outputs: yielded by the cluster that owns the producer.
+    outputs = list(ret.operands)
+    yields: list[list[SSAValue]] = [[] for _ in clustering]
+    out_slot: dict[int, tuple[int, int]] = {}
+    for oi, v in enumerate(outputs):
+        owner = v.owner
+        if isinstance(owner, Block) or is_ambient(owner):
+            continue
+        k = home[owner]
+        out_slot[oi] = (k, len(yields[k]))
+        yields[k].append(local[k][v])
+    result_ops: list[ClusterOp] = []
+    for k, b in enumerate(blocks):
+        b.add_op(YieldOp(yields[k]))
+        c = ClusterOp(names[k], b, [v.type for v in yields[k]])
+        block.insert_op_before(c, ret)
+        result_ops.append(c)
+    for oi, (k, slot) in out_slot.items():
+        ret.operands[oi] = result_ops[k].outs[slot]
+    return result_ops
+
+
+# ---------------------------------------------------------------------------------------------
+# recluster: the common driver of the clustering passes
+# ---------------------------------------------------------------------------------------------
+
+
+def recluster(
+    module: ModuleOp,
+    algorithm: Callable[[GraphView, list[list[int]]], Sequence[Sequence[int]]],
+) -> list[ClusterOp]:
+    """Flatten ``@main``, run ``algorithm(graph_view, current_clustering)``, rebuild clusters.
+
+    ``current_clustering`` is the clustering ``@main`` had, as node ids (``[]`` when flat). The
+    algorithm's result is put in one global topological order (deadlock-free) by
+    :func:`~ramiel.scheduling.order_clusters` before the IR is rebuilt.
+    """
+    fn = main_func(module)
+    previous = decluster(fn)
+    ops = compute_ops(fn.body.block)
+    if not ops:
+        return []
+    gv = task_graph(ops, backend_of(module))
+    current = [[gv.index[op] for op in c] for c in previous if c]
+    result = [list(c) for c in algorithm(gv, current) if c]
+    result = order_clusters(gv.graph, result)
+    return build_clusters(fn, [[gv.ops[i] for i in c] for c in result])
+
+
+def current_clustering(module: ModuleOp) -> tuple[GraphView, list[list[int]]]:
+    """The task graph of ``@main`` and its clustering (one cluster if flat), without changing it.
+
+    Works on a clone of the module.
+    """
+    clone = module.clone()
+    fn = main_func(clone)
+    previous = decluster(fn)
+    ops = compute_ops(fn.body.block)
+    gv = task_graph(ops, backend_of(module))
+    clusters = [[gv.index[op] for op in c] for c in previous if c] or [list(range(len(ops)))]
+    return gv, clusters

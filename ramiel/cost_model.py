@@ -1,0 +1,182 @@
+"""Cost model: estimated execution time of ``onnx`` ops and transfer time of tensors, in µs.
+
+Analytic model (the default, deterministic so lit tests can check it)::
+
+    cost_us = OP_OVERHEAD_US + max(flops / flop_rate(op), bytes_moved / MEM_BW)
+
+* ``flops``: 2·MACs for Conv/ConvTranspose/Gemm/MatMul/Einsum; window size × output elements for
+  pooling and LRN; a few per element for element-wise and normalisation ops; 0 for pure data
+  movement (Reshape, Transpose, Concat, ...).
+* ``bytes_moved``: bytes of all tensor operands and results.
+* Rates are per op class, calibrated with PyTorch 2.13 eager on this project's 2-core machine,
+  one intra-op thread (2026-11-29; ``python bench/calibrate_cost_model.py``): dense conv/GEMM
+  ~75 GFLOP/s, memory-bound element-wise ~20 GB/s, max/avg pooling ~0.3 G window-elements/s,
+  ~5 µs of framework overhead per op.
+
+Profiled model: a profile database (JSON written by ``ramiel profile``) maps a key made of op type,
+operand shapes/dtypes and attributes to a measured median time in µs; ops missing from it fall back
+to the analytic estimate (counted and reported).
+
+Transfer cost of a tensor between clusters (edge weight) = per-message latency + bytes ×
+µs-per-byte of the runtime backend (see :mod:`ramiel.runtime.calibrate` for the measurement).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import NoneType, TensorType
+from xdsl.ir import Attribute, Operation
+
+from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, static_shape
+
+OP_OVERHEAD_US = 5.0
+"""Framework overhead per op (Python dispatch + ATen), µs."""
+
+MEM_BW = 20e3
+"""Sustained memory bandwidth, bytes/µs (20 GB/s)."""
+
+DENSE_RATE = 75e3
+"""Conv/GEMM throughput, FLOP/µs (75 GFLOP/s, one thread)."""
+
+POOL_RATE = 300.0
+"""Pooling/LRN window elements per µs (PyTorch's CPU pooling is slow)."""
+
+ELEMENTWISE_RATE = 2e4
+"""Vectorised element-wise arithmetic, FLOP/µs (20 GFLOP/s)."""
+
+#: (latency µs, µs per byte) per runtime backend, measured by ramiel.runtime.calibrate.
+TRANSFER_COST: dict[str, tuple[float, float]] = {
+    "threads": (20.0, 0.0),
+    "processes": (60.0, 1.0 / 4e3),
+}
+
+_DENSE = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "MatMulInteger", "ConvInteger"}
+_POOL = {"MaxPool", "AveragePool", "LpPool", "LRN"}
+_GLOBAL_POOL = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}
+_MOVE = {
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat", "Split",
+    "Slice", "Gather", "Expand", "Tile", "Pad", "Shape", "Size", "Cast", "Dropout",
+    "ConstantOfShape", "Constant", "DepthToSpace", "SpaceToDepth",
+}  # fmt: skip
+
+
+def tensor_bytes(t: Attribute) -> int:
+    """Size in bytes of a statically shaped tensor type (0 for ``none`` or dynamic shapes)."""
+    if isinstance(t, NoneType) or not isinstance(t, TensorType):
+        return 0
+    shape = static_shape(t)
+    if shape is None:
+        return 0
+    return math.prod(shape) * numpy_dtype_of(t.element_type).itemsize
+
+
+def _numel(t: Attribute) -> int:
+    s = static_shape(t) if isinstance(t, TensorType) else None
+    return math.prod(s) if s is not None else 0
+
+
+def flops(op: Operation) -> float:
+    """Estimated floating-point operations of ``op`` (see the module docstring)."""
+    if not isinstance(op, OnnxOp) or not op.results:
+        return 0.0
+    kind = op.op_type
+    out = _numel(op.results[0].type)
+    ins = [v.type for v in op.operands]
+    if kind in ("Conv", "ConvInteger") and len(ins) >= 2:
+        w = static_shape(ins[1]) if isinstance(ins[1], TensorType) else None
+        if w is not None:
+            return 2.0 * out * math.prod(w[1:])
+    if kind == "ConvTranspose" and len(ins) >= 2:
+        w = static_shape(ins[1]) if isinstance(ins[1], TensorType) else None
+        x = _numel(ins[0])
+        if w is not None:
+            return 2.0 * x * math.prod(w[1:])
+    if kind in ("Gemm", "MatMul", "MatMulInteger", "Einsum") and len(ins) >= 2:
+        a = static_shape(ins[0]) if isinstance(ins[0], TensorType) else None
+        if a is not None and a:
+            k = a[-1]
+            if kind == "Gemm" and op.attr("transA", 0):
+                k = a[0]
+            return 2.0 * out * k
+    if kind in _POOL:
+        k = op.attr("kernel_shape") or [op.attr("size", 1)]
+        return float(out * math.prod(k))
+    if kind in _GLOBAL_POOL:
+        return float(_numel(ins[0]))
+    if kind in _MOVE:
+        return 0.0
+    if kind in ("Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization", "Erf", "Gelu"):
+        return 8.0 * out
+    return float(max(out, _numel(ins[0]) if ins else 0))
+
+
+def bytes_moved(op: Operation) -> int:
+    """Bytes of all tensor operands and results of ``op``."""
+    return sum(tensor_bytes(v.type) for v in op.operands) + sum(
+        tensor_bytes(r.type) for r in op.results
+    )
+
+
+def analytic_cost_us(op: Operation) -> float:
+    """Analytic estimate of ``op``'s execution time in µs (module docstring)."""
+    kind = op.op_type if isinstance(op, OnnxOp) else ""
+    f = flops(op)
+    if kind in _DENSE:
+        rate = DENSE_RATE
+    elif kind in _POOL:
+        rate = POOL_RATE
+    else:
+        rate = ELEMENTWISE_RATE
+    compute = f / rate
+    return round(OP_OVERHEAD_US + max(compute, bytes_moved(op) / MEM_BW), 3)
+
+
+def transfer_cost_us(nbytes: int, backend: str = "threads") -> float:
+    """Estimated µs to move a tensor of ``nbytes`` between two clusters on ``backend``."""
+    latency, per_byte = TRANSFER_COST[backend]
+    return round(latency + nbytes * per_byte, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Profile database
+# ---------------------------------------------------------------------------------------------
+
+
+def profile_key(op: Operation) -> str:
+    """The profile-database key of ``op``: op type, operand types and attributes, as text."""
+    kind = op.op_type if isinstance(op, OnnxOp) else op.name
+    types = ",".join(str(v.type) for v in op.operands)
+    attrs = ",".join(f"{k}={v}" for k, v in sorted(op.properties.items()))
+    return f"{kind}({types}){{{attrs}}}"
+
+
+@dataclass
+class ProfileDB:
+    """Measured per-op times, µs, keyed by :func:`profile_key` (a JSON file on disk)."""
+
+    path: str
+    times: dict[str, float]
+
+    @classmethod
+    def load(cls, path: str) -> ProfileDB:
+        from ramiel.errors import RamielError
+
+        if not os.path.exists(path):
+            raise RamielError(
+                f"profile database {path} not found (create it with 'ramiel profile')"
+            )
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            times = {str(k): float(v) for k, v in data.get("times_us", {}).items()}
+        except (OSError, ValueError, AttributeError) as e:
+            raise RamielError(f"profile database {path} is not valid: {e}") from None
+        return cls(path, times)
+
+    def save(self, meta: dict | None = None) -> None:
+        with open(self.path, "w") as f:
+            json.dump({"meta": meta or {}, "times_us": self.times}, f, indent=1, sort_keys=True)
