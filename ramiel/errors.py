@@ -25,10 +25,15 @@ class UnsupportedOpError(RamielError):
 
     def __init__(self, items: list[tuple[str, str, int, str]]):
         self.items = items
-        lines = [
-            f"{op} (node '{node}', opset {opset}){': ' + what if what else ''}"
-            for op, node, opset, what in items
-        ]
+        groups: dict[tuple[str, int, str], list[str]] = {}
+        for op, node, opset, what in items:
+            groups.setdefault((op, opset, what), []).append(node)
+        lines = []
+        for (op, opset, what), nodes in groups.items():
+            shown = ", ".join(f"'{n}'" for n in nodes[:4])
+            more = f" and {len(nodes) - 4} more" if len(nodes) > 4 else ""
+            noun = "node" if len(nodes) == 1 else f"{len(nodes)} nodes"
+            lines.append(f"{op} ({noun} {shown}{more}; opset {opset}){': ' + what if what else ''}")
         super().__init__("unsupported ONNX operator(s): " + "; ".join(lines))
 
 

@@ -81,7 +81,7 @@ def _import_onnx(args: argparse.Namespace) -> str:
 def _to_python(args: argparse.Namespace) -> str:
     from ramiel.printer import print_python_file
 
-    return print_python_file(args.input, sequential_only=args.sequential_only)
+    return print_python_file(args.input)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -95,6 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (RamielError, VerifyException, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # an internal error: one line, the traceback on request
+        if os.environ.get("RAMIEL_DEBUG"):
+            raise
+        print(
+            f"error: internal error: {type(e).__name__}: {e} (set RAMIEL_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return 1
     if args.output:
         with open(args.output, "w") as f:

@@ -1,0 +1,482 @@
+"""``--lower-to-torchpy``: lower ``onnx`` + ``cluster`` IR to the ``torchpy`` dialect.
+
+Each ``onnx`` op becomes the few ``torchpy.call``/``torchpy.method`` statements its lowering rule
+emits (:mod:`ramiel.lowering`: exact ONNX semantics, decided from static shapes, attributes and
+constant inputs). Constants become ``torchpy.weight`` references (``w.<key>``), keyed by sanitised
+tensor names that are stable across runs.
+
+* A clustered ``@main`` (``cluster.cluster`` ops) becomes one ``torchpy.func`` of kind ``cluster``
+  per cluster: ``cluster.recv``/``cluster.send`` become ``torchpy.get``/``torchpy.put``, each graph
+  input a cluster reads arrives on its own channel ``<input>__<cluster>``, and each graph output is
+  put on ``<output>__out``; a ``torchpy.program`` op records the graph input/output channels.
+* A flat ``@main`` becomes one ``torchpy.func @forward`` of kind ``sequential`` whose arguments are
+  the graph inputs.
+
+Options: ``mode=auto|sequential``: ``sequential`` flattens a clustered program first (the
+sequential version of the same model, with the same weight keys).
+
+Raises :class:`~ramiel.errors.UnsupportedOpError` listing every op that has no lowering rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    NoneType,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ramiel.clustering import COST_ATTR, decluster, is_ambient, main_func, op_cost
+from ramiel.dialects import torchpy as tp
+from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
+from ramiel.dialects.onnx import (
+    NODE_NAME_ATTR,
+    OnnxOp,
+    numpy_dtype_of,
+    opset_of,
+    python_from_attr,
+)
+from ramiel.errors import RamielError, UnsupportedOpError
+from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
+from ramiel.weights import constant_value
+
+ONNX_NAME = "onnx.name"
+
+
+def load_rules() -> None:
+    """Import every rule module of :mod:`ramiel.lowering` so that ``RULES`` is complete."""
+    import importlib
+    import pkgutil
+
+    import ramiel.lowering as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"{pkg.__name__}.{info.name}")
+
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+def sanitize(name: str, fallback: str = "t") -> str:
+    """An ASCII Python identifier made from ``name`` (not a keyword; may still clash)."""
+    import keyword
+
+    s = _IDENT.sub("_", name).strip("_") or fallback
+    if s[0].isdigit():
+        s = f"{fallback}_{s}"
+    if keyword.iskeyword(s) or keyword.issoftkeyword(s):
+        s += "_"
+    return s
+
+
+def io_names(fn: func.FuncOp) -> tuple[list[str], list[str]]:
+    """ONNX names of the graph inputs and outputs of ``@main`` (``onnx.name`` arg/res attrs)."""
+
+    def names(attrs: ArrayAttr | None, n: int, prefix: str) -> list[str]:
+        out = []
+        for i in range(n):
+            d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
+            a = d.data.get(ONNX_NAME) if isinstance(d, DictionaryAttr) else None
+            out.append(a.data if isinstance(a, StringAttr) else f"{prefix}{i}")
+        return out
+
+    ft = fn.function_type
+    return (
+        names(fn.arg_attrs, len(ft.inputs.data), "input"),
+        names(fn.res_attrs, len(ft.outputs.data), "output"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Literals and the IR emitter
+# ---------------------------------------------------------------------------------------------
+
+
+def render_literal(v: Any, operand_index: Any, subscript: bool = False) -> str:
+    """Python source of a rule argument; ``operand_index(value) -> int`` registers SSA operands.
+
+    Strings are rendered with ``repr`` and ``$`` escaped, so no ONNX-provided text can reach the
+    generated code outside a string literal.
+    """
+    if isinstance(v, SSAValue | _Lazy):
+        return f"${operand_index(v)}"
+    if v is None or isinstance(v, bool):
+        return repr(v)
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, int):
+        return repr(int(v))
+    if isinstance(v, float):
+        if v != v:
+            return "math.nan"
+        if v in (float("inf"), float("-inf")):
+            return "math.inf" if v > 0 else "-math.inf"
+        return repr(v)
+    if isinstance(v, str):
+        return repr(v).replace("$", "\\x24")
+    if isinstance(v, Dtype):
+        return f"torch.{sanitize(v.name)}"
+    if isinstance(v, slice):
+        parts = [
+            "" if x is None else render_literal(x, operand_index) for x in (v.start, v.stop, v.step)
+        ]
+        if subscript:
+            text = f"{parts[0]}:{parts[1]}"
+            return text + (f":{parts[2]}" if parts[2] else "")
+        return f"slice({', '.join(p or 'None' for p in parts)})"
+    if v is Ellipsis:
+        return "..."
+    if isinstance(v, tuple):
+        items = [render_literal(x, operand_index, subscript) for x in v]
+        if subscript:
+            return ", ".join(items) if len(items) != 1 else items[0] + ","
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(v, list):
+        return f"[{', '.join(render_literal(x, operand_index) for x in v)}]"
+    if isinstance(v, np.ndarray) and v.size <= 64:
+        return render_literal(v.tolist(), operand_index)
+    raise RamielError(f"cannot render {type(v).__name__} as a Python literal in generated code")
+
+
+@dataclass
+class _Lazy:
+    """A constant operand: materialised as a ``torchpy.weight`` only if the code uses it."""
+
+    const: Operation
+
+
+@dataclass
+class _FuncBuilder:
+    """Builds one ``torchpy.func`` body."""
+
+    lowering: _Lowering
+    block: Block
+    weights: dict[Operation, SSAValue] = field(default_factory=dict)
+    node_ops: list[Operation] = field(default_factory=list)
+
+    def materialize(self, v: Any) -> SSAValue:
+        if isinstance(v, _Lazy):
+            if v.const not in self.weights:
+                key = self.lowering.weight_key(v.const)
+                attr = v.const.properties["value"]
+                w = tp.WeightOp(key, attr, v.const.results[0].type)
+                w.result.name_hint = key
+                first = self.block.first_op
+                if first is None:
+                    self.block.add_op(w)
+                else:
+                    self.block.insert_op_before(w, first)
+                self.weights[v.const] = w.result
+            return self.weights[v.const]
+        return v
+
+    def _emit(self, make: Any, args: tuple, kwargs: dict, receiver: Any = None) -> SSAValue:
+        operands: list[SSAValue] = []
+        index: dict[int, int] = {}
+
+        def operand_index(v: Any) -> int:
+            sv = self.materialize(v)
+            if id(sv) not in index:
+                index[id(sv)] = len(operands)
+                operands.append(sv)
+            return index[id(sv)]
+
+        if receiver is not None:
+            operand_index(receiver)
+        subscript = False
+        rendered_args: list[int | str] = []
+        for i, a in enumerate(args):
+            subscript = make == "operator.getitem" and i == 1
+            if isinstance(a, SSAValue | _Lazy):
+                rendered_args.append(operand_index(a))
+            else:
+                rendered_args.append(render_literal(a, operand_index, subscript))
+        rendered_kwargs: dict[str, int | str] = {}
+        for k, a in kwargs.items():
+            if isinstance(a, SSAValue | _Lazy):
+                rendered_kwargs[k] = operand_index(a)
+            else:
+                rendered_kwargs[k] = render_literal(a, operand_index)
+        if receiver is not None:
+            op: Operation = tp.MethodOp(
+                make, operands, rendered_args, rendered_kwargs, [tp.ObjectType()]
+            )
+        else:
+            op = tp.CallOp(make, operands, rendered_args, rendered_kwargs, [tp.ObjectType()])
+        self.block.add_op(op)
+        self.node_ops.append(op)
+        return op.results[0]
+
+    # Emitter protocol (ramiel.lowering.api.Emitter)
+    def call(self, callee: str, *args: Any, **kwargs: Any) -> SSAValue:
+        return self._emit(callee, args, kwargs)
+
+    def method(self, obj: Any, name: str, *args: Any, **kwargs: Any) -> SSAValue:
+        return self._emit(name, args, kwargs, receiver=obj)
+
+
+class _Lowering:
+    def __init__(self, module: ModuleOp):
+        load_rules()
+        self.module = module
+        self.keys: dict[Operation, str] = {}
+        self.taken: set[str] = set()
+        self.unsupported: list[tuple[str, str, int, str]] = []
+
+    def weight_key(self, const: Operation) -> str:
+        if const not in self.keys:
+            base = sanitize(const.results[0].name_hint or "const", "w")
+            key, i = base, 1
+            while key in self.taken:
+                key = f"{base}_{i}"
+                i += 1
+            self.taken.add(key)
+            self.keys[const] = key
+        return self.keys[const]
+
+    def tensor_info(self, v: SSAValue) -> TensorInfo | None:
+        t = v.type
+        if isinstance(t, NoneType):
+            return None
+        shape = None
+        dtype = "float32"
+        if isinstance(t, TensorType):
+            s = tuple(t.get_shape())
+            shape = s if all(d >= 0 for d in s) else None
+            dtype = numpy_dtype_of(t.element_type).name
+        elif hasattr(t, "element_type"):
+            dtype = numpy_dtype_of(t.element_type).name  # type: ignore[attr-defined]
+        const = None
+        owner = v.owner
+        if isinstance(owner, OnnxOp) and owner.op_type == "Constant":
+            const = constant_value(owner.properties["value"], self.module)
+        return TensorInfo(v.name_hint or "", shape, dtype, const)
+
+    def node_view(self, op: OnnxOp) -> NodeView:
+        attrs: dict[str, Any] = {}
+        for k, a in op.properties.items():
+            val = python_from_attr(a)
+            if isinstance(val, Attribute):
+                val = constant_value(val, self.module)
+            attrs[k] = val
+        return NodeView(
+            op_type=op.op_type,
+            name=op.node_name or op.op_type,
+            domain="",
+            opset=opset_of(op),
+            inputs=[self.tensor_info(v) for v in op.operands],
+            outputs=[
+                self.tensor_info(r) if not isinstance(r.type, NoneType) else None
+                for r in op.results
+            ],
+            attrs=attrs,
+        )
+
+    def check(self, ops: list[Operation]) -> None:
+        for op in ops:
+            if isinstance(op, OnnxOp) and not is_ambient(op):
+                why = check_supported(self.node_view(op))
+                if why is not None:
+                    self.unsupported.append((op.op_type, op.node_name, opset_of(op), why))
+        if self.unsupported:
+            raise UnsupportedOpError(self.unsupported)
+
+    def lower_ops(
+        self,
+        ops: list[Operation],
+        fb: _FuncBuilder,
+        env: dict[SSAValue, Any],
+        on_input: Any,
+    ) -> None:
+        """Lower ``ops`` into ``fb``; ``env`` maps onnx values to torchpy values."""
+
+        def value(v: SSAValue) -> Any:
+            if v in env:
+                return env[v]
+            owner = v.owner
+            if isinstance(owner, Operation) and is_ambient(owner):
+                if isinstance(v.type, NoneType):
+                    return None
+                return _Lazy(owner)
+            if isinstance(v, BlockArgument):
+                env[v] = on_input(v)
+                return env[v]
+            raise RamielError(f"value {v.name_hint or v} is used before it is defined")
+
+        for op in ops:
+            if isinstance(op, RecvOp):
+                g = tp.GetOp(op.channel.data, op.result.type)
+                g.result.name_hint = op.result.name_hint
+                fb.block.add_op(g)
+                env[op.result] = g.result
+            elif isinstance(op, SendOp):
+                fb.block.add_op(tp.PutOp(op.channel.data, fb.materialize(value(op.value))))
+            elif isinstance(op, YieldOp | func.ReturnOp):
+                continue
+            elif isinstance(op, OnnxOp):
+                node = self.node_view(op)
+                args = [value(v) if not isinstance(v.type, NoneType) else None for v in op.operands]
+                fb.node_ops = []
+                outs = lower_node(node, args, fb)
+                for r, o in zip(op.results, outs, strict=False):
+                    if o is None:
+                        continue
+                    o = fb.materialize(o)
+                    if isinstance(o.owner, tp.CallOp | tp.MethodOp) and o.owner in fb.node_ops:
+                        if isinstance(o.type, tp.ObjectType):
+                            o._type = r.type  # noqa: SLF001 - the node's result type is now known
+                        o.name_hint = r.name_hint
+                    env[r] = o
+                for emitted in fb.node_ops:
+                    emitted.attributes[NODE_NAME_ATTR] = StringAttr(
+                        f"{op.node_name} ({op.op_type})" if op.node_name else op.op_type
+                    )
+                for emitted in fb.node_ops[:-1]:
+                    emitted.attributes.pop(NODE_NAME_ATTR, None)
+            else:
+                raise RamielError(f"cannot lower {op.name} to torchpy")
+
+
+@dataclass(frozen=True)
+class LowerToTorchpy(ModulePass):
+    """See the module docstring."""
+
+    name = "lower-to-torchpy"
+
+    mode: str = "auto"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.mode not in ("auto", "sequential"):
+            raise RamielError(f"lower-to-torchpy: mode must be auto or sequential, not {self.mode}")
+        fn = main_func(op)
+        if self.mode == "sequential":
+            decluster(fn)
+        lowering = _Lowering(op)
+        block = fn.body.block
+        clusters = clusters_of(block)
+        in_names, out_names = io_names(fn)
+        all_ops: list[Operation] = [o for c in clusters for o in c.body.block.ops] or list(
+            block.ops
+        )
+        lowering.check(all_ops)
+        new_ops: list[Operation] = []
+        inputs: dict[str, list[str]] = {n: [] for n in in_names}
+        outputs: dict[str, str] = {}
+        ret = block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        if clusters:
+            for c in clusters:
+                new_ops.append(self._lower_cluster(lowering, fn, c, in_names, inputs))
+            for i, v in enumerate(ret.operands):
+                owner = v.owner
+                if not isinstance(owner, ClusterOp):
+                    raise RamielError(
+                        f"graph output '{out_names[i]}' is not computed by any cluster "
+                        "(an input or constant returned directly is not supported in parallel mode)"
+                    )
+                outputs[out_names[i]] = _out_channel(out_names[i])
+        else:
+            new_ops.append(self._lower_sequential(lowering, fn, block, in_names))
+        prog = tp.ProgramOp.create(
+            properties={
+                "sym_name": StringAttr("main"),
+                "inputs": DictionaryAttr(
+                    {k: ArrayAttr([StringAttr(c) for c in v]) for k, v in inputs.items()}
+                ),
+                "outputs": DictionaryAttr({k: StringAttr(v) for k, v in outputs.items()}),
+                "input_order": ArrayAttr([StringAttr(n) for n in in_names]),
+                "output_order": ArrayAttr([StringAttr(n) for n in out_names]),
+            }
+        )
+        fn.detach()
+        fn.erase(safe_erase=False)
+        op.body.block.add_ops([*new_ops, prog])
+
+    def _lower_cluster(
+        self,
+        lowering: _Lowering,
+        fn: func.FuncOp,
+        c: ClusterOp,
+        in_names: list[str],
+        inputs: dict[str, list[str]],
+    ) -> tp.FuncOp:
+        block = Block()
+        fb = _FuncBuilder(lowering, block)
+        env: dict[SSAValue, Any] = {}
+        args = list(fn.body.block.args)
+        _, out_names = io_names(fn)
+        ret = fn.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+
+        def on_input(v: BlockArgument) -> SSAValue:
+            name = in_names[args.index(v)]
+            ch = f"{sanitize(name)}__{c.cluster_name}"
+            g = tp.GetOp(ch, v.type)
+            g.result.name_hint = v.name_hint
+            block.add_op(g)
+            inputs[name].append(ch)
+            return g.result
+
+        lowering.lower_ops(list(c.body.block.ops), fb, env, on_input)
+        term = c.body.block.last_op
+        assert isinstance(term, YieldOp)
+        for res, val in zip(c.outs, term.values, strict=True):
+            for use in list(res.uses):
+                if use.operation is ret:
+                    name = out_names[use.index]
+                    block.add_op(tp.PutOp(_out_channel(name), fb.materialize(env[val])))
+        block.add_op(tp.ReturnOp())
+        f = tp.FuncOp(f"cluster_{sanitize(c.cluster_name)}", "cluster", block)
+        cost = sum(op_cost(o, warn=False) for o in c.body.block.ops if isinstance(o, OnnxOp))
+        f.attributes[COST_ATTR] = FloatAttr(round(cost, 3), Float64Type())
+        f.attributes["ramiel.num_ops"] = IntegerAttr(
+            sum(isinstance(o, OnnxOp) for o in c.body.block.ops), IntegerType(64)
+        )
+        return f
+
+    def _lower_sequential(
+        self, lowering: _Lowering, fn: func.FuncOp, block: Block, in_names: list[str]
+    ) -> tp.FuncOp:
+        body = Block(arg_types=[a.type for a in block.args])
+        env: dict[SSAValue, Any] = {}
+        for old, new in zip(block.args, body.args, strict=True):
+            new.name_hint = old.name_hint
+            env[old] = new
+        fb = _FuncBuilder(lowering, body)
+
+        def on_input(v: BlockArgument) -> SSAValue:
+            raise AssertionError("sequential inputs are block arguments")
+
+        ops = [o for o in block.ops if not is_ambient(o)]
+        lowering.lower_ops(ops, fb, env, on_input)
+        ret = block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        outs = []
+        for v in ret.operands:
+            owner = v.owner
+            if isinstance(owner, Operation) and is_ambient(owner):
+                outs.append(fb.materialize(_Lazy(owner)))
+            else:
+                outs.append(fb.materialize(env[v]))
+        body.add_op(tp.ReturnOp(outs))
+        return tp.FuncOp("forward", "sequential", body)
+
+
+def _out_channel(name: str) -> str:
+    return f"{sanitize(name)}__out"

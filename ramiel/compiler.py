@@ -1,0 +1,291 @@
+"""The whole job: ONNX model -> parallel + sequential Python modules, weights and schedule report.
+
+Stages (each also available alone through ``ramiel-translate``/``ramiel-opt``)::
+
+    import      ramiel-translate --import-onnx            (ramiel.importer)
+    clean-up    --constant-fold --dce
+    cluster     --estimate-cost --linear-cluster --merge{clusters=N} --clone --dce
+    lower       --lower-to-torchpy  (once as clustered, once with mode=sequential)
+    print       ramiel-translate --to-python               (ramiel.printer)
+
+Output directory: ``model.py`` (parallel), ``model_seq.py`` (sequential), ``weights.safetensors``
+(shared by both; no pickle), ``schedule.txt``/``schedule.json`` (the schedule estimate) and
+``model.mlir`` (the clustered ``onnx``/``cluster`` IR, with its own ``model.ir.safetensors``).
+
+Python API: :func:`compile` returns a :class:`CompiledModel` callable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from ramiel.importer import ImportOptions, import_onnx
+from ramiel.scheduling import ScheduleReport
+
+WEIGHTS_FILE = "weights.safetensors"
+
+
+@dataclass
+class CompileOptions:
+    """Options of :func:`compile_model`.
+
+    ``clusters``: the number of clusters/workers (default: the number of cores); ``backend``:
+    ``threads`` or ``processes`` (also selects the transfer cost model); ``threads_per_worker``:
+    intra-op threads of each worker; ``clone``: duplicate cheap producers; ``profile``: a profile
+    database for costs; ``input_shapes``: bindings for dynamic input dimensions.
+    """
+
+    clusters: int | None = None
+    backend: str = "threads"
+    threads_per_worker: int = 1
+    clone: bool = True
+    profile: str | None = None
+    input_shapes: Mapping[str, Sequence[int]] | None = None
+    ort_optimize: bool = False
+
+
+@dataclass
+class CompileResult:
+    """Paths and facts of one compilation (times in seconds)."""
+
+    out_dir: str
+    parallel_path: str
+    sequential_path: str
+    weights_path: str
+    ir_path: str
+    report: ScheduleReport
+    timings: dict[str, float] = field(default_factory=dict)
+    clusters: int = 1
+
+
+def _run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
+    from ramiel.dialects.registry import make_context
+
+    ctx = make_context()
+    for p in passes:
+        p.apply(ctx, module)
+    module.verify()
+
+
+def _write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> None:
+    """Collect every ``torchpy.weight`` value into one safetensors file (keys are the w.<key>)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from ramiel.dialects.torchpy import WeightOp
+    from ramiel.weights import constant_value
+
+    tensors: dict[str, torch.Tensor] = {}
+    for m in modules:
+        for op in m.walk():
+            if isinstance(op, WeightOp) and op.key.data not in tensors:
+                arr = constant_value(op.value, source)
+                assert arr is not None
+                tensors[op.key.data] = torch.from_numpy(np.ascontiguousarray(arr).copy())
+    save_file(tensors, path)
+
+
+def compile_model(
+    model: str | os.PathLike[str] | onnx.ModelProto,
+    out_dir: str,
+    options: CompileOptions | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> CompileResult:
+    """Compile ``model`` into ``out_dir`` (created if needed). See the module docstring.
+
+    Raises :class:`~ramiel.errors.RamielError` subclasses for bad models, unsupported ops and
+    impossible clustering requests.
+    """
+    from ramiel.passes.clone import Clone
+    from ramiel.passes.constant_fold import ConstantFold
+    from ramiel.passes.dce import DeadCodeElimination
+    from ramiel.passes.estimate_cost import EstimateCost
+    from ramiel.passes.linear_cluster import LinearCluster
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+    from ramiel.passes.merge import Merge
+    from ramiel.passes.schedule_report import schedule_report
+    from ramiel.printer import print_python
+    from ramiel.weights import set_ir_base_dir
+
+    options = options or CompileOptions()
+    say = progress or (lambda _msg: None)
+    os.makedirs(out_dir, exist_ok=True)
+    timings: dict[str, float] = {}
+    n = options.clusters or os.cpu_count() or 1
+
+    t = time.perf_counter()
+    say("import")
+    ir_weights = os.path.join(out_dir, "model.ir.safetensors")
+    set_ir_base_dir(out_dir)
+    module = import_onnx(
+        model,
+        ImportOptions(
+            input_shapes=options.input_shapes,
+            weights_path=ir_weights,
+            weights_ref="model.ir.safetensors",
+            ort_optimize=options.ort_optimize,
+        ),
+    )
+    timings["import"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    say("clean-up and clustering")
+    passes: list[ModulePass] = [
+        ConstantFold(),
+        DeadCodeElimination(),
+        EstimateCost(profile=options.profile, backend=options.backend),
+        LinearCluster(),
+        Merge(clusters=n),
+    ]
+    if options.clone:
+        passes += [Clone(), DeadCodeElimination()]
+    _run_passes(module, passes)
+    report = schedule_report(module)
+    timings["passes"] = time.perf_counter() - t
+
+    ir_path = os.path.join(out_dir, "model.mlir")
+    with open(ir_path, "w") as f:
+        f.write(str(module) + "\n")
+
+    t = time.perf_counter()
+    say("lowering to torchpy")
+    par = module.clone()
+    seq = module.clone()
+    _run_passes(par, [LowerToTorchpy()])
+    _run_passes(seq, [LowerToTorchpy(mode="sequential")])
+    timings["lower"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    say("printing Python")
+    if isinstance(model, str | os.PathLike):
+        src_name = os.path.basename(os.fspath(model))
+    else:
+        src_name = "an in-memory ONNX model"
+    par_path = os.path.join(out_dir, "model.py")
+    seq_path = os.path.join(out_dir, "model_seq.py")
+    with open(par_path, "w") as f:
+        f.write(print_python(par, src_name))
+    with open(seq_path, "w") as f:
+        f.write(print_python(seq, src_name))
+    weights_path = os.path.join(out_dir, WEIGHTS_FILE)
+    _write_weights([par, seq], module, weights_path)
+    with open(os.path.join(out_dir, "schedule.txt"), "w") as f:
+        f.write(report.to_text() + "\n")
+    with open(os.path.join(out_dir, "schedule.json"), "w") as f:
+        f.write(report.to_json() + "\n")
+    timings["print"] = time.perf_counter() - t
+    return CompileResult(
+        out_dir=out_dir,
+        parallel_path=par_path,
+        sequential_path=seq_path,
+        weights_path=weights_path,
+        ir_path=ir_path,
+        report=report,
+        timings=timings,
+        clusters=len(report.clusters),
+    )
+
+
+class CompiledModel:
+    """A compiled model: call it like a function on tensors (graph inputs in order).
+
+    ``model(*inputs)`` runs the parallel module (workers started once, on first use) and returns
+    the outputs as a tuple (a single tensor if the graph has one output); ``model.sequential(...)``
+    runs the sequential module. ``close()`` (or ``with``) stops the workers.
+    """
+
+    def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
+        from ramiel.runtime import Weights, load_program
+        from ramiel.runtime.program import import_from_path
+
+        self.result = result
+        self.options = options
+        self._tmp = tmp
+        self.program = load_program(result.parallel_path)
+        seq_mod = import_from_path(f"ramiel_seq_{id(self)}", result.sequential_path)
+        self._forward = seq_mod.forward
+        self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_mod.INPUTS)
+        self.output_names: list[str] = list(seq_mod.OUTPUTS)
+        self.weights = Weights.from_safetensors(result.weights_path)
+        self._runner: Any = None
+
+    @property
+    def report(self) -> ScheduleReport:
+        return self.result.report
+
+    def _start(self) -> Any:
+        if self._runner is None:
+            from ramiel.runtime import start
+
+            self._runner = start(
+                self.program,
+                self.weights,
+                backend=self.options.backend,
+                threads_per_worker=self.options.threads_per_worker,
+            )
+        return self._runner
+
+    def __call__(self, *inputs: Any) -> Any:
+        outs = self._start()(*inputs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the parallel module on named inputs; returns outputs by name."""
+        return self._start().run(dict(feeds))
+
+    def sequential(self, *inputs: Any) -> Any:
+        """Run the sequential module (same weights, same semantics)."""
+        import torch
+
+        with torch.inference_mode():
+            return self._forward(self.weights, *inputs)
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+    def __enter__(self) -> CompiledModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown
+            self.close()
+
+
+def compile(  # noqa: A001 - the public name the README promises
+    model: str | os.PathLike[str] | onnx.ModelProto,
+    clusters: int | None = None,
+    backend: str = "threads",
+    threads_per_worker: int = 1,
+    out_dir: str | None = None,
+    **options: Any,
+) -> CompiledModel:
+    """Compile an ONNX model (path or ``ModelProto``) and return a callable :class:`CompiledModel`.
+
+    Generated files go to ``out_dir`` (default: a temporary directory kept while the object
+    lives). Other keyword options are those of :class:`CompileOptions`.
+    """
+    opts = CompileOptions(
+        clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options
+    )
+    tmp = None
+    if out_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="ramiel-")
+        out_dir = tmp.name
+    result = compile_model(model, out_dir, opts)
+    return CompiledModel(result, opts, tmp)

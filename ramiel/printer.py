@@ -1,0 +1,330 @@
+"""Python printer: ``torchpy`` IR -> readable PyTorch + Python source (``--to-python``).
+
+A per-op table (see :mod:`ramiel.dialects.torchpy`): each op prints one statement. Names come from
+SSA name hints (ONNX tensor names) made into valid, non-clashing ASCII identifiers -- never pasted
+raw into the source; ONNX node names appear only in comments, escaped with ``ascii()`` so that no
+character can end the comment; channel names and literals are ``repr``-quoted.
+
+A module with ``torchpy.func`` ops of kind ``cluster`` prints the parallel module (one function per
+cluster and a ``PROGRAM`` table for :mod:`ramiel.runtime`); one of kind ``sequential`` prints the
+sequential module (``forward(w, *inputs)``). Both end with a ``__main__`` block that runs one
+inference on random inputs (weights from the ``.safetensors`` file beside the module).
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections.abc import Iterable
+
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ramiel.dialects import torchpy as tp
+from ramiel.dialects.onnx import NODE_NAME_ATTR, numpy_dtype_of
+
+RESERVED = frozenset(
+    {"torch", "F", "ops", "operator", "math", "ch", "w", "Program", "ChannelSpec", "INPUTS",
+     "OUTPUTS", "PROGRAM", "forward", "np"}
+    | set(dir(builtins))
+)  # fmt: skip
+
+#: ``operator.*`` callees printed infix: name -> (format, precedence-safe)
+_INFIX = {
+    "operator.add": "{0} + {1}",
+    "operator.sub": "{0} - {1}",
+    "operator.mul": "{0} * {1}",
+    "operator.truediv": "{0} / {1}",
+    "operator.floordiv": "{0} // {1}",
+    "operator.mod": "{0} % {1}",
+    "operator.pow": "{0} ** {1}",
+    "operator.matmul": "{0} @ {1}",
+    "operator.and_": "{0} & {1}",
+    "operator.or_": "{0} | {1}",
+    "operator.xor": "{0} ^ {1}",
+    "operator.eq": "{0} == {1}",
+    "operator.ne": "{0} != {1}",
+    "operator.lt": "{0} < {1}",
+    "operator.le": "{0} <= {1}",
+    "operator.gt": "{0} > {1}",
+    "operator.ge": "{0} >= {1}",
+    "operator.neg": "-{0}",
+    "operator.invert": "~{0}",
+    "operator.getitem": "{0}[{1}]",
+}
+_SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$|^-?\d+(\.\d*)?(e-?\d+)?$")
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+
+
+class Names:
+    """Valid, unique Python identifiers for SSA values within one function."""
+
+    def __init__(self, taken: Iterable[str] = ()):
+        self.taken = set(RESERVED) | set(taken)
+        self.names: dict[SSAValue, str] = {}
+
+    def fresh(self, hint: str | None, fallback: str = "t") -> str:
+        base = _IDENT.sub("_", hint or "").strip("_") or fallback
+        if base[0].isdigit():
+            base = f"{fallback}_{base}"
+        if keyword.iskeyword(base) or keyword.issoftkeyword(base):
+            base += "_"
+        name, i = base, 1
+        while name in self.taken:
+            name = f"{base}_{i}"
+            i += 1
+        self.taken.add(name)
+        return name
+
+    def __getitem__(self, v: SSAValue) -> str:
+        if v not in self.names:
+            owner = v.owner
+            if isinstance(owner, tp.WeightOp):
+                self.names[v] = f"w.{owner.key.data}"
+            else:
+                self.names[v] = self.fresh(v.name_hint, "tmp")
+        return self.names[v]
+
+
+def _item(item: Attribute, operands: list[str]) -> str:
+    if isinstance(item, IntegerAttr):
+        return operands[item.value.data]
+    assert isinstance(item, StringAttr)
+    return _PLACEHOLDER.sub(lambda m: operands[int(m.group(1))], item.data)
+
+
+def _paren(text: str) -> str:
+    return text if _SIMPLE.match(text) or text.startswith(("w.", "(", "[")) else f"({text})"
+
+
+def _call_text(op: tp.CallOp | tp.MethodOp, names: Names) -> str:
+    operands = [names[v] for v in op.inputs]
+    args = [_item(a, operands) for a in op.args.data]
+    kwargs = op.kwargs.data if op.kwargs is not None else {}
+    kw = [f"{k}={_item(v, operands)}" for k, v in kwargs.items()]
+    if isinstance(op, tp.MethodOp):
+        return f"{_paren(operands[0])}.{op.method.data}({', '.join(args + kw)})"
+    callee = op.callee.data
+    if callee in _INFIX and not kw and len(args) == _INFIX[callee].count("{"):
+        if callee == "operator.getitem":
+            return f"{_paren(args[0])}[{args[1]}]"
+        return _INFIX[callee].format(*(_paren(a) for a in args))
+    return f"{callee}({', '.join(args + kw)})"
+
+
+def _comment(op: Operation) -> str:
+    a = op.attributes.get(NODE_NAME_ATTR)
+    if not isinstance(a, StringAttr):
+        return ""
+    text = ascii(a.data)[1:-1]  # escapes newlines and every non-ASCII character
+    return f"  # {text}"
+
+
+def _targets(op: Operation, names: Names) -> str:
+    res = [names[r] for r in op.results]
+    if not res:
+        return ""
+    return (res[0] if len(res) == 1 else ", ".join(res)) + " = "
+
+
+def statement(op: Operation, names: Names) -> str | None:
+    """The Python statement of one torchpy op (``None`` for ops printed inline, like weights)."""
+    if isinstance(op, tp.WeightOp):
+        return None
+    if isinstance(op, tp.GetOp):
+        return f"{names[op.result]} = ch.get({op.channel.data!r})"
+    if isinstance(op, tp.PutOp):
+        return f"ch.put({op.channel.data!r}, {names[op.value]})"
+    if isinstance(op, tp.CallOp | tp.MethodOp):
+        return _targets(op, names) + _call_text(op, names) + _comment(op)
+    if isinstance(op, tp.ReturnOp):
+        vals = [names[v] for v in op.values]
+        if not vals:
+            return "return"
+        return "return " + (vals[0] if len(vals) == 1 else f"({', '.join(vals)})")
+    raise ValueError(f"no Python form for {op.name}")
+
+
+def _dtype_text(t: Attribute) -> str:
+    if isinstance(t, TensorType):
+        return f"torch.{numpy_dtype_of(t.element_type).name}"
+    return "None"
+
+
+def _shape_text(t: Attribute) -> str:
+    if isinstance(t, TensorType):
+        dims = list(t.get_shape())
+        return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+    return "None"
+
+
+def _func_text(f: tp.FuncOp) -> tuple[str, dict[str, tuple[str, Attribute]]]:
+    """Source of one function, and its channels: name -> ('get'|'put', type)."""
+    names = Names()
+    block = f.body.block
+    channels: dict[str, tuple[str, Attribute]] = {}
+    if f.kind.data == "cluster":
+        params = "ch, w"
+    else:
+        params = ", ".join(["w", *(names[a] for a in block.args)])
+    lines = [f"def {f.sym_name.data}({params}):"]
+    doc = _func_doc(f)
+    if doc:
+        lines.append(f'    """{doc}"""')
+    for op in block.ops:
+        if isinstance(op, tp.GetOp):
+            channels[op.channel.data] = ("get", op.result.type)
+        elif isinstance(op, tp.PutOp):
+            channels[op.channel.data] = ("put", op.value.type)
+        s = statement(op, names)
+        if s is not None:
+            lines.append("    " + s)
+    return "\n".join(lines) + "\n", channels
+
+
+def _func_doc(f: tp.FuncOp) -> str:
+    n_calls = sum(isinstance(o, tp.CallOp | tp.MethodOp) for o in f.body.block.ops)
+    cost = f.attributes.get("ramiel.cost_us")
+    n_ops = f.attributes.get("ramiel.num_ops")
+    if f.kind.data == "cluster":
+        parts = [f"Cluster {f.sym_name.data.removeprefix('cluster_')}"]
+        if isinstance(n_ops, IntegerAttr):
+            parts.append(f"{n_ops.value.data} ONNX ops")
+        if isinstance(cost, FloatAttr):
+            parts.append(f"estimated {cost.value.data / 1000:.3f} ms")
+        return ": ".join([parts[0], ", ".join(parts[1:])]) + "." if len(parts) > 1 else parts[0]
+    return f"The whole model, sequentially ({n_calls} statements)."
+
+
+def print_python(module: ModuleOp, source: str = "") -> str:
+    """Python source of a ``torchpy`` module (see the module docstring)."""
+    funcs = [op for op in module.ops if isinstance(op, tp.FuncOp)]
+    programs = [op for op in module.ops if isinstance(op, tp.ProgramOp)]
+    if not funcs:
+        raise ValueError("the module holds no torchpy.func (run --lower-to-torchpy first)")
+    prog = programs[0] if programs else None
+    parallel = any(f.kind.data == "cluster" for f in funcs)
+    out: list[str] = []
+    kind = "parallel" if parallel else "sequential"
+    out.append(
+        f'"""{kind.capitalize()} PyTorch module generated by Ramiel'
+        + (f" from {ascii(source)[1:-1]}" if source else "")
+        + ".\n\n"
+        + (
+            "One function per cluster; the clusters run concurrently and exchange tensors\n"
+            "through the named channels of PROGRAM (see ramiel.runtime).\n"
+            if parallel
+            else "forward(w, *inputs) computes the graph outputs from the graph inputs.\n"
+        )
+        + "Run `python <this file>` for one inference on random inputs.\n"
+        + '"""\n'
+    )
+    out.append("import math  # noqa: F401\nimport operator  # noqa: F401\n")
+    out.append("import torch\nimport torch.nn.functional as F  # noqa: F401\n")
+    out.append("from ramiel.runtime import ops  # noqa: F401\n")
+    if parallel:
+        out.append("from ramiel.runtime import ChannelSpec, Program\n")
+    all_channels: dict[str, dict[str, tuple[str, Attribute]]] = {}
+    bodies = []
+    for f in funcs:
+        text, chans = _func_text(f)
+        bodies.append(text)
+        all_channels[f.sym_name.data] = chans
+    out.append("\n\n" + "\n\n".join(bodies))
+    in_order = [a.data for a in prog.input_order.data] if prog else []  # type: ignore[union-attr]
+    out_order = [a.data for a in prog.output_order.data] if prog else []  # type: ignore[union-attr]
+    if parallel:
+        out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order))
+        out.append(
+            '\n\nif __name__ == "__main__":\n'
+            "    from ramiel.runtime.entry import main\n\n"
+            "    main(PROGRAM, __file__)\n"
+        )
+    else:
+        seq = next(f for f in funcs if f.kind.data == "sequential")
+        items = [
+            f"    {n!r}: ({_shape_text(a.type)}, {_dtype_text(a.type)}),"
+            for n, a in zip(in_order, seq.body.block.args, strict=False)
+        ]
+        out.append("\n\nINPUTS = {\n" + "\n".join(items) + "\n}\n")
+        out.append(f"OUTPUTS = {out_order!r}\n")
+        out.append(
+            '\n\nif __name__ == "__main__":\n'
+            "    from ramiel.runtime.entry import main_sequential\n\n"
+            "    main_sequential(forward, INPUTS, OUTPUTS, __file__)\n"
+        )
+    return "".join(out)
+
+
+def _program_text(
+    funcs: list[tp.FuncOp],
+    chans: dict[str, dict[str, tuple[str, Attribute]]],
+    prog: tp.ProgramOp | None,
+    in_order: list[str],
+    out_order: list[str],
+) -> str:
+    cluster_names = {f.sym_name.data: f.sym_name.data.removeprefix("cluster_") for f in funcs}
+    src: dict[str, str | None] = {}
+    dst: dict[str, str | None] = {}
+    types: dict[str, Attribute] = {}
+    for fname, cmap in chans.items():
+        for ch, (kind, t) in cmap.items():
+            (src if kind == "put" else dst)[ch] = cluster_names[fname]
+            types.setdefault(ch, t)
+    lines = ["PROGRAM = Program(", '    name="main",', "    clusters={"]
+    for f in funcs:
+        lines.append(f"        {cluster_names[f.sym_name.data]!r}: {f.sym_name.data},")
+    lines.append("    },")
+    lines.append("    channels={")
+    for ch in sorted(types, key=lambda c: (c not in dst or c not in src, c)):
+        t = types[ch]
+        lines.append(
+            f"        {ch!r}: ChannelSpec(src={src.get(ch)!r}, dst={dst.get(ch)!r}, "
+            f"shape={_shape_text(t)}, dtype={_dtype_text(t)}),"
+        )
+    lines.append("    },")
+    inputs = prog.inputs.data if prog else {}
+    outputs = prog.outputs.data if prog else {}
+    lines.append("    inputs={")
+    for name in in_order:
+        v = inputs.get(name)
+        chs = [c.data for c in v.data] if v is not None else []  # type: ignore[union-attr]
+        lines.append(f"        {name!r}: {chs!r},")
+    lines.append("    },")
+    lines.append("    outputs={")
+    for name in out_order:
+        v = outputs.get(name)
+        lines.append(f"        {name!r}: {v.data if isinstance(v, StringAttr) else None!r},")
+    lines.append("    },")
+    lines.append(")\n")
+    return "\n".join(lines)
+
+
+def print_python_file(path: str) -> str:
+    """Parse the torchpy IR file ``path`` (``-`` for stdin) and print it as Python source."""
+    import os
+    import sys
+
+    from xdsl.parser import Parser
+
+    from ramiel.dialects.registry import make_context
+
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        with open(path) as f:
+            text = f.read()
+    module = Parser(make_context(), text, path).parse_module()
+    module.verify()
+    return print_python(module, os.path.basename(path))
+
+
+__all__ = ["print_python", "print_python_file", "statement", "Names"]

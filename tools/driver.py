@@ -1,0 +1,240 @@
+"""``ramiel``: the driver for the whole job.
+
+* ``ramiel compile model.onnx -o DIR [--clusters N] [--backend threads|processes]`` writes the
+  parallel module, the sequential module, the weights and the schedule report (see
+  :mod:`ramiel.compiler`).
+* ``ramiel run [model.onnx]`` compiles (default model: ``light_inception_v1`` from the onnx wheel),
+  runs once on deterministic inputs, compares the parallel and sequential modules with onnxruntime
+  (largest error relative to the largest output magnitude) and prints the median latency of each.
+* ``ramiel profile model.onnx -o profile.json`` times every op in PyTorch on this machine (the
+  profile database used by ``--profile``/``--estimate-cost{profile=FILE}``).
+
+Errors are one ``error: ...`` line and exit status 1; never a traceback (set ``RAMIEL_DEBUG=1`` to
+see one for an internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
+def default_model() -> str:
+    """``light_inception_v1.onnx`` inside the installed onnx wheel (a real zoo model)."""
+    import onnx
+
+    return os.path.join(
+        os.path.dirname(onnx.__file__),
+        "backend",
+        "test",
+        "data",
+        "light",
+        "light_inception_v1.onnx",
+    )
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--clusters", type=int, default=None, help="clusters/workers (default: cores)")
+    p.add_argument("--backend", default="threads", choices=["threads", "processes"])
+    p.add_argument("--threads-per-worker", type=int, default=1, help="intra-op threads per worker")
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    p.add_argument("--profile", help="profile database (from 'ramiel profile') for op costs")
+    p.add_argument("--no-clone", action="store_true", help="do not duplicate cheap producers")
+    p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compile", help="compile an ONNX model to Python modules")
+    c.add_argument("model")
+    c.add_argument("-o", "--output", required=True, help="output directory")
+    _common(c)
+    r = sub.add_parser("run", help="compile, run and check against onnxruntime")
+    r.add_argument("model", nargs="?", help="ONNX model (default: light_inception_v1)")
+    r.add_argument("-o", "--output", help="keep the generated files in this directory")
+    r.add_argument("--repeat", type=int, default=20, help="timed runs per configuration")
+    _common(r)
+    pr = sub.add_parser("profile", help="measure per-op times into a profile database")
+    pr.add_argument("model")
+    pr.add_argument("-o", "--output", required=True, help="profile database (JSON)")
+    pr.add_argument("--repeat", type=int, default=10)
+    pr.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    return p
+
+
+def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from ramiel.compiler import CompileOptions
+    from ramiel.importer import parse_input_shape
+
+    return CompileOptions(
+        clusters=args.clusters,
+        backend=args.backend,
+        threads_per_worker=args.threads_per_worker,
+        clone=not args.no_clone,
+        profile=args.profile,
+        input_shapes=dict(parse_input_shape(s) for s in args.input_shape),
+        ort_optimize=args.ort_optimize,
+    )
+
+
+def _progress():  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console, (lambda msg: console.log(f"[bold]{msg}[/bold]"))
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from ramiel.compiler import compile_model
+
+    console, say = _progress()
+    with console.status("compiling"):
+        res = compile_model(args.model, args.output, _options(args), progress=say)
+    total = sum(res.timings.values())
+    stages = ", ".join(f"{k} {v:.2f}s" for k, v in res.timings.items())
+    print(f"compiled {args.model} in {total:.2f} s ({stages})")
+    print(f"  {res.parallel_path}  ({res.clusters} clusters)")
+    print(f"  {res.sequential_path}")
+    print(f"  {res.weights_path}")
+    print(f"  {os.path.join(res.out_dir, 'schedule.txt')}")
+    r = res.report
+    print(
+        f"estimated: W/CP {r.parallelism:.2f}, makespan {r.makespan_us / 1e3:.2f} ms, "
+        f"speed-up {r.speedup:.2f}x over sequential"
+    )
+    return 0
+
+
+def _median_ms(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    from ramiel.compiler import CompiledModel, compile_model
+    from ramiel.runtime.entry import random_inputs
+
+    model_path = args.model or default_model()
+    opts = _options(args)
+    console, say = _progress()
+    tmp = None
+    out_dir = args.output
+    if out_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="ramiel-run-")
+        out_dir = tmp.name
+    with console.status("compiling"):
+        res = compile_model(model_path, out_dir, opts, progress=say)
+    model = CompiledModel(res, opts)
+    try:
+        feeds = random_inputs(model.input_specs, seed=0)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.log_severity_level = 3
+        sess = ort.InferenceSession(
+            _ort_model(model_path, opts), so, providers=["CPUExecutionProvider"]
+        )
+        ort_feeds = {k: v.numpy() for k, v in feeds.items()}
+        ref = sess.run(None, ort_feeds)
+        par = model.run(feeds)
+        torch.set_num_threads(1)
+        seq = model.sequential(*feeds.values())
+        seq = seq if isinstance(seq, tuple) else (seq,)
+        print(f"model: {model_path}")
+        print(
+            f"compiled in {sum(res.timings.values()):.2f} s; {res.clusters} clusters, backend "
+            f"{opts.backend}; estimated speed-up {res.report.speedup:.2f}x (W/CP "
+            f"{res.report.parallelism:.2f})"
+        )
+        worst = 0.0
+        for i, name in enumerate(model.output_names):
+            r = np.asarray(ref[i])
+            scale = float(np.max(np.abs(r))) if r.size else 0.0
+            scale = scale if scale > 0 else 1.0
+            e_par = float(np.max(np.abs(par[name].numpy() - r))) / scale if r.size else 0.0
+            e_seq = float(np.max(np.abs(seq[i].numpy() - r))) / scale if r.size else 0.0
+            worst = max(worst, e_par, e_seq)
+            print(
+                f"output {name}: max error vs onnxruntime, relative to max |output| "
+                f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
+            )
+        ok = worst <= 1e-3
+        print(f"check against onnxruntime: {'OK' if ok else 'MISMATCH'} (tolerance 1e-3)")
+        n = args.repeat
+        lat_par = _median_ms(lambda: model.run(feeds), n)
+        lat_seq = _median_ms(lambda: model.sequential(*feeds.values()), n)
+        lat_ort = _median_ms(lambda: sess.run(None, ort_feeds), n)
+        print(f"median latency over {n} runs (1 intra-op thread per worker):")
+        print(f"  ramiel parallel ({res.clusters} clusters, {opts.backend}): {lat_par:8.2f} ms")
+        print(f"  ramiel sequential:                     {lat_seq:8.2f} ms")
+        print(f"  onnxruntime (1 thread):                {lat_ort:8.2f} ms")
+        return 0 if ok else 2
+    finally:
+        model.close()
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _ort_model(path: str, opts) -> bytes:  # type: ignore[no-untyped-def]
+    """The model as onnxruntime should see it: input shapes bound like Ramiel's."""
+    import onnx
+
+    from ramiel.importer import load_model, prepare_model
+
+    m = load_model(path)
+    if opts.input_shapes:
+        m = prepare_model(m, opts.input_shapes)
+    return m.SerializeToString() if isinstance(m, onnx.ModelProto) else m
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from ramiel.importer import parse_input_shape
+    from ramiel.profiler import profile_model
+
+    shapes = dict(parse_input_shape(s) for s in args.input_shape)
+    n = profile_model(args.model, args.output, repeat=args.repeat, input_shapes=shapes)
+    print(f"profiled {n} ops of {args.model} into {args.output}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``ramiel``; returns the exit status."""
+    from ramiel.errors import RamielError
+
+    args = _parser().parse_args(argv)
+    try:
+        return {"compile": cmd_compile, "run": cmd_run, "profile": cmd_profile}[args.cmd](args)
+    except RamielError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # an internal error: still one line, the traceback on request
+        if os.environ.get("RAMIEL_DEBUG"):
+            raise
+        print(
+            f"error: internal error: {type(e).__name__}: {e} (set RAMIEL_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
