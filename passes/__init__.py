@@ -19,6 +19,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "merge": ("ramiel.passes.merge", "Merge"),
     "clone": ("ramiel.passes.clone", "Clone"),
     "schedule-report": ("ramiel.passes.schedule_report", "ScheduleReport"),
+    "hypercluster": ("ramiel.passes.hypercluster", "Hypercluster"),
     "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
 }
 

@@ -43,7 +43,9 @@ class CompileOptions:
     ``clusters``: the number of clusters/workers (default: the number of cores); ``backend``:
     ``threads`` or ``processes`` (also selects the transfer cost model); ``threads_per_worker``:
     intra-op threads of each worker; ``clone``: duplicate cheap producers; ``profile``: a profile
-    database for costs; ``input_shapes``: bindings for dynamic input dimensions.
+    database for costs; ``input_shapes``: bindings for dynamic input dimensions; ``batch``: compile
+    the program for B samples (``--hypercluster{batch=B}``: B inputs and B outputs per graph
+    input/output, named ``<name>__s<k>``).
     """
 
     clusters: int | None = None
@@ -53,6 +55,7 @@ class CompileOptions:
     profile: str | None = None
     input_shapes: Mapping[str, Sequence[int]] | None = None
     ort_optimize: bool = False
+    batch: int = 1
 
 
 @dataclass
@@ -111,6 +114,7 @@ def compile_model(
     from ramiel.passes.constant_fold import ConstantFold
     from ramiel.passes.dce import DeadCodeElimination
     from ramiel.passes.estimate_cost import EstimateCost
+    from ramiel.passes.hypercluster import Hypercluster
     from ramiel.passes.linear_cluster import LinearCluster
     from ramiel.passes.lower_to_torchpy import LowerToTorchpy
     from ramiel.passes.merge import Merge
@@ -144,6 +148,7 @@ def compile_model(
     passes: list[ModulePass] = [
         ConstantFold(),
         DeadCodeElimination(),
+        Hypercluster(batch=options.batch),
         EstimateCost(profile=options.profile, backend=options.backend),
         LinearCluster(),
         Merge(clusters=n),

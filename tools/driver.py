@@ -47,6 +47,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="profile database (from 'ramiel profile') for op costs")
     p.add_argument("--no-clone", action="store_true", help="do not duplicate cheap producers")
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
+    p.add_argument("--batch", type=int, default=1, help="compile for B samples (hyperclustering)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,6 +82,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         profile=args.profile,
         input_shapes=dict(parse_input_shape(s) for s in args.input_shape),
         ort_optimize=args.ort_optimize,
+        batch=args.batch,
     )
 
 
