@@ -1,0 +1,476 @@
+"""Test and benchmark models that Ramiel builds and exports itself (random weights, no downloads).
+
+Every model here is a plain :class:`torch.nn.Module` with deterministic random weights
+(``torch.manual_seed``), exported to ONNX by PyTorch's legacy TorchScript exporter
+(``torch.onnx.export(..., dynamo=False)``) with fixed input shapes:
+
+- ``"inception"`` — :class:`InceptionNet`, a GoogLeNet-style CNN (Szegedy et al., *Going Deeper with
+  Convolutions*, CVPR 2015) whose inception blocks have four branches of comparable cost, so the
+  task graph has real parallelism (W/CP around 2). Input ``image``: ``float32[1, 3, 224, 224]``;
+  output ``logits``: ``float32[1, 1000]``.
+- ``"transformer"`` — :class:`TransformerEncoder`, a small BERT-like encoder (Devlin et al., *BERT*,
+  NAACL 2019; attention from Vaswani et al., *Attention Is All You Need*, NeurIPS 2017) written
+  with explicit ops, so the Q/K/V projections are three independent branches. Input
+  ``input_ids``: ``int64[1, 64]``; output ``hidden``: ``float32[1, 64, 256]``.
+- ``"transformer_torch"`` — :class:`TorchTransformerEncoder`, the same sizes built from
+  :class:`torch.nn.TransformerEncoderLayer` (the export PyTorch users get from the stock layer).
+
+:func:`export_model` writes the ONNX file into a cache directory (``$RAMIEL_MODEL_CACHE``, else
+``~/.cache/ramiel/models``) keyed by name, opset and :data:`MODELS_VERSION`, and returns its path;
+:func:`example_inputs` gives the matching deterministic inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+MODELS_VERSION = 1
+"""Bumped whenever a model's definition or export changes, so cached ONNX files are rebuilt."""
+
+SEED = 0
+"""``torch.manual_seed`` used for every model's weights."""
+
+# --------------------------------------------------------------------------------------------
+# InceptionNet
+# --------------------------------------------------------------------------------------------
+
+
+class ConvBNReLU(nn.Sequential):
+    """``Conv2d`` (no bias) → ``BatchNorm2d`` → ``ReLU``; 'same' padding for odd kernels."""
+
+    def __init__(self, cin: int, cout: int, kernel: int, stride: int = 1) -> None:
+        super().__init__(
+            nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(inplace=False),
+        )
+
+
+@dataclass(frozen=True)
+class InceptionSpec:
+    """Channel counts of one inception block (GoogLeNet's table 1 naming).
+
+    ``b1``: 1x1 branch; ``r3``/``b3``: 1x1 reduce → 3x3; ``r5``/``b5``: 1x1 reduce → two 3x3
+    (the factorised 5x5 of Inception-v2); ``pool``: 3x3 max-pool → 1x1 projection.
+    """
+
+    b1: int
+    r3: int
+    b3: int
+    r5: int
+    b5: int
+    pool: int
+
+    @property
+    def out(self) -> int:
+        return self.b1 + self.b3 + self.b5 + self.pool
+
+
+class InceptionBlock(nn.Module):
+    """Four parallel branches concatenated on channels: ``[1, C, H, W] → [1, spec.out, H, W]``."""
+
+    def __init__(self, cin: int, spec: InceptionSpec) -> None:
+        super().__init__()
+        self.branch1 = ConvBNReLU(cin, spec.b1, 1)
+        self.branch2 = nn.Sequential(ConvBNReLU(cin, spec.r3, 1), ConvBNReLU(spec.r3, spec.b3, 3))
+        self.branch3 = nn.Sequential(
+            ConvBNReLU(cin, spec.r5, 1),
+            ConvBNReLU(spec.r5, spec.b5, 3),
+            ConvBNReLU(spec.b5, spec.b5, 3),
+        )
+        self.branch4 = nn.Sequential(
+            nn.MaxPool2d(3, stride=1, padding=1), ConvBNReLU(cin, spec.pool, 1)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.branch1(x), self.branch2(x), self.branch3(x), self.branch4(x)], 1)
+
+
+# Branch widths chosen so that the four branches of a block cost about the same multiply-adds
+# (within 25%; the 1x1 branches are wide, the 3x3 branches narrow), which onnxruntime's
+# single-thread per-node times confirm. ~0.94 GMAC in all, 0.18 of it in the serial stem;
+# measured W/CP ~2.2 (onnxruntime 1 thread, basic graph optimisation, per-node kernel times).
+INCEPTION_GROUPS: tuple[tuple[InceptionSpec, ...], ...] = (
+    # 28x28
+    (
+        InceptionSpec(b1=112, r3=24, b3=64, r5=16, b5=32, pool=112),
+        InceptionSpec(b1=160, r3=48, b3=88, r5=40, b5=48, pool=160),
+    ),
+    # 14x14
+    (
+        InceptionSpec(b1=200, r3=64, b3=112, r5=64, b5=56, pool=200),
+        InceptionSpec(b1=224, r3=72, b3=128, r5=80, b5=64, pool=224),
+        InceptionSpec(b1=248, r3=80, b3=144, r5=88, b5=72, pool=248),
+        InceptionSpec(b1=248, r3=88, b3=144, r5=96, b5=72, pool=248),
+    ),
+    # 7x7
+    (
+        InceptionSpec(b1=336, r3=96, b3=192, r5=96, b5=96, pool=336),
+        InceptionSpec(b1=360, r3=120, b3=208, r5=128, b5=104, pool=360),
+    ),
+)
+
+
+class InceptionNet(nn.Module):
+    """GoogLeNet-style CNN with four-branch inception blocks (Szegedy et al., CVPR 2015).
+
+    Stem: conv 7x7/2 → maxpool 3x3/2 → conv 1x1 → conv 3x3 → maxpool 3x3/2 (224 → 28), then
+    groups of :class:`InceptionBlock` at 28x28, 14x14 and 7x7 with a maxpool 3x3/2 between
+    groups, global average pool, flatten and a linear classifier. Every conv is followed by
+    BatchNorm and ReLU (the exporter folds the BatchNorm into the conv in eval mode).
+
+    Shapes: ``image`` ``float32[1, 3, 224, 224]`` → ``logits`` ``float32[1, num_classes]``.
+    """
+
+    def __init__(self, num_classes: int = 1000) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            ConvBNReLU(3, 32, 7, stride=2),
+            nn.MaxPool2d(3, stride=2, padding=1),
+            ConvBNReLU(32, 32, 1),
+            ConvBNReLU(32, 128, 3),
+            nn.MaxPool2d(3, stride=2, padding=1),
+        )
+        groups: list[nn.Module] = []
+        cin = 128
+        for gi, specs in enumerate(INCEPTION_GROUPS):
+            layers: list[nn.Module] = []
+            if gi > 0:
+                layers.append(nn.MaxPool2d(3, stride=2, padding=1))
+            for spec in specs:
+                layers.append(InceptionBlock(cin, spec))
+                cin = spec.out
+            groups.append(nn.Sequential(*layers))
+        self.groups = nn.Sequential(*groups)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, num_classes)
+        _randomise_norms(self)
+
+    def forward(self, image: torch.Tensor) -> torch.Tensor:
+        x = self.groups(self.stem(image))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+def _randomise_norms(module: nn.Module) -> None:
+    """Give normalisation layers non-trivial statistics and affine parameters.
+
+    Fresh BatchNorm is the identity in eval mode and fresh LayerNorm has unit scale and zero
+    shift (identical initializers, which the exporter merges into ``Identity`` nodes); random
+    values make a wrong folding or a swapped scale/shift visible in numeric tests.
+    """
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                assert m.running_mean is not None and m.running_var is not None
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+            if isinstance(m, nn.BatchNorm2d | nn.LayerNorm):
+                m.weight.uniform_(0.8, 1.2)
+                m.bias.uniform_(-0.1, 0.1)
+
+
+# --------------------------------------------------------------------------------------------
+# Transformer encoders
+# --------------------------------------------------------------------------------------------
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention written out op by op (Vaswani et al., NeurIPS 2017, §3.2).
+
+    ``[B, S, H] → [B, S, H]``: Q/K/V linear, reshape to ``[B, S, heads, d]``, transpose to
+    ``[B, heads, S, d]``, ``Q·Kᵀ / √d``, softmax, ``·V``, merge heads, output linear. The three
+    projections read the same tensor and are independent of each other.
+    """
+
+    def __init__(self, hidden: int, heads: int) -> None:
+        super().__init__()
+        assert hidden % heads == 0
+        self.heads = heads
+        self.head_dim = hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.out = nn.Linear(hidden, hidden)
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        return x.reshape(b, s, self.heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, h = x.shape
+        q = self._split(self.query(x))
+        k = self._split(self.key(x))
+        v = self._split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        probs = torch.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, h)
+        return self.out(ctx)
+
+
+class EncoderLayer(nn.Module):
+    """Post-norm BERT layer: ``x = LN(x + Attn(x)); x = LN(x + W₂·GELU(W₁·x))``; ``[B, S, H]``."""
+
+    def __init__(self, hidden: int, heads: int, ffn: int) -> None:
+        super().__init__()
+        self.attention = SelfAttention(hidden, heads)
+        self.norm1 = nn.LayerNorm(hidden)
+        self.fc1 = nn.Linear(hidden, ffn)
+        self.fc2 = nn.Linear(ffn, hidden)
+        self.norm2 = nn.LayerNorm(hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm1(x + self.attention(x))
+        return self.norm2(x + self.fc2(F.gelu(self.fc1(x))))
+
+
+class TransformerEncoder(nn.Module):
+    """Small BERT-like encoder with explicit attention (Devlin et al., NAACL 2019).
+
+    Token embedding (a Gather on ``input_ids``) plus learned position embedding, then ``layers``
+    :class:`EncoderLayer` s (exact erf GELU, post-LayerNorm), no attention mask.
+
+    Shapes: ``input_ids`` ``int64[1, seq_len]`` (values in ``[0, vocab)``) → ``hidden``
+    ``float32[1, seq_len, hidden]``.
+    """
+
+    def __init__(
+        self,
+        vocab: int = 1000,
+        hidden: int = 256,
+        heads: int = 4,
+        layers: int = 4,
+        ffn: int = 1024,
+        seq_len: int = 64,
+    ) -> None:
+        super().__init__()
+        self.vocab = vocab
+        self.seq_len = seq_len
+        self.token_embedding = nn.Embedding(vocab, hidden)
+        self.position_embedding = nn.Embedding(seq_len, hidden)
+        self.register_buffer("position_ids", torch.arange(seq_len).unsqueeze(0), persistent=False)
+        self.norm = nn.LayerNorm(hidden)
+        self.layers = nn.ModuleList(EncoderLayer(hidden, heads, ffn) for _ in range(layers))
+        _randomise_norms(self)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.token_embedding(input_ids) + self.position_embedding(self.position_ids)
+        x = self.norm(x)
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class TorchTransformerEncoder(nn.Module):
+    """The :class:`TransformerEncoder` sizes built from :class:`torch.nn.TransformerEncoderLayer`.
+
+    Post-norm, exact GELU, ``batch_first``; dropout is inactive in eval mode. Attention goes
+    through ``nn.MultiheadAttention`` (one fused in-projection, split into Q/K/V afterwards).
+
+    Shapes: ``input_ids`` ``int64[1, seq_len]`` → ``hidden`` ``float32[1, seq_len, hidden]``.
+    """
+
+    def __init__(
+        self,
+        vocab: int = 1000,
+        hidden: int = 256,
+        heads: int = 4,
+        layers: int = 4,
+        ffn: int = 1024,
+        seq_len: int = 64,
+    ) -> None:
+        super().__init__()
+        self.vocab = vocab
+        self.seq_len = seq_len
+        self.token_embedding = nn.Embedding(vocab, hidden)
+        self.position_embedding = nn.Parameter(torch.randn(1, seq_len, hidden) * 0.02)
+        layer = nn.TransformerEncoderLayer(
+            hidden, heads, ffn, dropout=0.0, activation="gelu", batch_first=True
+        )
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        # nn.TransformerEncoder deep-copies ``layer``: give every copy its own weights (and
+        # non-zero attention biases) so that layers differ and no initializer is shared.
+        with torch.no_grad():
+            for m in self.encoder.modules():
+                if isinstance(m, nn.Linear):
+                    m.reset_parameters()
+                elif isinstance(m, nn.MultiheadAttention):
+                    nn.init.xavier_uniform_(m.in_proj_weight)
+                    nn.init.uniform_(m.in_proj_bias, -0.1, 0.1)
+        _randomise_norms(self)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.encoder(self.token_embedding(input_ids) + self.position_embedding)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry and export
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """How to build one registered model and its example input."""
+
+    build: Callable[[], nn.Module]
+    input_names: tuple[str, ...]
+    output_names: tuple[str, ...]
+    make_inputs: Callable[[], tuple[torch.Tensor, ...]]
+    description: str
+    min_opset: int = 11
+
+
+def _image() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1234)
+    return (torch.randn(1, 3, 224, 224, generator=g),)
+
+
+def _token_ids() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1234)
+    return (torch.randint(0, 1000, (1, 64), generator=g, dtype=torch.int64),)
+
+
+MODELS: dict[str, ModelEntry] = {
+    "inception": ModelEntry(
+        InceptionNet,
+        ("image",),
+        ("logits",),
+        _image,
+        "inception-style CNN, float32[1,3,224,224] -> float32[1,1000]",
+    ),
+    "transformer": ModelEntry(
+        TransformerEncoder,
+        ("input_ids",),
+        ("hidden",),
+        _token_ids,
+        "BERT-like encoder, explicit attention, int64[1,64] -> float32[1,64,256]",
+    ),
+    "transformer_torch": ModelEntry(
+        TorchTransformerEncoder,
+        ("input_ids",),
+        ("hidden",),
+        _token_ids,
+        "nn.TransformerEncoderLayer encoder, int64[1,64] -> float32[1,64,256]",
+        min_opset=14,  # scaled_dot_product_attention has no export before opset 14
+    ),
+}
+"""Registered models by name."""
+
+
+def _entry(name: str) -> ModelEntry:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None
+
+
+def build_model(name: str) -> nn.Module:
+    """The registered model ``name`` in eval mode, with weights from ``torch.manual_seed(SEED)``."""
+    entry = _entry(name)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        model = entry.build()
+    return model.eval()
+
+
+def example_inputs(name: str) -> tuple[torch.Tensor, ...]:
+    """Deterministic example inputs of model ``name`` (the shapes its export is fixed to)."""
+    return _entry(name).make_inputs()
+
+
+def input_names(name: str) -> tuple[str, ...]:
+    """ONNX graph input names of model ``name``, in the order of :func:`example_inputs`."""
+    return _entry(name).input_names
+
+
+def output_names(name: str) -> tuple[str, ...]:
+    """ONNX graph output names of model ``name``."""
+    return _entry(name).output_names
+
+
+def cache_dir() -> Path:
+    """``$RAMIEL_MODEL_CACHE`` if set, else ``~/.cache/ramiel/models``."""
+    env = os.environ.get("RAMIEL_MODEL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "ramiel" / "models"
+
+
+def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: int = 17) -> str:
+    """Export model ``name`` to ONNX and return the file's path.
+
+    Without ``path`` the file is ``<cache_dir()>/<name>-opset<opset>-v<MODELS_VERSION>.onnx`` and
+    an existing one is reused; with ``path`` the model is always exported there. The export uses
+    the legacy TorchScript exporter (``dynamo=False``) in eval mode with fixed input shapes and
+    constant folding, then runs ``onnx.checker.check_model`` (full check, with shape inference).
+    Raises ``KeyError`` for an unknown name and ``ValueError`` for an opset below the model's
+    ``min_opset`` (11; 14 for ``"transformer_torch"``). The file is written to a temporary
+    name and renamed, so concurrent callers never see a partial file.
+    """
+    import onnx
+
+    entry = _entry(name)
+    if opset < entry.min_opset:
+        raise ValueError(f"model {name!r} needs opset >= {entry.min_opset}, got {opset}")
+    if path is None:
+        target = cache_dir() / f"{name}-opset{opset}-v{MODELS_VERSION}.onnx"
+        if target.is_file():
+            return str(target)
+    else:
+        target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    model = build_model(name)
+    inputs = entry.make_inputs()
+    fd, tmp = tempfile.mkstemp(suffix=".onnx.tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                model,
+                inputs,
+                tmp,
+                dynamo=False,
+                opset_version=opset,
+                input_names=list(entry.input_names),
+                output_names=list(entry.output_names),
+                do_constant_folding=True,
+                training=torch.onnx.TrainingMode.EVAL,
+            )
+        onnx.checker.check_model(tmp, full_check=True)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return str(target)
+
+
+__all__ = [
+    "MODELS",
+    "MODELS_VERSION",
+    "SEED",
+    "EncoderLayer",
+    "InceptionBlock",
+    "InceptionNet",
+    "InceptionSpec",
+    "ModelEntry",
+    "SelfAttention",
+    "TorchTransformerEncoder",
+    "TransformerEncoder",
+    "build_model",
+    "cache_dir",
+    "example_inputs",
+    "export_model",
+    "input_names",
+    "output_names",
+]
