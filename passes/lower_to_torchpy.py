@@ -239,9 +239,27 @@ class _Lowering:
         self.taken: set[str] = set()
         self.unsupported: list[tuple[str, str, int, str]] = []
 
+    def assign_weight_keys(self, fn: func.FuncOp) -> None:
+        """Give every constant of ``fn`` its ``w.<key>`` up front, in IR order.
+
+        Keys are then the same in the parallel and the sequential lowering of one module.
+        Anonymous PyTorch initializers (``onnx::Conv_123``) are named after their first user and
+        its operand instead (``branch1_0_Conv_W``).
+        """
+        for const in fn.body.walk():
+            if (
+                is_ambient(const)
+                and const.results
+                and not isinstance(const.results[0].type, NoneType)
+            ):
+                self.weight_key(const)
+
     def weight_key(self, const: Operation) -> str:
         if const not in self.keys:
-            base = sanitize(const.results[0].name_hint or "const", "w")
+            hint = const.results[0].name_hint or ""
+            if not hint or hint.startswith("onnx__"):
+                hint = _user_based_name(const) or hint or "const"
+            base = sanitize(hint, "w")
             key, i = base, 1
             while key in self.taken:
                 key = f"{base}_{i}"
@@ -368,6 +386,7 @@ class LowerToTorchpy(ModulePass):
         if self.mode == "sequential":
             decluster(fn)
         lowering = _Lowering(op)
+        lowering.assign_weight_keys(fn)
         block = fn.body.block
         clusters = clusters_of(block)
         in_names, out_names = io_names(fn)
@@ -476,6 +495,22 @@ class LowerToTorchpy(ModulePass):
                 outs.append(fb.materialize(env[v]))
         body.add_op(tp.ReturnOp(outs))
         return tp.FuncOp("forward", "sequential", body)
+
+
+def _user_based_name(const: Operation) -> str | None:
+    """``<user node>_<operand name>`` for a constant, from its first ``onnx`` user."""
+    from ramiel.dialects.onnx import schema_info
+    from ramiel.importer import name_hint
+
+    for use in const.results[0].uses:
+        user = use.operation
+        if isinstance(user, OnnxOp) and user.node_name:
+            info = schema_info(user.op_type, opset_of(user))
+            slot = ""
+            if info is not None and info.inputs:
+                slot = info.inputs[min(use.index, len(info.inputs) - 1)][0]
+            return f"{name_hint(user.node_name) or user.op_type}_{slot}".strip("_")
+    return None
 
 
 def _out_channel(name: str) -> str:
