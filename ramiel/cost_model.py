@@ -48,10 +48,13 @@ POOL_RATE = 300.0
 ELEMENTWISE_RATE = 2e4
 """Vectorised element-wise arithmetic, FLOP/µs (20 GFLOP/s)."""
 
-#: (latency µs, µs per byte) per runtime backend, measured by ramiel.runtime.calibrate.
+#: (latency µs, µs per byte) per runtime backend: the values of
+#: ``ramiel.runtime.calibrate.DEFAULT_TRANSFER_COST`` (measured with ``python
+#: bench/transfer_cost.py``), copied here so that the IR passes need not import torch; a test
+#: keeps the two equal.
 TRANSFER_COST: dict[str, tuple[float, float]] = {
-    "threads": (20.0, 0.0),
-    "processes": (60.0, 1.0 / 4e3),
+    "threads": (14.2, 1.3e-07),
+    "processes": (7.9, 5.9e-05),
 }
 
 _DENSE = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "MatMulInteger", "ConvInteger"}

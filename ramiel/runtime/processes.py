@@ -1,0 +1,426 @@
+"""Processes backend: one worker process per cluster, channels in pre-allocated shared memory.
+
+Set-up (once, in :class:`ProcessRunner`):
+
+* one shared-memory arena holds a control block (abort flag, per-channel put/get epochs) and one
+  buffer of the static shape and dtype per channel (:class:`~ramiel.runtime.channels.ShmLayout`);
+  one semaphore per channel that a cluster receives counts "full";
+* all weights are copied once into a second shared arena (:func:`~ramiel.runtime.weights.pack_shared`)
+  that every worker maps: one copy for all workers, not one each;
+* per worker, a pipe from the caller (``b"<epoch>"``: run one inference, ``b"Q"``: quit) and a
+  pipe back (``b"R"`` ready, ``b"D"`` done, ``b"A"`` aborted, ``b"E"`` + pickled error text).
+
+An inference: the caller copies each graph input into its channel buffers and releases their
+semaphores, sends the epoch to every worker, and waits with
+:func:`multiprocessing.connection.wait` on the reply pipes *and* the process sentinels, so a worker
+that dies (even by SIGKILL) is seen at once as :class:`WorkerDied`. It returns when every worker has
+answered; outputs are cloned out of their buffers. ``put`` copies into the receiver's buffer (so the
+sender may modify its tensor afterwards) and ``get`` returns the buffer itself, zero-copy: the
+buffer is next written in a later inference, which starts only after every cluster finished this
+one. Measured here (``bench/results/transfer_cost.txt``): a put costs ~8 µs plus ~62 µs/MiB (one
+memcpy); cloning at get as well (``copy_on_get=True``, kept for that measurement) doubles the
+per-byte cost to ~119 µs/MiB, so get is zero-copy by default.
+
+Start method (``start_method=None`` picks one): ``fork`` when ``threads_per_worker == 1`` or the
+parent is single-threaded, else ``forkserver``. ``fork`` after the parent used its OpenMP pool hangs
+a child that runs a parallel region with more than one thread (reproduced here with GNU OpenMP:
+children with ``torch.set_num_threads(2)`` hung, with 1 thread they ran), so each worker calls
+``torch.set_num_threads(threads_per_worker)`` before anything else, and multi-threaded workers are
+forked from the clean forkserver instead. ``spawn``/``forkserver`` workers re-import the cluster
+functions by module name, or from ``Program.module_path`` (or the module's ``__file__``) when the
+module was loaded from a file path (see :func:`~ramiel.runtime.program.load_program`); functions
+defined inside other functions cannot be re-imported and need ``fork``.
+
+Failure handling: every wait in a worker polls an abort flag and its parent's liveness every
+:data:`~ramiel.runtime.channels.POLL_S`; the caller's wait is bounded by ``timeout_s``. On any
+failure the caller sets the abort flag, wakes all waiters, asks workers to quit, and terminates
+(SIGTERM, then SIGKILL) the ones that do not exit within a grace period. Workers ignore SIGINT
+(Ctrl-C reaches the caller, which then shuts them down) and are daemonic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import multiprocessing as mp
+import multiprocessing.connection as mpc
+import os
+import pickle
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.multiprocessing  # noqa: F401 - registers the shared-memory tensor pickling
+
+from ramiel.runtime.channels import Aborted, ShmEndpoint, ShmLayout
+from ramiel.runtime.program import (
+    ChannelError,
+    Program,
+    ProgramError,
+    RemoteTraceback,
+    RuntimeFailure,
+    WorkerDied,
+    WorkerError,
+    WorkerTimeout,
+    describe_exception,
+    import_from_path,
+)
+from ramiel.runtime.runner import Runner
+from ramiel.runtime.weights import TensorSlot, Weights, pack_shared, shared_arena, unpack
+
+#: Seconds a failed runner waits for its workers to exit before terminating them.
+FAILED_GRACE_S = 0.5
+#: Seconds ``close`` waits for idle workers to exit before terminating them.
+CLOSE_GRACE_S = 5.0
+
+
+def choose_start_method(requested: str | None, threads_per_worker: int) -> str:
+    """The multiprocessing start method to use (see the module docstring for the rule).
+
+    Raises:
+        ValueError: ``requested`` is not available on this platform.
+    """
+    methods = mp.get_all_start_methods()
+    if requested is not None:
+        if requested not in methods:
+            raise ValueError(f"start method {requested!r} unavailable; have {', '.join(methods)}")
+        return requested
+    if "fork" in methods and (threads_per_worker == 1 or _single_threaded()):
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _single_threaded() -> bool:
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class FnRef:
+    """How a spawned worker finds a cluster function again: module, qualified name, file."""
+
+    module: str
+    qualname: str
+    file: str | None
+
+    @classmethod
+    def of(cls, cluster: str, fn: Any, module_path: str | None) -> FnRef:
+        module = getattr(fn, "__module__", None)
+        qualname = getattr(fn, "__qualname__", None)
+        if not module or not qualname or "<" in qualname:
+            raise ProgramError(
+                f"cluster '{cluster}': function {fn!r} cannot be re-imported by a spawned worker "
+                "(define it at module level, or use start_method='fork')"
+            )
+        mod = sys.modules.get(module)
+        file = module_path or getattr(mod, "__file__", None)
+        if module == "__main__" and not (file and os.path.isfile(file)):
+            raise ProgramError(
+                f"cluster '{cluster}': {qualname} is defined in a __main__ without a script file "
+                "(stdin, -c, interactive), which a spawned worker cannot import; use "
+                "start_method='fork' or put the program in a module"
+            )
+        return cls(module, qualname, file)
+
+    def resolve(self) -> Any:
+        mod = sys.modules.get(self.module)
+        if mod is None:
+            try:
+                mod = importlib.import_module(self.module)
+            except ImportError:
+                if not self.file:
+                    raise
+                mod = import_from_path(self.module, self.file)
+        try:
+            return self._lookup(mod)
+        except AttributeError:
+            if not self.file:
+                raise ProgramError(
+                    f"a spawned worker cannot find {self.qualname} in module {self.module} "
+                    "(no source file to re-import it from; use start_method='fork')"
+                ) from None
+        # e.g. ``__main__`` of a process without the script: import the file under another name.
+        return self._lookup(
+            import_from_path(f"ramiel_reimported_{abs(hash(self.file))}", self.file)
+        )
+
+    def _lookup(self, mod: Any) -> Any:
+        obj: Any = mod
+        for part in self.qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+@dataclass
+class _Boot:
+    """Everything one worker needs (pickled for spawn/forkserver, inherited for fork)."""
+
+    cluster: str
+    fn: Any  # the function (fork) or a FnRef
+    program: Program
+    layout: ShmLayout
+    arena: torch.Tensor
+    weights_arena: torch.Tensor
+    weight_slots: dict[str, TensorSlot]
+    sems: list
+    start_r: Any
+    done_w: Any
+    threads: int
+    copy_on_get: bool
+    close_in_child: list = dataclasses.field(default_factory=list)
+
+
+def _worker_main(boot: _Boot) -> None:
+    torch.set_num_threads(boot.threads)  # first, before any torch compute in this process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for conn in boot.close_in_child:
+        conn.close()
+    start, done = boot.start_r, boot.done_w
+    ppid = os.getppid()
+    try:
+        fn = boot.fn.resolve() if isinstance(boot.fn, FnRef) else boot.fn
+        ep = ShmEndpoint(boot.program, boot.cluster, boot.layout, boot.arena, boot.sems, ppid)
+        if boot.copy_on_get:
+            _clone_on_get(ep)
+        w = unpack(boot.weights_arena, boot.weight_slots)
+    except BaseException as e:
+        done.send_bytes(b"E" + pickle.dumps(describe_exception(e)))
+        return
+    ctrl = boot.layout.ctrl(boot.arena)
+    del boot
+    done.send_bytes(b"R")
+    with torch.no_grad():
+        while True:
+            try:
+                while not start.poll(1.0):
+                    if os.getppid() != ppid:
+                        return
+                msg = start.recv_bytes()
+            except (EOFError, OSError):
+                return
+            if msg == b"Q":
+                return
+            ep.epoch = int(msg)
+            try:
+                fn(ep, w)
+            except Aborted:
+                reply = b"A"
+            except BaseException as e:
+                ctrl[ShmLayout.ABORT] = 1
+                reply = b"E" + pickle.dumps(describe_exception(e, skip_frames=1))
+            else:
+                reply = b"D"
+            try:
+                done.send_bytes(reply)
+            except OSError:
+                return
+
+
+def _clone_on_get(ep: ShmEndpoint) -> None:
+    get = ep.get
+    ep.get = lambda name: get(name).clone()  # type: ignore[method-assign]
+
+
+class ProcessRunner(Runner):
+    """Processes backend (see the module docstring). Made by ``start(..., backend="processes")``.
+
+    Options:
+        start_method: ``"fork"``, ``"forkserver"``, ``"spawn"`` or ``None`` (automatic).
+        startup_timeout_s: limit for all workers to become ready, seconds (spawn imports torch).
+        copy_on_get: clone at ``get`` instead of returning the shared buffer (for measurement).
+    """
+
+    backend = "processes"
+
+    def __init__(
+        self,
+        program: Program,
+        weights: Weights,
+        threads_per_worker: int,
+        timeout_s: float,
+        start_method: str | None = None,
+        startup_timeout_s: float = 120.0,
+        copy_on_get: bool = False,
+    ):
+        super().__init__(program, weights, threads_per_worker, timeout_s)
+        self._procs: list[Any] = []
+        self._start_ws: list[Any] = []
+        self._done_rs: list[Any] = []
+        self._sems: list[Any] = []
+        self.start_method = choose_start_method(start_method, threads_per_worker)
+        self._names = list(program.clusters)
+        try:
+            self._launch(copy_on_get, startup_timeout_s)
+        except BaseException:
+            self._closed = True
+            self._shutdown(failed=True)
+            raise
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """Cluster name -> process id of its worker (empty once closed)."""
+        return {c: p.pid for c, p in zip(self._names, self._procs, strict=False)}
+
+    # ------------------------------------------------------------------------------------ start-up
+
+    def _launch(self, copy_on_get: bool, startup_timeout_s: float) -> None:
+        program, method = self.program, self.start_method
+        ctx: Any = mp.get_context(method)
+        if method == "forkserver":
+            ctx.set_forkserver_preload(["torch", __name__])
+        lay = self._layout = ShmLayout.of(program)
+        self._arena = shared_arena(lay.nbytes)
+        self._ctrl = lay.ctrl(self._arena)
+        self._bufs = lay.buffers(self._arena)
+        self._index = {n: i for i, n in enumerate(lay.names)}
+        warena, wslots = pack_shared(self.weights)
+        self._sems = [
+            ctx.Semaphore(0) if program.channels[n].dst is not None else None for n in lay.names
+        ]
+        if method == "fork":
+            fns: dict[str, Any] = dict(program.clusters)
+            shipped = program
+        else:
+            fns = {c: FnRef.of(c, f, program.module_path) for c, f in program.clusters.items()}
+            shipped = dataclasses.replace(program, clusters=dict(fns))
+        parent_ends: list[Any] = []
+        for c in self._names:
+            start_r, start_w = ctx.Pipe(duplex=False)
+            done_r, done_w = ctx.Pipe(duplex=False)
+            parent_ends += [start_w, done_r]
+            boot = _Boot(
+                c, fns[c], shipped, lay, self._arena, warena, wslots, self._sems,
+                start_r, done_w, self.threads_per_worker, copy_on_get,
+                list(parent_ends) if method == "fork" else [],
+            )  # fmt: skip
+            p = ctx.Process(
+                target=_worker_main, args=(boot,), name=f"ramiel-{program.name}-{c}", daemon=True
+            )
+            self._start_ws.append(start_w)
+            self._done_rs.append(done_r)
+            p.start()
+            self._procs.append(p)
+            start_r.close()
+            done_w.close()
+        del warena  # the workers hold it now
+        self._await_all(b"R", time.monotonic() + startup_timeout_s, startup_timeout_s)
+
+    # ---------------------------------------------------------------------------------- inference
+
+    def _run(
+        self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
+    ) -> dict[str, torch.Tensor]:
+        ctrl, lay = self._ctrl, self._layout
+        ctrl[ShmLayout.EPOCH] = epoch
+        for name, t in inputs.items():
+            for ch in self.program.inputs[name]:
+                i = self._index[ch]
+                self._bufs[ch].copy_(t)
+                ctrl[lay.put_word(i)] = epoch
+                self._sems[i].release()
+        msg = str(epoch).encode()
+        for conn in self._start_ws:
+            conn.send_bytes(msg)
+        self._await_all(b"D", time.monotonic() + timeout_s, timeout_s, epoch)
+        return {o: self._bufs[ch].clone() for o, ch in self.program.outputs.items()}
+
+    def _await_all(
+        self, expect: bytes, deadline: float, timeout_s: float, epoch: int | None = None
+    ) -> None:
+        """Wait until every worker answered ``expect``; raise the first failure seen."""
+        pending = set(range(len(self._names)))
+        by_conn = {id(c): i for i, c in enumerate(self._done_rs)}
+        by_sentinel = {p.sentinel: i for i, p in enumerate(self._procs)}
+        aborted = False
+        while pending:
+            remaining = deadline - time.monotonic()
+            ready = mpc.wait(
+                [self._done_rs[i] for i in pending] + list(by_sentinel), max(remaining, 0.0)
+            )
+            if not ready and remaining <= 0:
+                names = [self._names[i] for i in sorted(pending)]
+                if expect == b"R":
+                    raise RuntimeFailure(
+                        f"worker(s) of cluster(s) {', '.join(names)} did not start within "
+                        f"{timeout_s:g} s"
+                    )
+                raise WorkerTimeout(names, timeout_s)
+            # Messages first: a worker may have answered just before exiting.
+            conns: list[Any] = [r for r in ready if not isinstance(r, int)]
+            for conn in conns:
+                i = by_conn[id(conn)]
+                try:
+                    data = conn.recv_bytes()
+                except (EOFError, OSError):
+                    raise self._died(i) from None
+                pending.discard(i)
+                if data[:1] == b"E":
+                    exc_type, message, text = pickle.loads(data[1:])
+                    err = WorkerError(self._names[i], exc_type, message, text)
+                    raise err from RemoteTraceback(text)
+                if data == b"A":
+                    aborted = True  # the error that caused it is on its way
+                elif data != expect:
+                    raise RuntimeFailure(f"unexpected message {data[:20]!r} from a worker")
+                elif epoch is not None and not aborted:
+                    self._check_finished(i, epoch)
+            for s in ready:
+                if isinstance(s, int) and not self._done_rs[by_sentinel[s]].poll():
+                    raise self._died(by_sentinel[s])
+        if aborted:  # pragma: no cover - an abort always comes with an error
+            raise RuntimeFailure("inference aborted")
+
+    def _died(self, i: int) -> WorkerDied:
+        p = self._procs[i]
+        p.join(timeout=2.0)
+        return WorkerDied(self._names[i], p.exitcode)
+
+    def _check_finished(self, i: int, epoch: int) -> None:
+        c, ctrl, lay = self._names[i], self._ctrl, self._layout
+        for ch in self.program.channels_from(c):
+            if ctrl[lay.put_word(self._index[ch])] != epoch:
+                raise ChannelError(
+                    f"cluster '{c}' finished the inference without putting channel '{ch}'"
+                )
+        for ch in self.program.channels_into(c):
+            if ctrl[lay.get_word(self._index[ch])] != epoch:
+                raise ChannelError(
+                    f"cluster '{c}' finished the inference without getting channel '{ch}'"
+                )
+
+    # ----------------------------------------------------------------------------------- shutdown
+
+    def _shutdown(self, failed: bool) -> None:
+        if failed and hasattr(self, "_ctrl"):
+            self._ctrl[ShmLayout.ABORT] = 1
+            for s in self._sems:
+                if s is not None:
+                    s.release()
+        for conn in self._start_ws:
+            with contextlib.suppress(OSError):
+                conn.send_bytes(b"Q")
+        deadline = time.monotonic() + (FAILED_GRACE_S if failed else CLOSE_GRACE_S)
+        for p in self._procs:
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
+        for p in self._procs:
+            if p.is_alive():
+                p.terminate()
+        for p in self._procs:
+            p.join(timeout=1.0)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5.0)
+        for conn in self._start_ws + self._done_rs:
+            conn.close()
+        for p in self._procs:
+            if p.exitcode is not None:
+                p.close()
+        self._procs = []
+        self._start_ws = []
+        self._done_rs = []

@@ -1,0 +1,438 @@
+"""What a generated parallel module hands to the runtime: clusters, channels, graph inputs/outputs.
+
+A generated module ends with one :class:`Program`::
+
+    PROGRAM = Program(
+        name="model",
+        clusters={"c0": cluster_c0, "c1": cluster_c1},
+        channels={
+            "data_0__c0": ChannelSpec(src=None, dst="c0", shape=(1, 3, 224, 224), dtype=torch.float32),
+            "conv1__c0_c1": ChannelSpec(src="c0", dst="c1", shape=(1, 64, 112, 112), dtype=torch.float32),
+            "prob__out": ChannelSpec(src="c1", dst=None, shape=(1, 1000), dtype=torch.float32),
+        },
+        inputs={"data_0": ["data_0__c0"]},
+        outputs={"prob": "prob__out"},
+    )
+
+Each cluster function is called once per inference as ``fn(ch, w)``: ``ch.get(name)`` receives the
+tensor of a channel whose ``dst`` is the cluster, ``ch.put(name, tensor)`` sends one on a channel whose
+``src`` is the cluster, and ``w`` is a :class:`~ramiel.runtime.weights.Weights`. ``src=None`` means the
+caller sends (a graph input), ``dst=None`` means the caller receives (a graph output). Every channel
+carries exactly one tensor per inference, of the static shape and dtype its spec declares.
+
+Channel contract (all backends): a tensor is immutable once it has crossed a channel. The sender
+must not modify it in place after ``put`` and the receiver must not modify what ``get`` returned. The
+processes backend copies on ``put`` and so tolerates both; the threads backend passes references and
+reports a violation as :class:`ChannelError` at the end of the inference (see
+:mod:`ramiel.runtime.threads`).
+
+This module also defines the errors of the runtime; all derive from
+:class:`ramiel.errors.RamielError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ramiel.errors import RamielError, RuntimeFailure
+
+ClusterFn = Callable[..., None]
+
+
+# --------------------------------------------------------------------------------------------- errors
+
+
+class ProgramError(RamielError, ValueError):
+    """A :class:`Program` is malformed (unknown cluster, dangling channel, bad shape, ...)."""
+
+
+class InputMismatch(RuntimeFailure, ValueError):
+    """The tensors given to ``Runner.run`` do not match the program's input channels.
+
+    Raised before anything is dispatched; the runner stays usable.
+    """
+
+
+class RunnerClosed(RuntimeFailure):
+    """``run`` was called on a runner that was closed or that shut down after a failure."""
+
+
+class ChannelError(RuntimeFailure):
+    """Generated code misused a channel.
+
+    Examples: a put of the wrong shape or dtype, a get of a channel that does not reach the cluster, a
+    channel put or got twice in one inference, a cluster that finished an inference without putting
+    (or getting) one of its channels, or (threads backend) a tensor modified in place after it crossed
+    a channel.
+    """
+
+
+class RemoteTraceback(Exception):
+    """Carries the formatted traceback of an exception raised inside a worker (as ``__cause__``)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return "\n\n--- traceback in the worker ---\n" + self.text
+
+
+class WorkerError(RuntimeFailure):
+    """A cluster function raised.
+
+    Attributes:
+        cluster: name of the cluster whose function raised.
+        exc_type: qualified name of the exception type, e.g. ``"builtins.ValueError"``.
+        message: ``str()`` of the exception.
+        remote_traceback: the formatted traceback text from the worker (also attached as
+            ``__cause__`` so that it prints below this error).
+    """
+
+    def __init__(self, cluster: str, exc_type: str, message: str, remote_traceback: str):
+        self.cluster = cluster
+        self.exc_type = exc_type
+        self.message = message
+        self.remote_traceback = remote_traceback
+        short = exc_type.removeprefix("builtins.")
+        super().__init__(f"cluster '{cluster}' raised {short}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.cluster, self.exc_type, self.message, self.remote_traceback))
+
+
+def describe_exception(e: BaseException, skip_frames: int = 0) -> tuple[str, str, str]:
+    """``(qualified type name, message, formatted traceback)`` of ``e`` for a :class:`WorkerError`.
+
+    ``skip_frames`` drops that many outermost frames (the worker loop) from the traceback.
+    """
+    import traceback
+
+    tb = e.__traceback__
+    for _ in range(skip_frames):
+        if tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(e), e, tb))
+    return f"{type(e).__module__}.{type(e).__qualname__}", str(e), text
+
+
+class WorkerDied(RuntimeFailure):
+    """A worker process exited while the runner was using it (killed, crashed, ``os._exit``).
+
+    Attributes:
+        cluster: the cluster the worker ran.
+        exitcode: the process exit status; ``-N`` means killed by signal ``N`` (``-9``: SIGKILL).
+    """
+
+    def __init__(self, cluster: str, exitcode: int | None):
+        self.cluster = cluster
+        self.exitcode = exitcode
+        how = f"killed by signal {-exitcode}" if exitcode is not None and exitcode < 0 else ""
+        how = how or f"exit code {exitcode}"
+        super().__init__(f"worker of cluster '{cluster}' died ({how})")
+
+
+class WorkerTimeout(RuntimeFailure):
+    """An inference did not finish within the runner's ``timeout_s``.
+
+    Attributes:
+        clusters: the clusters that had not finished the inference.
+        timeout_s: the limit that was exceeded, in seconds.
+    """
+
+    def __init__(self, clusters: Sequence[str], timeout_s: float):
+        self.clusters = list(clusters)
+        self.timeout_s = timeout_s
+        names = ", ".join(f"'{c}'" for c in self.clusters)
+        super().__init__(
+            f"inference did not finish within {timeout_s:g} s; still running: cluster(s) {names}"
+        )
+
+
+# -------------------------------------------------------------------------------------------- program
+
+
+@dataclass(frozen=True)
+class ChannelSpec:
+    """One tensor that crosses from a sender to a receiver once per inference.
+
+    Attributes:
+        src: the sending cluster, or ``None`` for the caller (a graph input).
+        dst: the receiving cluster, or ``None`` for the caller (a graph output).
+        shape: the static shape, a tuple of non-negative ints (``()`` for a scalar).
+        dtype: the torch dtype.
+    """
+
+    src: str | None
+    dst: str | None
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    def __post_init__(self) -> None:
+        try:
+            shape = tuple(int(d) for d in self.shape)
+        except (TypeError, ValueError):
+            raise ProgramError(
+                f"channel shape must be a tuple of ints, got {self.shape!r}"
+            ) from None
+        object.__setattr__(self, "shape", shape)
+
+    @property
+    def numel(self) -> int:
+        """Number of elements."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        """Size of the tensor in bytes."""
+        return self.numel * dtype_size(self.dtype)
+
+
+def dtype_size(dtype: torch.dtype) -> int:
+    """Bytes per element of ``dtype``."""
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def describe(shape: Sequence[int], dtype: torch.dtype) -> str:
+    """``"(1, 3, 224, 224) float32"``: a shape and dtype for error messages."""
+    return f"{tuple(shape)} {str(dtype).removeprefix('torch.')}"
+
+
+@dataclass
+class Program:
+    """A task-parallel program: cluster functions that exchange tensors over named channels.
+
+    Attributes:
+        name: a name for messages.
+        clusters: cluster name -> function ``fn(ch, w) -> None``, run once per inference.
+        channels: channel name -> :class:`ChannelSpec`.
+        inputs: graph input name -> the channels (``src=None``) it feeds, one per consuming
+            cluster; may be empty for an input no cluster reads. The dict order is the order of
+            positional arguments of ``Runner.__call__``.
+        outputs: graph output name -> the channel (``dst=None``) it arrives on. The dict order is
+            the order of the tuple ``Runner.__call__`` returns.
+        module_path: file of the generated module that defines the cluster functions, so that a
+            worker started with ``spawn``/``forkserver`` can re-import it (set by
+            :func:`load_program`; optional when the functions' module is importable by name).
+    """
+
+    name: str
+    clusters: dict[str, ClusterFn]
+    channels: dict[str, ChannelSpec]
+    inputs: dict[str, list[str]]
+    outputs: dict[str, str]
+    module_path: str | None = field(default=None)
+
+    def validate(self) -> None:
+        """Check the program's structure.
+
+        Raises:
+            ProgramError: with every problem found, one per line: an empty program, a cluster that
+                is not callable, a channel that names an unknown cluster, has no cluster end, is a
+                self-loop or has a bad shape/dtype, an input/output that names an unknown channel or
+                one with the wrong end, a caller-side channel that no input/output lists, or the
+                channels of one input that disagree on shape or dtype.
+        """
+        problems: list[str] = []
+        if not self.clusters:
+            problems.append("the program has no cluster")
+        for cname, fn in self.clusters.items():
+            if not isinstance(cname, str) or not cname:
+                problems.append(f"cluster name {cname!r} is not a non-empty string")
+            if not callable(fn):
+                problems.append(f"cluster '{cname}' is not callable: {fn!r}")
+        for name, spec in self.channels.items():
+            where = f"channel '{name}'"
+            if not isinstance(spec, ChannelSpec):
+                problems.append(f"{where} is not a ChannelSpec: {spec!r}")
+                continue
+            for end in ("src", "dst"):
+                c = getattr(spec, end)
+                if c is not None and c not in self.clusters:
+                    problems.append(f"{where}: {end} '{c}' is not a cluster")
+            if spec.src is None and spec.dst is None:
+                problems.append(f"{where} has neither a sending nor a receiving cluster")
+            if spec.src is not None and spec.src == spec.dst:
+                problems.append(f"{where} goes from cluster '{spec.src}' to itself")
+            if any(d < 0 for d in spec.shape):
+                problems.append(f"{where} has a negative dimension: {spec.shape}")
+            if not isinstance(spec.dtype, torch.dtype):
+                problems.append(f"{where}: dtype {spec.dtype!r} is not a torch.dtype")
+        listed_in: dict[str, str] = {}
+        for iname, chans in self.inputs.items():
+            if isinstance(chans, str):
+                problems.append(f"input '{iname}': channels must be a list, got a string")
+                continue
+            specs: list[tuple[str, ChannelSpec]] = []
+            for c in chans:
+                found = self.channels.get(c)
+                if found is None:
+                    problems.append(f"input '{iname}': unknown channel '{c}'")
+                elif found.src is not None:
+                    problems.append(f"input '{iname}': channel '{c}' is sent by '{found.src}'")
+                elif c in listed_in:
+                    problems.append(
+                        f"channel '{c}' is listed by inputs '{listed_in[c]}' and '{iname}'"
+                    )
+                else:
+                    listed_in[c] = iname
+                    specs.append((c, found))
+            for c, spec in specs[1:]:
+                c0, s0 = specs[0]
+                if (spec.shape, spec.dtype) != (s0.shape, s0.dtype):
+                    problems.append(
+                        f"input '{iname}': channel '{c}' is {describe(spec.shape, spec.dtype)} but "
+                        f"'{c0}' is {describe(s0.shape, s0.dtype)}"
+                    )
+        out_of: dict[str, str] = {}
+        for oname, c in self.outputs.items():
+            out_spec = self.channels.get(c)
+            if out_spec is None:
+                problems.append(f"output '{oname}': unknown channel '{c}'")
+            elif out_spec.dst is not None:
+                problems.append(f"output '{oname}': channel '{c}' is received by '{out_spec.dst}'")
+            elif c in out_of:
+                problems.append(f"channel '{c}' is listed by outputs '{out_of[c]}' and '{oname}'")
+            else:
+                out_of[c] = oname
+        for name, spec in self.channels.items():
+            if not isinstance(spec, ChannelSpec):
+                continue
+            if spec.src is None and name not in listed_in:
+                problems.append(f"channel '{name}' comes from the caller but no input lists it")
+            if spec.dst is None and spec.src is not None and name not in out_of:
+                problems.append(f"channel '{name}' goes to the caller but no output lists it")
+        if problems:
+            raise ProgramError(f"invalid program '{self.name}':\n  " + "\n  ".join(problems))
+
+    def channels_into(self, cluster: str) -> list[str]:
+        """Names of the channels ``cluster`` receives (``dst == cluster``), in declaration order."""
+        return [n for n, s in self.channels.items() if s.dst == cluster]
+
+    def channels_from(self, cluster: str) -> list[str]:
+        """Names of the channels ``cluster`` sends (``src == cluster``), in declaration order."""
+        return [n for n, s in self.channels.items() if s.src == cluster]
+
+    def cluster_order(self) -> list[str] | None:
+        """A topological order of the cluster graph (edge ``src -> dst`` per channel).
+
+        Returns ``None`` when that graph has a cycle (legal for the concurrent backends, e.g. ``c0``
+        sends to ``c1`` which later sends back to ``c0``, but not runnable one cluster at a time).
+        """
+        succ: dict[str, set[str]] = {c: set() for c in self.clusters}
+        indeg = dict.fromkeys(self.clusters, 0)
+        for s in self.channels.values():
+            if s.src is not None and s.dst is not None and s.dst not in succ[s.src]:
+                succ[s.src].add(s.dst)
+                indeg[s.dst] += 1
+        ready = [c for c in self.clusters if indeg[c] == 0]
+        order: list[str] = []
+        while ready:
+            c = ready.pop(0)
+            order.append(c)
+            for d in sorted(succ[c], key=list(self.clusters).index):
+                indeg[d] -= 1
+                if indeg[d] == 0:
+                    ready.append(d)
+        return order if len(order) == len(self.clusters) else None
+
+
+def load_program(
+    path: str | Path, module_name: str | None = None, attr: str = "PROGRAM"
+) -> Program:
+    """Import a generated module from a file and return its program.
+
+    Args:
+        path: the ``.py`` file.
+        module_name: the name to register the module under in ``sys.modules`` (default: the file's
+            stem prefixed with ``ramiel_generated_``).
+        attr: the module attribute that holds the :class:`Program`.
+
+    Returns:
+        The program, with ``module_path`` set so that spawned workers can import it again.
+
+    Raises:
+        ProgramError: the module has no ``attr`` or it is not a :class:`Program`.
+    """
+    path = Path(path).resolve()
+    name = module_name or "ramiel_generated_" + "".join(
+        ch if ch.isalnum() else "_" for ch in path.stem
+    )
+    module = import_from_path(name, str(path))
+    prog = getattr(module, attr, None)
+    if not isinstance(prog, Program):
+        raise ProgramError(f"{path}: module attribute '{attr}' is not a ramiel.runtime.Program")
+    prog.module_path = str(path)
+    return prog
+
+
+def import_from_path(name: str, path: str):
+    """Import the file ``path`` as module ``name`` (re-using ``sys.modules[name]`` if present)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ProgramError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def check_inputs(program: Program, inputs: Mapping[str, object]) -> dict[str, torch.Tensor]:
+    """Check the tensors given for the program's graph inputs against their channel specs.
+
+    Numpy arrays are accepted and wrapped without a copy (``torch.from_numpy``).
+
+    Returns:
+        graph input name -> tensor.
+
+    Raises:
+        InputMismatch: a missing or unknown input name, a value that is not a tensor, or a shape or
+            dtype different from the spec (no implicit cast or broadcast).
+    """
+    missing = [n for n in program.inputs if n not in inputs]
+    unknown = [n for n in inputs if n not in program.inputs]
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append("missing " + ", ".join(f"'{n}'" for n in missing))
+        if unknown:
+            parts.append("unknown " + ", ".join(f"'{n}'" for n in unknown))
+        expected = ", ".join(f"'{n}'" for n in program.inputs)
+        raise InputMismatch(
+            f"program '{program.name}': {'; '.join(parts)} input(s) (expected {expected})"
+        )
+    out: dict[str, torch.Tensor] = {}
+    for name, chans in program.inputs.items():
+        t = inputs[name]
+        if not isinstance(t, torch.Tensor):
+            if type(t).__module__ == "numpy" and type(t).__name__ == "ndarray":
+                t = torch.from_numpy(t)
+            else:
+                raise InputMismatch(
+                    f"input '{name}': expected a torch.Tensor, got {type(t).__name__}"
+                )
+        if chans:
+            spec = program.channels[chans[0]]
+            if tuple(t.shape) != spec.shape or t.dtype != spec.dtype:
+                raise InputMismatch(
+                    f"input '{name}': expected {describe(spec.shape, spec.dtype)}, "
+                    f"got {describe(t.shape, t.dtype)}"
+                )
+        out[name] = t
+    return out

@@ -1,0 +1,232 @@
+"""Start a program's workers once, then run many inferences: :func:`start` and :class:`Runner`.
+
+Life cycle: ``start`` validates the program, starts one worker per cluster and waits until every
+worker is ready (start-up cost is not part of any inference). ``run`` checks the inputs, hands them
+to the workers, waits until *every* cluster has finished the inference (not only until the outputs
+arrived) and returns the outputs. Because inferences never overlap, every channel buffer is free
+again when the next inference starts.
+
+Failures are terminal: the first worker error, worker death, timeout or channel misuse during a
+``run`` is raised in the caller, the runner shuts down (all workers stopped, joined or killed) and
+every later ``run`` raises :class:`~ramiel.runtime.program.RunnerClosed`. Only
+:class:`~ramiel.runtime.program.InputMismatch` (found before dispatch) leaves the runner usable.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import threading
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ramiel.runtime.program import (
+    InputMismatch,
+    Program,
+    RunnerClosed,
+    check_inputs,
+)
+from ramiel.runtime.weights import Weights, as_weights
+
+BACKENDS = ("threads", "processes", "inline")
+
+_open_runners: weakref.WeakSet[Runner] = weakref.WeakSet()
+
+
+class Runner:
+    """Workers of one program, started once, serving inferences one at a time.
+
+    Use :func:`start` to make one. ``run`` and ``__call__`` may be called from any thread; calls are
+    serialised.
+
+    Attributes:
+        program: the :class:`~ramiel.runtime.program.Program`.
+        backend: ``"threads"``, ``"processes"`` or ``"inline"``.
+        threads_per_worker: intra-op threads of each worker (``torch.set_num_threads``).
+        timeout_s: default limit for one inference, in seconds.
+    """
+
+    backend = "?"
+
+    def __init__(
+        self, program: Program, weights: Weights, threads_per_worker: int, timeout_s: float
+    ):
+        self.program = program
+        self.weights = weights
+        self.threads_per_worker = threads_per_worker
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._closed = False
+        self._failure: BaseException | None = None
+        self._epoch = 0
+        _open_runners.add(self)
+
+    # ---------------------------------------------------------------------------------- public API
+
+    @property
+    def input_names(self) -> list[str]:
+        """Graph input names, in the order of ``__call__``'s positional arguments."""
+        return list(self.program.inputs)
+
+    @property
+    def output_names(self) -> list[str]:
+        """Graph output names, in the order of the tuple ``__call__`` returns."""
+        return list(self.program.outputs)
+
+    @property
+    def closed(self) -> bool:
+        """True once the runner was closed or shut down after a failure."""
+        return self._closed
+
+    def run(
+        self, inputs: Mapping[str, torch.Tensor], timeout_s: float | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Run one inference.
+
+        Args:
+            inputs: graph input name -> tensor of exactly the shape and dtype of its channels.
+            timeout_s: limit for this inference in seconds (default: the runner's ``timeout_s``).
+
+        Returns:
+            graph output name -> tensor, owned by the caller (never overwritten by a later run).
+
+        Raises:
+            InputMismatch: wrong input names, shapes or dtypes (the runner stays usable).
+            WorkerError: a cluster function raised (carries the cluster and remote traceback).
+            WorkerDied: a worker process exited (processes backend).
+            WorkerTimeout: the inference took longer than ``timeout_s``.
+            ChannelError: the generated code misused a channel.
+            RunnerClosed: the runner was closed or failed before.
+        """
+        with self._lock:
+            if self._closed:
+                why = f" after a failure: {self._failure}" if self._failure is not None else ""
+                raise RunnerClosed(f"runner of program '{self.program.name}' is closed{why}")
+            tensors = check_inputs(self.program, inputs)
+            self._epoch += 1
+            limit = self.timeout_s if timeout_s is None else timeout_s
+            try:
+                return self._run(tensors, self._epoch, limit)
+            except InputMismatch:
+                raise
+            except BaseException as e:  # KeyboardInterrupt too: never leave workers mid-inference
+                self._failure = e
+                self._shutdown(failed=True)
+                self._closed = True
+                _open_runners.discard(self)
+                raise
+
+    def __call__(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Run one inference with positional inputs (``program.inputs`` order).
+
+        Returns:
+            The outputs as a tuple in ``program.outputs`` order.
+        """
+        names = self.input_names
+        if len(tensors) != len(names):
+            raise InputMismatch(
+                f"program '{self.program.name}' takes {len(names)} input(s) "
+                f"({', '.join(names)}), got {len(tensors)}"
+            )
+        out = self.run(dict(zip(names, tensors, strict=True)))
+        return tuple(out[n] for n in self.output_names)
+
+    def close(self) -> None:
+        """Stop and join all workers. Idempotent; never raises for an already failed runner."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            _open_runners.discard(self)
+            self._shutdown(failed=False)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not self._closed:
+                self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return (
+            f"<{type(self).__name__} program='{self.program.name}' "
+            f"clusters={len(self.program.clusters)} {state}>"
+        )
+
+    # --------------------------------------------------------------------------- for the backends
+
+    def _run(
+        self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
+    ) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def _shutdown(self, failed: bool) -> None:
+        raise NotImplementedError
+
+
+def start(
+    program: Program,
+    weights: Weights | Mapping[str, torch.Tensor] | str | Path | None = None,
+    backend: str = "threads",
+    threads_per_worker: int = 1,
+    timeout_s: float = 60.0,
+    **options: Any,
+) -> Runner:
+    """Validate ``program`` and start one worker per cluster.
+
+    Args:
+        program: the program (usually ``PROGRAM`` of a generated module).
+        weights: a :class:`Weights`, a dict of tensors, a ``.safetensors`` path, or ``None``.
+        backend: ``"threads"`` (one thread per cluster, tensors passed by reference),
+            ``"processes"`` (one process per cluster, shared-memory channel buffers), or
+            ``"inline"`` (clusters run one after another in the caller's thread, for debugging;
+            needs an acyclic cluster graph).
+        threads_per_worker: intra-op threads per worker (``torch.set_num_threads`` in the worker);
+            ignored by ``inline``.
+        timeout_s: default limit for one inference, seconds.
+        **options: backend options: ``copy_on_put`` (threads), ``start_method`` and
+            ``startup_timeout_s`` (processes).
+
+    Returns:
+        A started :class:`Runner`; close it (or use it as a context manager).
+
+    Raises:
+        ProgramError: the program is invalid, or cannot be run by the backend.
+        ValueError: an unknown backend or option.
+        RuntimeFailure: a worker failed to start.
+    """
+    program.validate()
+    w = as_weights(weights)
+    if threads_per_worker < 1:
+        raise ValueError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
+    if backend == "threads":
+        from ramiel.runtime.threads import ThreadRunner
+
+        return ThreadRunner(program, w, threads_per_worker, timeout_s, **options)
+    if backend == "processes":
+        from ramiel.runtime.processes import ProcessRunner
+
+        return ProcessRunner(program, w, threads_per_worker, timeout_s, **options)
+    if backend == "inline":
+        from ramiel.runtime.threads import InlineRunner
+
+        return InlineRunner(program, w, threads_per_worker, timeout_s, **options)
+    raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+
+
+@atexit.register
+def _close_all() -> None:
+    for r in list(_open_runners):
+        with contextlib.suppress(Exception):
+            r.close()

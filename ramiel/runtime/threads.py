@@ -1,0 +1,284 @@
+"""Threads backend: one thread per cluster, channels are one-slot handoffs of tensor references.
+
+PyTorch releases the GIL inside its ops, so cluster threads run ops in parallel while the Python
+glue between ops (a few µs per op) is serialised by the GIL. Tensors cross channels without a copy.
+
+Tensors are passed by reference, so the channel contract matters here (see
+:mod:`ramiel.runtime.program`): a tensor must not be modified in place after it crossed a channel
+(neither by the sender after ``put`` nor by the receiver after ``get``). The runner records each
+sent tensor's version counter at ``put`` and, at the end of every inference, raises
+:class:`~ramiel.runtime.program.ChannelError` naming the channel if it changed; it also checks the
+caller's input tensors this way. ``copy_on_put=True`` clones at every put instead (value
+semantics, like the processes backend, at the price of one copy per transfer).
+
+Intra-op threads: ``torch.set_num_threads`` sets a process-wide default, but with ATen's OpenMP
+backend (this build: ``torch.__config__.parallel_info()`` says ``ATen parallel backend: OpenMP``)
+the count actually used by an op is the calling thread's OpenMP ``nthreads`` setting, which
+``torch.set_num_threads`` also sets for the calling thread only; MKL's is thread-local too. So each
+worker thread calls ``torch.set_num_threads(threads_per_worker)`` first, and once all workers have
+done so the runner restores the caller's own count (which also restores the process-wide default
+for threads started later). Measured here (2 cores, two threads each running 20 1024x1024
+matmuls concurrently): 1 thread each 0.51-0.56 s, 2 each 0.90 s (oversubscribed: 4 OpenMP threads
+on 2 cores), while each thread reported its own ``torch.get_num_threads()`` and the caller kept 2.
+With a non-OpenMP ATen backend the setting is process-wide and the last writer wins.
+
+A hung cluster cannot be interrupted in a thread: after a :class:`WorkerTimeout` its thread is left
+running as a daemon (it exits when its function returns); ``stuck_threads`` lists such threads.
+
+:class:`InlineRunner` (backend ``"inline"``) runs the clusters one after another in the caller's
+thread in a topological order of the cluster graph, with copy-on-put (value) semantics; it is meant
+for debugging and as a sequential reference, needs an acyclic cluster graph, and does not enforce
+timeouts.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+import torch
+
+from ramiel.runtime.channels import Aborted, Slot, ThreadEndpoint, ThreadState
+from ramiel.runtime.program import (
+    ChannelError,
+    Program,
+    ProgramError,
+    RuntimeFailure,
+    WorkerError,
+    WorkerTimeout,
+    describe_exception,
+)
+from ramiel.runtime.runner import Runner
+from ramiel.runtime.weights import Weights
+
+#: Seconds ``close`` waits for worker threads to finish after a failure.
+SHUTDOWN_GRACE_S = 1.0
+
+
+def _worker_error(cluster: str, e: BaseException, skip_frames: int) -> WorkerError:
+    exc_type, message, text = describe_exception(e, skip_frames)
+    err = WorkerError(cluster, exc_type, message, text)
+    err.__cause__ = e
+    return err
+
+
+class _Run:
+    """State shared by the thread and inline runners: slots, endpoints, end-of-inference checks."""
+
+    def __init__(self, program: Program, copy_on_put: bool):
+        self.state = ThreadState(copy_on_put)
+        self.slots = {n: Slot(n, s) for n, s in program.channels.items()}
+        self.endpoints = {
+            c: ThreadEndpoint(program, c, self.slots, self.state) for c in program.clusters
+        }
+        self.sent = {c: [self.slots[n] for n in program.channels_from(c)] for c in program.clusters}
+        self.got = {c: [self.slots[n] for n in program.channels_into(c)] for c in program.clusters}
+        self.program = program
+
+    def feed(self, inputs: dict[str, torch.Tensor], epoch: int) -> None:
+        self.state.epoch = epoch
+        for name, t in inputs.items():
+            for ch in self.program.inputs[name]:
+                self.slots[ch].fill(t, epoch)
+
+    def check_finished(self, cluster: str, epoch: int) -> None:
+        for slot in self.sent[cluster]:
+            if slot.put_epoch != epoch:
+                raise ChannelError(
+                    f"cluster '{cluster}' finished the inference without putting channel "
+                    f"'{slot.name}'"
+                )
+        for slot in self.got[cluster]:
+            if slot.get_epoch != epoch:
+                raise ChannelError(
+                    f"cluster '{cluster}' finished the inference without getting channel "
+                    f"'{slot.name}'"
+                )
+
+    def wake_all(self) -> None:
+        for slot in self.slots.values():
+            slot.wake()
+
+    def collect(self, check_versions: bool) -> dict[str, torch.Tensor]:
+        if check_versions:
+            for slot in self.slots.values():
+                v = slot.value
+                if v is not None and v._version != slot.version:
+                    spec = slot.spec
+                    who = f"cluster '{spec.src}'" if spec.src is not None else "the caller"
+                    to = f"cluster '{spec.dst}'" if spec.dst is not None else "the caller"
+                    raise ChannelError(
+                        f"the tensor on channel '{slot.name}' (from {who} to {to}) was modified in "
+                        "place after it was put; tensors that cross channels must not be mutated "
+                        "(use an out-of-place op, or start(..., copy_on_put=True))"
+                    )
+        out = {o: self.slots[ch].value for o, ch in self.program.outputs.items()}
+        for slot in self.slots.values():
+            slot.value = None
+        return out  # type: ignore[return-value]
+
+
+def _thread_worker(
+    i: int,
+    fn,
+    r: _Run,
+    w: Weights,
+    threads_per_worker: int,
+    start_q: queue.SimpleQueue,
+    done_q: queue.SimpleQueue,
+) -> None:
+    torch.set_num_threads(threads_per_worker)
+    # ATen initialises a thread's OpenMP setting lazily, from the process-wide value, on its first
+    # parallel query; trigger that now, before the caller restores its own count.
+    torch.get_num_threads()
+    ep = r.endpoints[list(r.program.clusters)[i]]
+    st = r.state
+    done_q.put((i, "ready", None))
+    with torch.no_grad():
+        while True:
+            epoch = start_q.get()
+            if epoch is None:
+                return
+            try:
+                fn(ep, w)
+            except Aborted:
+                done_q.put((i, "aborted", None))
+            except BaseException as e:
+                st.abort = True
+                r.wake_all()
+                done_q.put((i, "error", e))
+            else:
+                done_q.put((i, "done", None))
+
+
+class ThreadRunner(Runner):
+    """Threads backend (see the module docstring). Made by ``start(..., backend="threads")``.
+
+    Options:
+        copy_on_put: clone every tensor at ``put`` (value semantics; default False: references).
+    """
+
+    backend = "threads"
+
+    def __init__(
+        self,
+        program: Program,
+        weights: Weights,
+        threads_per_worker: int,
+        timeout_s: float,
+        copy_on_put: bool = False,
+    ):
+        super().__init__(program, weights, threads_per_worker, timeout_s)
+        self._r = _Run(program, copy_on_put)
+        self._names = list(program.clusters)
+        self._start_qs: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in self._names]
+        self._done_q: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self.stuck_threads: list[threading.Thread] = []
+        caller_threads = torch.get_num_threads()
+        try:
+            for i, c in enumerate(self._names):
+                # The thread must not reference the runner, so that an unclosed runner can be
+                # garbage-collected (its __del__ then stops the threads).
+                t = threading.Thread(
+                    target=_thread_worker,
+                    args=(
+                        i,
+                        program.clusters[c],
+                        self._r,
+                        weights,
+                        threads_per_worker,
+                        self._start_qs[i],
+                        self._done_q,
+                    ),
+                    name=f"ramiel-{program.name}-{c}",
+                    daemon=True,
+                )
+                t.start()
+                self._threads.append(t)
+            for _ in self._names:
+                self._done_q.get(timeout=30.0)
+        finally:
+            torch.set_num_threads(caller_threads)
+
+    def _run(
+        self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
+    ) -> dict[str, torch.Tensor]:
+        r = self._r
+        r.feed(inputs, epoch)
+        for q in self._start_qs:
+            q.put(epoch)
+        pending = set(range(len(self._names)))
+        deadline = time.monotonic() + timeout_s
+        aborted = False
+        while pending:
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise queue.Empty
+                i, kind, payload = self._done_q.get(timeout=remaining)
+            except queue.Empty:
+                raise WorkerTimeout([self._names[i] for i in sorted(pending)], timeout_s) from None
+            pending.discard(i)
+            if kind == "error":
+                raise _worker_error(self._names[i], payload, skip_frames=1)
+            if kind == "aborted":
+                aborted = True  # the error that caused it is on its way
+            elif not aborted:
+                r.check_finished(self._names[i], epoch)
+        if aborted:  # pragma: no cover - an abort always comes with an error
+            raise RuntimeFailure("inference aborted")
+        return r.collect(check_versions=not r.state.copy_on_put)
+
+    def _shutdown(self, failed: bool) -> None:
+        if failed:
+            self._r.state.abort = True
+            self._r.wake_all()
+        for q in self._start_qs:
+            q.put(None)
+        deadline = time.monotonic() + SHUTDOWN_GRACE_S
+        for t in self._threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()) if failed else None)
+        self.stuck_threads = [t for t in self._threads if t.is_alive()]
+        for slot in self._r.slots.values():
+            slot.value = None
+
+
+class InlineRunner(Runner):
+    """Inline backend: clusters run sequentially in the caller's thread (see module docstring)."""
+
+    backend = "inline"
+
+    def __init__(
+        self, program: Program, weights: Weights, threads_per_worker: int, timeout_s: float
+    ):
+        super().__init__(program, weights, threads_per_worker, timeout_s)
+        order = program.cluster_order()
+        if order is None:
+            raise ProgramError(
+                f"program '{program.name}': the cluster graph has a cycle, so the clusters cannot "
+                "run one after another; use the threads or processes backend"
+            )
+        self._order = order
+        self._r = _Run(program, copy_on_put=True)
+        self._r.state.abort = False
+
+    def _run(
+        self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
+    ) -> dict[str, torch.Tensor]:
+        r = self._r
+        r.feed(inputs, epoch)
+        with torch.no_grad():
+            # Topological order + check_finished: every get finds its channel already put.
+            for c in self._order:
+                try:
+                    self.program.clusters[c](r.endpoints[c], self.weights)
+                except Exception as e:
+                    raise _worker_error(c, e, skip_frames=1) from e
+                r.check_finished(c, epoch)
+        return r.collect(check_versions=False)
+
+    def _shutdown(self, failed: bool) -> None:
+        for slot in self._r.slots.values():
+            slot.value = None

@@ -1,0 +1,169 @@
+"""The weights object a cluster function receives as ``w``: named tensors with attribute access.
+
+Generated code reads ``w.conv1_w``. The tensors live in the instance's ``__dict__``, so attribute
+access is a plain lookup and a weight always wins over a method of the same name (call methods on
+the class in that case: ``Weights.names(w)``). Names of the form ``__x__`` are reserved.
+
+Weights are loaded from safetensors files (never pickle). For the processes backend,
+:func:`pack_shared` copies all tensors once into one shared-memory arena that every worker maps,
+so workers share one copy instead of holding one each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ramiel.runtime.program import ProgramError, dtype_size
+
+_ALIGN = 64
+
+
+class Weights:
+    """Named tensors with attribute access (``w.conv1_w``) and item access (``w["conv1.w"]``).
+
+    Args:
+        tensors: name -> tensor. Names used with attribute access must be Python identifiers.
+
+    Raises:
+        ProgramError: a value is not a ``torch.Tensor`` or a name is not a string or is a dunder.
+    """
+
+    def __init__(self, tensors: Mapping[str, torch.Tensor] | None = None):
+        for name, t in (tensors or {}).items():
+            if not isinstance(name, str) or (name.startswith("__") and name.endswith("__")):
+                raise ProgramError(f"invalid weight name {name!r}")
+            if not isinstance(t, torch.Tensor):
+                raise ProgramError(f"weight '{name}' is a {type(t).__name__}, not a torch.Tensor")
+            self.__dict__[name] = t
+
+    @classmethod
+    def from_safetensors(cls, path: str | Path) -> Weights:
+        """Load every tensor of a ``.safetensors`` file (CPU)."""
+        from safetensors.torch import load_file
+
+        return cls(load_file(str(path), device="cpu"))
+
+    def save_safetensors(self, path: str | Path) -> None:
+        """Write the tensors to a ``.safetensors`` file (made contiguous, storage not shared)."""
+        from safetensors.torch import save_file
+
+        save_file({k: v.contiguous().clone() for k, v in Weights.as_dict(self).items()}, str(path))
+
+    def as_dict(self) -> dict[str, torch.Tensor]:
+        """A new dict name -> tensor."""
+        return dict(vars(self))
+
+    def names(self) -> list[str]:
+        """The weight names, in insertion order."""
+        return list(vars(self))
+
+    def nbytes(self) -> int:
+        """Total size of the tensors in bytes."""
+        return sum(t.numel() * t.element_size() for t in vars(self).values())
+
+    def __getattr__(self, name: str) -> torch.Tensor:
+        # Only reached when the name is not in __dict__: an unknown weight.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"no weight named '{name}'")
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        try:
+            return vars(self)[name]
+        except KeyError:
+            raise KeyError(f"no weight named '{name}'") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in vars(self)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(vars(self)))
+
+    def __len__(self) -> int:
+        return len(vars(self))
+
+    def __repr__(self) -> str:
+        return f"Weights({len(self)} tensors, {Weights.nbytes(self)} bytes)"
+
+
+def as_weights(weights: Weights | Mapping[str, torch.Tensor] | str | Path | None) -> Weights:
+    """Accept a :class:`Weights`, a dict of tensors, a ``.safetensors`` path or ``None`` (empty)."""
+    if weights is None:
+        return Weights()
+    if isinstance(weights, Weights):
+        return weights
+    if isinstance(weights, (str, Path)):
+        return Weights.from_safetensors(weights)
+    return Weights(weights)
+
+
+@dataclass(frozen=True)
+class TensorSlot:
+    """Where one tensor lives in an arena: byte ``offset``, ``shape`` and ``dtype``."""
+
+    offset: int
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    @property
+    def nbytes(self) -> int:
+        n = dtype_size(self.dtype)
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def layout(items: Mapping[str, tuple[tuple[int, ...], torch.dtype]], start: int = 0):
+    """Assign 64-byte-aligned offsets to tensors of given shapes and dtypes.
+
+    Returns:
+        ``(slots, total_bytes)``: name -> :class:`TensorSlot`, and the arena size in bytes.
+    """
+    slots: dict[str, TensorSlot] = {}
+    off = start
+    for name, (shape, dtype) in items.items():
+        off = (off + _ALIGN - 1) // _ALIGN * _ALIGN
+        slot = TensorSlot(off, tuple(shape), dtype)
+        slots[name] = slot
+        off += slot.nbytes
+    return slots, (off + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def shared_arena(nbytes: int) -> torch.Tensor:
+    """A zero-filled uint8 tensor of ``nbytes`` (at least 64) in shared memory.
+
+    The storage is an unlinked shm file held by descriptor (torch's ``file_descriptor`` strategy):
+    forked children inherit the mapping, spawned children receive it when it is pickled through
+    ``multiprocessing``, and the memory is freed when the last process drops it.
+    """
+    return torch.zeros(max(nbytes, _ALIGN), dtype=torch.uint8).share_memory_()
+
+
+def view(arena: torch.Tensor, slot: TensorSlot) -> torch.Tensor:
+    """The tensor ``slot`` describes, as a view into ``arena`` (no copy)."""
+    raw = arena[slot.offset : slot.offset + slot.nbytes]
+    return raw.view(slot.dtype).view(slot.shape)
+
+
+def pack_shared(weights: Weights) -> tuple[torch.Tensor, dict[str, TensorSlot]]:
+    """Copy all weights into one shared-memory arena.
+
+    Returns:
+        ``(arena, slots)``; :func:`unpack` rebuilds the :class:`Weights` in any process that has the
+        arena (views, no copy).
+    """
+    tensors = Weights.as_dict(weights)
+    slots, total = layout({k: (tuple(t.shape), t.dtype) for k, t in tensors.items()})
+    arena = shared_arena(total)
+    for name, t in tensors.items():
+        view(arena, slots[name]).copy_(t.detach())
+    return arena, slots
+
+
+def unpack(arena: torch.Tensor, slots: Mapping[str, TensorSlot]) -> Weights:
+    """The :class:`Weights` whose tensors are views of ``arena`` (see :func:`pack_shared`)."""
+    return Weights({name: view(arena, s) for name, s in slots.items()})
