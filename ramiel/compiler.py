@@ -18,6 +18,7 @@ Python API: :func:`compile` returns a :class:`CompiledModel` callable.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 import time
@@ -34,6 +35,10 @@ from ramiel.importer import ImportOptions, import_onnx
 from ramiel.scheduling import ScheduleReport
 
 WEIGHTS_FILE = "weights.safetensors"
+
+#: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
+#: imported as ``model.py``/``model_seq.py``; ``id()`` values are reused after garbage collection).
+_MODULE_IDS = itertools.count()
 
 
 @dataclass
@@ -95,7 +100,13 @@ def _write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> 
             if isinstance(op, WeightOp) and op.key.data not in tensors:
                 arr = constant_value(op.value, source)
                 assert arr is not None
-                tensors[op.key.data] = torch.from_numpy(np.ascontiguousarray(arr).copy())
+                # np.array, not np.ascontiguousarray: that one makes 0-d (scalar) weights 1-d
+                arr = np.array(arr, order="C", copy=True)
+                if arr.dtype.name == "bfloat16":  # ml_dtypes: torch takes its bits
+                    t = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+                else:
+                    t = torch.from_numpy(arr)
+                tensors[op.key.data] = t
     save_file(tensors, path)
 
 
@@ -217,8 +228,9 @@ class CompiledModel:
         self.result = result
         self.options = options
         self._tmp = tmp
-        self.program = load_program(result.parallel_path)
-        seq_mod = import_from_path(f"ramiel_seq_{id(self)}", result.sequential_path)
+        uid = next(_MODULE_IDS)
+        self.program = load_program(result.parallel_path, module_name=f"ramiel_par_{uid}")
+        seq_mod = import_from_path(f"ramiel_seq_{uid}", result.sequential_path)
         self._forward = seq_mod.forward
         self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_mod.INPUTS)
         self.output_names: list[str] = list(seq_mod.OUTPUTS)
