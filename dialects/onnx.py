@@ -37,6 +37,7 @@ import onnx
 import onnx.defs
 from onnx.defs import OpSchema
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     BFloat16Type,
     DenseIntOrFPElementsAttr,
@@ -137,11 +138,19 @@ def numpy_dtype_of(element_type: Attribute) -> np.dtype:
 
 
 def tensor_type(onnx_dtype: int, shape: Sequence[int] | None) -> TensorType | UnrankedTensorType:
-    """A ranked ``tensor<...>`` type (``-1`` = unknown dim, printed ``?``) or unranked if no shape."""
+    """A ranked ``tensor<...>`` type or unranked if ``shape`` is ``None``.
+
+    A negative dimension (``-1``) is unknown: it becomes xDSL's ``DYNAMIC_INDEX``, printed ``?``.
+    """
+    return _tensor_type(onnx_dtype, None if shape is None else tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _tensor_type(onnx_dtype: int, shape: tuple[int, ...] | None) -> TensorType | UnrankedTensorType:
     el = element_type_of(onnx_dtype)
     if shape is None:
         return UnrankedTensorType(el)
-    return TensorType(el, list(shape))
+    return TensorType(el, [d if d >= 0 else DYNAMIC_INDEX for d in shape])
 
 
 def static_shape(t: Attribute) -> tuple[int, ...] | None:
@@ -161,7 +170,12 @@ _KIND = OpSchema.AttrType
 
 
 def _int_attr(v: int) -> IntegerAttr:
-    return IntegerAttr(int(v), IntegerType(64, Signedness.SIGNED))
+    return _cached_int_attr(int(v))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_int_attr(v: int) -> IntegerAttr:
+    return IntegerAttr(v, IntegerType(64, Signedness.SIGNED))
 
 
 def attr_from_python(kind: OpSchema.AttrType, value: Any) -> Attribute:
@@ -228,6 +242,7 @@ _REPRESENTABLE_KINDS = {
     _KIND.STRINGS,
     _KIND.TENSOR,
 }
+_REPRESENTABLE_NAMES = {k.name for k in _REPRESENTABLE_KINDS}
 
 
 @dataclass(frozen=True)
@@ -277,7 +292,13 @@ def unrepresentable_reason(op_type: str, opset: int) -> str | None:
     if info is None:
         return f"no ONNX operator '{op_type}' in the default domain at opset {opset}"
     if op_type not in OPS:
-        return "operator is outside the onnx dialect (graph, sequence, map or string operator)"
+        s = info.schema
+        if any(a.type not in _REPRESENTABLE_KINDS for a in s.attributes.values()):
+            kinds = sorted({a.type.name for a in s.attributes.values()} - _REPRESENTABLE_NAMES)
+            if "GRAPH" in kinds or "GRAPHS" in kinds:
+                return "control flow with subgraph attributes is not supported"
+            return f"attributes of kind {', '.join(kinds)} are not supported"
+        return "sequence, map, optional or string values are not supported"
     return None
 
 

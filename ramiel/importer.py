@@ -21,6 +21,7 @@ from the ONNX tensor names.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,14 @@ import onnx.shape_inference
 from google.protobuf.message import DecodeError
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ramiel.dialects import onnx as onnx_d
@@ -171,6 +179,13 @@ def prepare_model(
                     f"graph input '{inp.name}' has a dynamic dimension {d}{sym}: bind it with "
                     f"--input-shape {inp.name}={example}"
                 )
+    # Symbolic output dimensions ('N') would survive shape inference even when the bound input
+    # shapes determine them: forget them, so inference fills in what it can.
+    for out in m.graph.output:
+        if out.type.HasField("tensor_type") and out.type.tensor_type.HasField("shape"):
+            for dim in out.type.tensor_type.shape.dim:
+                if dim.HasField("dim_param"):
+                    dim.Clear()
     opset = _default_opset(m)
     _check_supported(m, opset)
     try:
@@ -191,23 +206,18 @@ def _first_line(e: Exception) -> str:
 
 def _check_supported(m: onnx.ModelProto, opset: int) -> None:
     if opset < onnx_d.MIN_OPSET or opset > onnx_d.LATEST_OPSET:
-        raise UnsupportedOpError(
-            [
-                (
-                    "<model>",
-                    m.graph.name,
-                    opset,
-                    f"opset {opset} is outside the supported range "
-                    f"{onnx_d.MIN_OPSET}..{onnx_d.LATEST_OPSET}",
-                )
-            ]
+        raise ImportError_(
+            f"the model imports ONNX opset {opset}; Ramiel supports opsets "
+            f"{onnx_d.MIN_OPSET}..{onnx_d.LATEST_OPSET} of the default domain"
         )
+    domain_opsets = {o.domain: o.version for o in m.opset_import}
     bad: list[tuple[str, str, int, str]] = []
     for i, node in enumerate(m.graph.node):
-        name = node.name or f"#{i}"
+        name = node.name or f"{node.op_type}_{i}"
         if node.domain not in ("", "ai.onnx"):
+            version = domain_opsets.get(node.domain, 0)
             bad.append(
-                (f"{node.domain}.{node.op_type}", name, opset, "operator domain not supported")
+                (f"{node.domain}.{node.op_type}", name, version, "operator domain not supported")
             )
             continue
         why = onnx_d.unrepresentable_reason(node.op_type, opset)
@@ -217,21 +227,30 @@ def _check_supported(m: onnx.ModelProto, opset: int) -> None:
         raise UnsupportedOpError(bad)
 
 
-class _NameTable:
-    """Valid, unique SSA name hints from ONNX tensor names."""
+_HINT_BAD = re.compile(r"[^A-Za-z0-9_]+")
+_OUTPUT_SUFFIX = re.compile(r"_output_\d+$")
 
-    def __init__(self) -> None:
-        self.taken: set[str] = set()
 
-    def hint(self, name: str) -> str | None:
-        import re
+def name_hint(name: str) -> str | None:
+    """A readable SSA name hint for an ONNX tensor name (``None`` if nothing is left).
 
-        h = re.sub(r"[^A-Za-z0-9_$.]", "_", name)
-        if not h:
-            return None
-        if h[0].isdigit():
-            h = "v" + h
-        return h
+    PyTorch exports name tensors by module path (``/layer1/layer1.0/conv1/Conv_output_0``): the
+    hint keeps the innermost scope and the op (``layer1_0_conv1_Conv``), since the full path
+    mostly repeats itself. Other names are kept, with invalid characters replaced by ``_``.
+    Uniqueness is the printer's job.
+    """
+    if "/" in name:
+        parts = [p for p in name.split("/") if p]
+        if parts:
+            last = _OUTPUT_SUFFIX.sub("", parts[-1])
+            scope = parts[-2] if len(parts) >= 2 else ""
+            name = f"{scope}_{last}" if scope else last
+    h = _HINT_BAD.sub("_", name).strip("_")
+    if not h:
+        return None
+    if h[0].isdigit():
+        h = "v" + h
+    return h
 
 
 def import_onnx(
@@ -256,7 +275,6 @@ def import_onnx(
 
     store = WeightStore(options.weights_path) if options.weights_path else None
     keys: set[str] = set()
-    names = _NameTable()
 
     def ir_type(name: str) -> Attribute:
         t = types.get(name)
@@ -279,7 +297,7 @@ def import_onnx(
     block = Block(arg_types=arg_types)
     env: dict[str, SSAValue] = {}
     for inp, arg in zip(graph_inputs, block.args, strict=True):
-        arg.name_hint = names.hint(inp.name)
+        arg.name_hint = name_hint(inp.name)
         env[inp.name] = arg
     b = Builder(InsertPoint.at_end(block))
 
@@ -294,7 +312,7 @@ def import_onnx(
         attr = value_attr(arr, resource_key(name, keys), store)
         op = onnx_d.create("Constant", [], [attr.get_type()], {"value": attr}, node_name)
         b.insert(op)
-        op.results[0].name_hint = names.hint(name)
+        op.results[0].name_hint = name_hint(name)
         return op.results[0]
 
     for init in g.initializer:
@@ -327,7 +345,7 @@ def import_onnx(
         b.insert(op)
         for name, res in zip(node.output, op.results, strict=True):
             if name:
-                res.name_hint = names.hint(name)
+                res.name_hint = name_hint(name)
                 env[name] = res
 
     outs: list[SSAValue] = []
@@ -336,13 +354,27 @@ def import_onnx(
             raise ImportError_(f"graph output '{o.name}' is never produced")
         outs.append(env[o.name])
     b.insert(func.ReturnOp(*outs))
-    fn = func.FuncOp("main", (arg_types, out_types), Region(block))
+    fn = func.FuncOp(
+        "main",
+        (arg_types, out_types),
+        Region(block),
+        arg_attrs=_name_attrs([i.name for i in graph_inputs]),
+        res_attrs=_name_attrs([o.name for o in g.output]),
+    )
     attrs: dict[str, Attribute] = {onnx_d.OPSET_ATTR: IntegerAttr(opset, IntegerType(64))}
     if store is not None and store._pending:
         store.save()
         attrs[WEIGHTS_ATTR] = StringAttr(options.weights_ref or options.weights_path or "")
     module = ModuleOp([fn], attributes=attrs)
     return module
+
+
+ONNX_NAME_ATTR = "onnx.name"
+"""Argument/result attribute of ``@main`` holding the ONNX graph input/output name."""
+
+
+def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({ONNX_NAME_ATTR: StringAttr(n)}) for n in names])
 
 
 def _none_type() -> Attribute:

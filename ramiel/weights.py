@@ -13,9 +13,10 @@ read lazily with ``safetensors`` (memory-mapped, never unpickled).
 
 from __future__ import annotations
 
+import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from safetensors import safe_open
@@ -26,11 +27,10 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     ModuleOp,
     StringAttr,
-    TensorType,
 )
 from xdsl.ir import Attribute
 
-from ramiel.dialects.onnx import element_type_of, numpy_dtype_of
+from ramiel.dialects.onnx import numpy_dtype_of, tensor_type
 from ramiel.errors import RamielError
 
 INLINE_LIMIT = 16
@@ -41,9 +41,10 @@ WEIGHTS_ATTR = "ramiel.weights"
 
 def dense_from_numpy(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A ``dense<...>`` attribute holding ``arr`` (a splat is stored as a single element)."""
-    arr = np.ascontiguousarray(arr)
+    arr = np.asarray(arr)
+    arr = np.ascontiguousarray(arr).reshape(arr.shape)  # ascontiguousarray makes 0-d arrays 1-d
     onnx_dt = _onnx_dtype(arr.dtype)
-    t = TensorType(element_type_of(onnx_dt), list(arr.shape))
+    t = tensor_type(onnx_dt, arr.shape)
     flat = arr.reshape(-1)
     if flat.size > 1 and bool(np.all(flat == flat[0])) and not _has_nan(flat):
         flat = flat[:1]
@@ -52,6 +53,40 @@ def dense_from_numpy(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
     else:
         data = flat.tobytes()
     return DenseIntOrFPElementsAttr(t, BytesAttr(data))
+
+
+def dense_splat(value: np.ndarray | np.generic, shape: Sequence[int]) -> DenseIntOrFPElementsAttr:
+    """``dense<value> : tensor<shape x T>`` storing the single element ``value`` (dtype ``T``).
+
+    Nothing of size ``prod(shape)`` is allocated, so a splat weight of any size stays compact.
+    """
+    scalar = np.asarray(value).reshape(-1)[:1]
+    t = tensor_type(_onnx_dtype(scalar.dtype), shape)
+    if math.prod(shape) == 0:
+        return DenseIntOrFPElementsAttr(t, BytesAttr(b""))
+    if scalar.dtype == np.bool_:
+        data = np.where(scalar, 0xFF, 0).astype(np.uint8).tobytes()
+    else:
+        data = scalar.tobytes()
+    return DenseIntOrFPElementsAttr(t, BytesAttr(data))
+
+
+def splat_value(attr: DenseIntOrFPElementsAttr) -> np.ndarray | None:
+    """The single element (0-d array) of a ``dense`` attribute stored as a splat, else ``None``.
+
+    Only the compact form (one stored element for a shape of several) is detected; no data is
+    scanned.
+    """
+    if math.prod(attr.get_shape()) <= 1:
+        return None
+    el = attr.get_element_type()
+    dt = numpy_dtype_of(el)
+    size = 1 if dt == np.bool_ else dt.itemsize
+    if len(attr.data.data) != size:
+        return None
+    if dt == np.bool_:
+        return np.array(attr.data.data[0] != 0)
+    return np.frombuffer(attr.data.data, dt)[0].copy().reshape(())
 
 
 def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
@@ -133,13 +168,19 @@ class WeightStore:
         self._pending[key] = np.ascontiguousarray(arr)
 
     def save(self, path: str | None = None) -> None:
-        """Write every tensor (old and new) to ``path`` (default: this store's path)."""
+        """Write every tensor (old and new) to ``path`` (default: this store's path).
+
+        Raises :class:`RamielError` if the file cannot be written (a missing directory...).
+        """
         path = path or self.path
         assert path is not None
         tensors = {k: self.get(k) for k in self.keys()}
         tmp = path + ".tmp"
-        save_file(tensors, tmp)
-        os.replace(tmp, path)
+        try:
+            save_file(tensors, tmp)
+            os.replace(tmp, path)
+        except Exception as e:  # safetensors' SafetensorError, OSError
+            raise RamielError(f"cannot write weights file {path}: {e}") from None
         self.path = path
         self._cache.update(self._pending)
         self._pending.clear()
@@ -188,5 +229,5 @@ def value_attr(arr: np.ndarray, key: str, store: WeightStore | None) -> Attribut
     if arr.size <= INLINE_LIMIT or splat or store is None:
         return dense_from_numpy(arr)
     store.add(key, arr)
-    t = TensorType(element_type_of(_onnx_dtype(arr.dtype)), list(arr.shape))
+    t = tensor_type(_onnx_dtype(arr.dtype), arr.shape)
     return DenseResourceAttr.from_params(key, t)

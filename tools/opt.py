@@ -8,9 +8,18 @@ after ``=``::
     ramiel-opt -p 'constant-fold,dce,merge{clusters=2}' -        # read stdin
 
 Other flags: ``-o FILE``, ``--print-ir-after-all`` (IR after every pass, on stderr),
-``--verify-diagnostics``, ``--split-input-file`` and the rest of xDSL's ``xdsl-opt`` flags.
-Errors (syntax errors with file:line:col, verifier failures, pass failures) are printed as
-``error: ...`` on stderr with exit status 1, never as a traceback.
+``--split-input-file`` (process each ``// -----`` chunk alone), ``--verify-diagnostics`` (print a
+verifier error as the output, exit status 0: for lit tests of invalid IR) and the rest of xDSL's
+``xdsl-opt`` flags.
+
+Errors are one line on stderr and exit status 1, never a traceback. An IR syntax error or an op
+that fails verification is reported at its position, MLIR-style, with the offending line::
+
+    model.mlir:3:5: error: onnx.Relu expects 1 operands at opset 17 (since version 14), got 2
+        %y = "onnx.Relu"(%x, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+        ^
+
+Other errors (unknown pass or option, missing file, a pass that fails) read ``error: <reason>``.
 """
 
 from __future__ import annotations
@@ -20,17 +29,22 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import IO, NoReturn
 
-from ramiel.dialects.registry import register_dialects
-from ramiel.passes import PASSES
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
+from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
+from ramiel.passes import PASSES
 from ramiel.weights import set_ir_base_dir
+
+__all__ = ["RamielOptMain", "format_parse_error", "main", "split_pass_flags"]
 
 _PASS_FLAG = re.compile(r"^--([a-z][a-z0-9-]*)(?:\{(.*)\}|=(.*))?$")
 
@@ -60,8 +74,19 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return [e for e in elements if e], rest
 
 
+class _UsageError(RamielError):
+    """A command-line error (unknown flag, bad pipeline)."""
+
+
+def _usage_error(message: str) -> NoReturn:
+    flag = re.search(r"unrecognized arguments: (--[a-z][a-z0-9-]*)", message)
+    if flag:
+        message += f" (not an option nor a pass; passes: {', '.join(sorted(PASSES))})"
+    raise _UsageError(message)
+
+
 class RamielOptMain(xDSLOptMain):
-    """xDSL's optimiser driver with Ramiel's dialects and passes only."""
+    """xDSL's optimiser driver with Ramiel's dialects, passes, located errors and fast parser."""
 
     def register_all_dialects(self) -> None:
         register_dialects(self.ctx)
@@ -77,27 +102,78 @@ class RamielOptMain(xDSLOptMain):
             action="store_true",
             help="print the IR after every pass (to stderr)",
         )
+        arg_parser.error = _usage_error  # type: ignore[method-assign]
+
+    def get_input_name(self) -> str:
+        return self.args.input_file or "<stdin>"
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        path = self.args.input_file
+        if path is not None:
+            if os.path.isdir(path):
+                raise RamielError(f"{path}: is a directory")
+            if path.endswith(".onnx"):
+                raise RamielError(
+                    f"{path}: an ONNX model, not IR; import it first: "
+                    f"ramiel-translate --import-onnx {path}"
+                )
+        f, _ = super().get_input_stream()
+        return f, "mlir"  # every input is IR text, whatever its file name ends with
 
     def setup_pipeline(self) -> None:
+        spec = self.args.passes
+        try:
+            names = [p.name for p in parse_pipeline(spec)]
+        except Exception as e:  # xDSL's ArgSpecParseError and friends
+            raise _UsageError(f"bad pass pipeline '{spec}': {e}") from None
+        unknown = [n for n in names if n not in self.available_passes]
+        if unknown:
+            raise _UsageError(
+                f"unknown pass{'es' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+                f" (available: {', '.join(sorted(self.available_passes))})"
+            )
+
         def callback(prev: ModulePass | None, module: ModuleOp, nxt: ModulePass | None) -> None:
             if prev is None:
                 return
-            try:
-                module.verify()
-            except VerifyException as e:
-                raise VerifyException(f"IR invalid after pass '{prev.name}': {e}") from e
+            if not self.args.disable_verify:
+                try:
+                    verify_located(module)
+                except LocatedVerifyError as e:
+                    e.reason = f"IR invalid after pass '{prev.name}': {e.reason}"
+                    raise
             if self.args.print_ir_after_all:
                 print(f"// -----// IR Dump After {prev.name} //----- //", file=sys.stderr)
                 Printer(stream=sys.stderr).print_op(module)
                 print(file=sys.stderr)
 
-        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, callback)
+        try:
+            self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, callback)
+        except (ValueError, TypeError) as e:  # bad or missing pass options
+            raise _UsageError(f"bad pass pipeline '{spec}': {e}") from None
 
     def parse_chunk(self, chunk, file_extension, start_offset=0):  # type: ignore[no-untyped-def]
-        module = super().parse_chunk(chunk, file_extension, start_offset)
-        if module is not None and not self.args.verify_diagnostics:
-            module.verify()
+        data = chunk.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RamielError(
+                f"{self.get_input_name()}: not IR text (not UTF-8; an ONNX model must be imported "
+                f"with ramiel-translate --import-onnx)"
+            ) from None
+        parser = LocatedParser(self.ctx, text, self.get_input_name(), start_offset)
+        module = parser.parse_module(not self.args.no_implicit_module)
+        if not self.args.disable_verify:
+            verify_located(module)
         return module
+
+
+def format_parse_error(e: ParseError) -> str:
+    """``file:line:col: error: reason`` followed by the offending line and a caret."""
+    loc = e.span.get_location()
+    context = e.span.print_with_context("").splitlines()[1:]
+    reason = e.msg.strip()
+    return "\n".join([f"{loc}: error: {reason}", *[c for c in context if c.strip()]])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -114,22 +190,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             set_ir_base_dir(os.path.dirname(os.path.abspath(tool.args.input_file)))
             if not os.path.exists(tool.args.input_file):
                 raise RamielError(f"{tool.args.input_file}: no such file")
+        else:
+            set_ir_base_dir(os.getcwd())
         tool.run()
     except ParseError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(format_parse_error(e), file=sys.stderr)
         return 1
-    except (VerifyException, DiagnosticException, RamielError) as e:
-        print(f"error: {_one_line(e)}", file=sys.stderr)
+    except LocatedVerifyError as e:
+        print(e.diagnostic(), file=sys.stderr)
         return 1
-    except ValueError as e:  # unknown pass names, bad options
+    except (DiagnosticException, RamielError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
-
-
-def _one_line(e: Exception) -> str:
-    text = str(e).strip()
-    return text
 
 
 if __name__ == "__main__":

@@ -1,0 +1,7 @@
+builtin.module attributes {onnx.opset = 13 : i64} {
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %y = "onnx.Relu"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %z = "onnx.Conv"(%y, %y) {onnx_node_name = "conv_7"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+    func.return %z : tensor<2x3xf32>
+  }
+}

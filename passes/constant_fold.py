@@ -1,0 +1,643 @@
+"""``--constant-fold``: evaluate ONNX ops whose inputs are known at compile time.
+
+What it does
+    Replaces an ``onnx`` op by ``onnx.Constant`` ops holding its results when
+
+    * every operand (``none`` aside) is an ``onnx.Constant``: the ConstantOfShape weights of the
+      ONNX zoo models, the Gather/Unsqueeze/Concat of shape values in PyTorch exports, or
+    * the op reads only the *shape* of its operand and that shape is static: ``onnx.Shape`` and
+      ``onnx.Size``, where the PyTorch-export chains Shape -> Gather -> Unsqueeze -> Concat ->
+      Reshape start.
+
+    One forward sweep in program order folds whole chains. The folded op is erased (its results
+    have no uses left); the constants it read are left in place, for ``--dce`` to remove when
+    nothing else reads them. Ops that are not folded get their result types refined: a result
+    type that is unranked or has dynamic dimensions is re-inferred with ONNX shape inference
+    (``onnx.shape_inference.infer_node_outputs``, given the operand types and the values of the
+    constant operands) and replaced when the inferred type is more static, and a function's
+    result types follow its ``func.return``. So a Reshape whose shape operand just became a
+    constant gets a static type, and the passes after this one see static shapes.
+
+Which results become constants (the size policy)
+    * Splats of any size (all elements equal): stored as one element,
+      ``dense<2.000000e-02> : tensor<4096x25088xf32>``. When the operands are splats the value is
+      computed from one element and never materialised (ConstantOfShape; element-wise ops and
+      data-movement ops such as Unsqueeze, Reshape, Transpose of splats).
+    * Results with at most :data:`ramiel.weights.INLINE_LIMIT` (16) elements: inline ``dense``.
+    * Larger non-splat results (a Transpose of a real weight): *not folded*; the op stays and the
+      code generator evaluates such constant subgraphs once, when the generated model loads. The
+      IR text never holds megabytes of numbers, and this pass writes no weights file: the
+      ``ramiel.weights`` file an IR module names is read-only input, shared by other IR files.
+
+How ops are evaluated
+    With ``onnx.reference.ReferenceEvaluator`` on a one-node model at the module's opset
+    (``onnx.opset``), one evaluator cached per node signature. Not folded, and left to the
+    runtime:
+
+    * nondeterministic ops (RandomNormal, RandomUniform, their ``Like`` forms, Multinomial,
+      Bernoulli);
+    * ops the reference evaluator of onnx 1.23 gets wrong: Softmax, LogSoftmax and Hardmax before
+      opset 13 (it applies the opset-13 rule, without the flatten to 2-D), LRN (it sums over the
+      wrong axis), Pad with negative pads (it rejects them);
+    * results whose element type or shape differ from the op's static result type (an evaluator
+      or shape-inference disagreement, such as pooling with ``ceil_mode=1`` before opset 22);
+    * ops whose operands or results exceed :data:`MAX_EVAL_ELEMENTS` elements;
+    * ops the evaluator fails on.
+
+Options
+    None.
+
+Source: MLIR's constant folding (``OpFoldResult``, dialect ``materializeConstant``) and
+onnx-mlir's ``--constprop-onnx``; values from the ONNX reference implementation
+(https://onnx.ai/onnx/api/reference.html).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnx.defs
+import onnx.numpy_helper
+import onnx.shape_inference
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FunctionType,
+    ModuleOp,
+    NoneType,
+    TensorType,
+    UnrankedTensorType,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from ramiel.dialects import onnx as onnx_d
+from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, onnx_dtype_of, opset_of, static_shape
+from ramiel.weights import (
+    INLINE_LIMIT,
+    constant_value,
+    dense_from_numpy,
+    dense_splat,
+    numpy_from_dense,
+    splat_value,
+)
+
+__all__ = ["ConstantFold", "MAX_EVAL_ELEMENTS", "fold_reason"]
+
+MAX_EVAL_ELEMENTS = 1 << 22
+"""Largest operand or result (elements) the pass materialises to evaluate an op (16 MiB f32)."""
+
+#: Ops whose value is not a function of their inputs.
+NONDETERMINISTIC = frozenset(
+    [
+        "RandomNormal",
+        "RandomUniform",
+        "RandomNormalLike",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+    ]
+)
+
+#: Ops computed element by element (after broadcasting): splat operands give a splat result.
+ELEMENTWISE = frozenset(
+    [
+        "Abs",
+        "Acos",
+        "Acosh",
+        "Add",
+        "And",
+        "Asin",
+        "Asinh",
+        "Atan",
+        "Atanh",
+        "BitShift",
+        "BitwiseAnd",
+        "BitwiseNot",
+        "BitwiseOr",
+        "BitwiseXor",
+        "Cast",
+        "CastLike",
+        "Ceil",
+        "Celu",
+        "Clip",
+        "Cos",
+        "Cosh",
+        "Div",
+        "Elu",
+        "Equal",
+        "Erf",
+        "Exp",
+        "Floor",
+        "Gelu",
+        "Greater",
+        "GreaterOrEqual",
+        "HardSigmoid",
+        "HardSwish",
+        "IsInf",
+        "IsNaN",
+        "LeakyRelu",
+        "Less",
+        "LessOrEqual",
+        "Log",
+        "Max",
+        "Mean",
+        "Min",
+        "Mish",
+        "Mod",
+        "Mul",
+        "Neg",
+        "Not",
+        "Or",
+        "PRelu",
+        "Pow",
+        "Reciprocal",
+        "Relu",
+        "Round",
+        "Selu",
+        "Shrink",
+        "Sigmoid",
+        "Sign",
+        "Sin",
+        "Sinh",
+        "Softplus",
+        "Softsign",
+        "Sqrt",
+        "Sub",
+        "Sum",
+        "Tan",
+        "Tanh",
+        "ThresholdedRelu",
+        "Where",
+        "Xor",
+    ]
+)
+
+#: Ops that move or copy the elements of their first operand: a splat stays the same splat.
+DATA_MOVEMENT = frozenset(
+    [
+        "DepthToSpace",
+        "Dropout",
+        "Expand",
+        "Flatten",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Identity",
+        "Reshape",
+        "Slice",
+        "SpaceToDepth",
+        "Squeeze",
+        "Tile",
+        "Transpose",
+        "Unsqueeze",
+    ]
+)
+
+_CONSTANT = onnx_d.OPS["Constant"]
+
+
+@dataclass
+class Const:
+    """A constant tensor of ``shape`` and ``dtype``: a ``splat`` (0-d array; every element
+    equal, stored once) or a full ``array``."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    splat: np.ndarray | None = None
+    full: np.ndarray | None = field(default=None, repr=False)
+
+    @staticmethod
+    def of(arr: np.ndarray) -> Const:
+        arr = np.asarray(arr)
+        return Const(tuple(arr.shape), arr.dtype, full=arr)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def array(self) -> np.ndarray:
+        """The full value (materialises a splat)."""
+        if self.full is None:
+            assert self.splat is not None
+            self.full = np.full(self.shape, self.splat, dtype=self.dtype)
+        return self.full
+
+    def scalar(self) -> np.ndarray | None:
+        """The one value of a splat or of a one-element tensor (0-d array), else ``None``."""
+        if self.splat is not None:
+            return self.splat
+        if self.full is not None and self.full.size == 1:
+            return self.full.reshape(())
+        return None
+
+    def attr(self) -> DenseIntOrFPElementsAttr | None:
+        """The compact ``dense`` attribute, or ``None`` if too large to inline (see policy)."""
+        if self.splat is not None:
+            return dense_splat(self.splat, self.shape)
+        arr = self.array()
+        flat = arr.reshape(-1)
+        nan = flat.dtype.kind == "f" and flat.size > 0 and bool(np.isnan(flat[0]))
+        if flat.size > 1 and not nan and bool(np.all(flat == flat[0])):
+            return dense_splat(flat[0], self.shape)
+        if arr.size <= INLINE_LIMIT:
+            return dense_from_numpy(arr)
+        return None
+
+
+def fold_reason(op_type: str, opset: int) -> str | None:
+    """Why ops of ``op_type`` at ``opset`` are never folded (see module doc), or ``None``."""
+    if op_type in NONDETERMINISTIC:
+        return "nondeterministic"
+    if op_type in ("Softmax", "LogSoftmax", "Hardmax") and opset < 13:
+        return "onnx.reference applies the opset-13 rule before opset 13"
+    if op_type == "LRN":
+        return "onnx.reference LRN sums over the wrong axis (onnx 1.23)"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation with onnx.reference
+# ---------------------------------------------------------------------------------------------
+
+
+def _onnx_attr_value(name: str, kind: onnx.defs.OpSchema.AttrType, attr: Attribute, module):
+    if isinstance(attr, DenseIntOrFPElementsAttr | DenseResourceAttr):
+        return onnx.numpy_helper.from_array(constant_value(attr, module), name)
+    value = onnx_d.python_from_attr(attr)
+    if isinstance(attr, ArrayAttr) and kind == onnx.defs.OpSchema.AttrType.FLOATS:
+        value = [float(v) for v in value]
+    return value
+
+
+def _node(op: OnnxOp, opset: int, module: ModuleOp) -> onnx.NodeProto:
+    """The ONNX node of ``op`` with inputs ``i0, i1, ...`` and outputs ``o0, o1, ...``."""
+    info = onnx_d.schema_info(op.op_type, opset)
+    assert info is not None
+    inputs = ["" if isinstance(v.type, NoneType) else f"i{k}" for k, v in enumerate(op.operands)]
+    outputs = ["" if isinstance(r.type, NoneType) else f"o{k}" for k, r in enumerate(op.results)]
+    node = helper.make_node(op.op_type, inputs, outputs)
+    for name, attr in sorted(op.properties.items()):
+        kind = info.attributes[name][0]
+        value = _onnx_attr_value(name, kind, attr, module)
+        node.attribute.append(helper.make_attribute(name, value, attr_type=kind))
+    return node
+
+
+def _elem_type(t: Attribute) -> int:
+    assert isinstance(t, TensorType | UnrankedTensorType)
+    return onnx_dtype_of(t.element_type)
+
+
+class _Evaluator:
+    """``ReferenceEvaluator`` runs of single ONNX nodes, one evaluator per node signature."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[bytes, tuple[int, ...], int], ReferenceEvaluator] = {}
+
+    def run(
+        self, node: onnx.NodeProto, in_types: Sequence[int], opset: int, inputs: Sequence
+    ) -> list[np.ndarray]:
+        key = (node.SerializeToString(), tuple(in_types), opset)
+        ev = self._cache.get(key)
+        if ev is None:
+            graph = helper.make_graph(
+                [node],
+                "fold",
+                [
+                    helper.make_tensor_value_info(n, t, None)
+                    for n, t in zip(node.input, in_types, strict=True)
+                    if n
+                ],
+                [helper.make_tensor_value_info(n, 0, None) for n in node.output if n],
+            )
+            model = helper.make_model(
+                graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8
+            )
+            ev = self._cache[key] = ReferenceEvaluator(model)
+        feeds = {n: a for n, a in zip(node.input, inputs, strict=True) if n}
+        return [np.asarray(a) for a in ev.run(None, feeds)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass
+# ---------------------------------------------------------------------------------------------
+
+
+def _large_resource(v: SSAValue) -> bool:
+    """Is ``v`` an external weight (``dense_resource``) of more than MAX_EVAL_ELEMENTS?"""
+    if not isinstance(v.owner, _CONSTANT):
+        return False
+    attr = v.owner.properties.get("value")
+    return (
+        isinstance(attr, DenseResourceAttr) and math.prod(attr.type.get_shape()) > MAX_EVAL_ELEMENTS
+    )
+
+
+def _compatible(arr: np.ndarray, t: Attribute) -> bool:
+    """Does ``arr`` fit the IR type ``t`` (element type, and every static dimension)?"""
+    if not isinstance(t, TensorType | UnrankedTensorType):
+        return False
+    if numpy_dtype_of(t.element_type) != arr.dtype:
+        return False
+    if isinstance(t, TensorType):
+        shape = t.get_shape()
+        if len(shape) != arr.ndim:
+            return False
+        return all(d < 0 or d == a for d, a in zip(shape, arr.shape, strict=True))
+    return True
+
+
+def _is_refinement(new: Attribute, old: Attribute) -> bool:
+    """Is ``new`` the same tensor type as ``old`` with more static dimensions?"""
+    if not isinstance(new, TensorType) or not isinstance(old, TensorType | UnrankedTensorType):
+        return False
+    if new.element_type != old.element_type:
+        return False
+    if isinstance(old, UnrankedTensorType):
+        return True
+    a, b = new.get_shape(), old.get_shape()
+    if len(a) != len(b) or a == b:
+        return False
+    return all(o < 0 or o == n for n, o in zip(a, b, strict=True)) and sum(n >= 0 for n in a) > sum(
+        o >= 0 for o in b
+    )
+
+
+def _type_proto(t: Attribute) -> onnx.TypeProto:
+    if isinstance(t, TensorType):
+        dims = [d if d >= 0 else None for d in t.get_shape()]
+        return helper.make_tensor_type_proto(onnx_dtype_of(t.element_type), dims)
+    assert isinstance(t, UnrankedTensorType)
+    return helper.make_tensor_type_proto(onnx_dtype_of(t.element_type), None)
+
+
+def _ir_type(tp: onnx.TypeProto) -> Attribute | None:
+    if not tp.HasField("tensor_type") or tp.tensor_type.elem_type not in onnx_d.ELEMENT_TYPES:
+        return None
+    tt = tp.tensor_type
+    if not tt.HasField("shape"):
+        return onnx_d.tensor_type(tt.elem_type, None)
+    dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+    return onnx_d.tensor_type(tt.elem_type, dims)
+
+
+class _Folder:
+    """State of one run of the pass over a module."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.values: dict[SSAValue, Const] = {}
+        self.evaluator = _Evaluator()
+
+    # -- constants --------------------------------------------------------------------------
+
+    def value(self, v: SSAValue) -> Const | None:
+        """The value of ``v`` if an ``onnx.Constant`` defines it (read once, then cached)."""
+        c = self.values.get(v)
+        if c is None and isinstance(v.owner, _CONSTANT):
+            c = self._read(v.owner)
+            if c is not None:
+                self.values[v] = c
+        return c
+
+    def _read(self, op: OnnxOp) -> Const | None:
+        props = op.properties
+        if "value" in props:
+            attr = props["value"]
+            if isinstance(attr, DenseIntOrFPElementsAttr):
+                s = splat_value(attr)
+                if s is not None:
+                    return Const(tuple(attr.get_shape()), s.dtype, splat=s)
+                return Const.of(numpy_from_dense(attr))
+            arr = constant_value(attr, self.module)
+            return None if arr is None else Const.of(arr)
+        for name, dtype in (
+            ("value_float", np.float32),
+            ("value_floats", np.float32),
+            ("value_int", np.int64),
+            ("value_ints", np.int64),
+        ):
+            if name in props:
+                return Const.of(np.array(onnx_d.python_from_attr(props[name]), dtype))
+        return None  # strings, sparse tensors
+
+    # -- folding ----------------------------------------------------------------------------
+
+    def fold(self, op: OnnxOp, opset: int) -> list[Const | None] | None:
+        """The values of ``op``'s results (``None`` for ``none`` results), or ``None``."""
+        t = op.op_type
+        if t == "Constant" or not op.results or fold_reason(t, opset) is not None:
+            return None
+        if t in ("Shape", "Size"):
+            return self._fold_shape(op)
+        inputs: list[Const | None] = []
+        for v in op.operands:
+            if isinstance(v.type, NoneType):
+                inputs.append(None)
+                continue
+            if _large_resource(v):
+                return None  # not even read: the result could not be inlined anyway
+            c = self.value(v)
+            if c is None:
+                return None
+            inputs.append(c)
+        if t == "Pad" and self._negative_pads(op, inputs):
+            return None  # onnx.reference rejects negative pads
+        fast = self._fold_splats(op, inputs, opset)
+        if fast is not None:
+            return fast
+        return self._evaluate(op, inputs, opset)
+
+    def _fold_shape(self, op: OnnxOp) -> list[Const | None] | None:
+        shape = static_shape(op.operands[0].type)
+        if shape is None:
+            return None
+        if op.op_type == "Size":
+            arr = np.array(math.prod(shape), np.int64)
+        else:
+            start, end = op.attr("start", 0), op.attr("end", None)
+            arr = np.array(shape[start:end], np.int64)
+        return [Const.of(arr)] if _compatible(arr, op.results[0].type) else None
+
+    @staticmethod
+    def _negative_pads(op: OnnxOp, inputs: Sequence[Const | None]) -> bool:
+        pads = op.attr("pads")
+        if pads is None and len(inputs) > 1 and inputs[1] is not None:
+            pads = inputs[1].array().tolist()
+        return any(p < 0 for p in pads or [])
+
+    def _fold_splats(
+        self, op: OnnxOp, inputs: Sequence[Const | None], opset: int
+    ) -> list[Const | None] | None:
+        """Splat results computed from one element, without materialising anything."""
+        t = op.op_type
+        if t == "ConstantOfShape":
+            assert inputs[0] is not None
+            shape = tuple(int(d) for d in inputs[0].array().reshape(-1))
+            attr = op.properties.get("value")
+            if isinstance(attr, DenseIntOrFPElementsAttr):
+                value = numpy_from_dense(attr).reshape(-1)[0]
+            else:
+                value = np.float32(0)
+            return [Const(shape, np.asarray(value).dtype, splat=np.asarray(value).reshape(()))]
+        if len(op.results) != 1 or not inputs or inputs[0] is None:
+            return None
+        result = op.results[0]
+        shape = static_shape(result.type)
+        if shape is None:
+            return None
+        data = inputs[0]
+        if t in DATA_MOVEMENT and data.splat is not None:
+            if numpy_dtype_of(result.type.element_type) != data.dtype:  # type: ignore[attr-defined]
+                return None
+            return [Const(shape, data.dtype, splat=data.splat)]
+        if t in ELEMENTWISE and any(c is not None and c.splat is not None for c in inputs):
+            scalars = [None if c is None else c.scalar() for c in inputs]
+            if any(c is not None and s is None for c, s in zip(inputs, scalars, strict=True)):
+                return None
+            tiny = [
+                None if s is None else s.reshape((1,) * len(c.shape))  # type: ignore[union-attr]
+                for c, s in zip(inputs, scalars, strict=True)
+            ]
+            out = self._run(op, tiny, opset)
+            if out is None or out[0].size != 1:
+                return None
+            one = out[0].reshape(())
+            if numpy_dtype_of(result.type.element_type) != one.dtype:  # type: ignore[attr-defined]
+                return None
+            return [Const(shape, one.dtype, splat=one)]
+        return None
+
+    def _run(
+        self, op: OnnxOp, arrays: Sequence[np.ndarray | None], opset: int
+    ) -> list[np.ndarray] | None:
+        node = _node(op, opset, self.module)
+        in_types = [0 if isinstance(v.type, NoneType) else _elem_type(v.type) for v in op.operands]
+        try:
+            return self.evaluator.run(node, in_types, opset, arrays)
+        except Exception:  # the evaluator raises assorted errors on inputs it cannot handle
+            return None
+
+    def _evaluate(
+        self, op: OnnxOp, inputs: Sequence[Const | None], opset: int
+    ) -> list[Const | None] | None:
+        if any(c is not None and c.size > MAX_EVAL_ELEMENTS for c in inputs):
+            return None
+        for r in op.results:
+            shape = static_shape(r.type)
+            if shape is not None and math.prod(shape) > MAX_EVAL_ELEMENTS:
+                return None
+        outs = self._run(op, [None if c is None else c.array() for c in inputs], opset)
+        if outs is None:
+            return None
+        values: list[Const | None] = []
+        it = iter(outs)
+        for r in op.results:
+            if isinstance(r.type, NoneType):
+                values.append(None)
+                continue
+            arr = next(it, None)
+            if arr is None or not _compatible(arr, r.type):
+                return None
+            values.append(Const.of(arr))
+        return values
+
+    def replace(self, op: OnnxOp, values: Sequence[Const | None]) -> bool:
+        """Replace ``op`` by constants; ``False`` (and no change) if a value is too large."""
+        attrs = [None if c is None else c.attr() for c in values]
+        if any(c is not None and a is None for c, a in zip(values, attrs, strict=True)):
+            return False
+        block = op.parent
+        assert block is not None
+        for r, c, a in zip(op.results, values, attrs, strict=True):
+            if c is None or a is None:
+                continue
+            new = onnx_d.create("Constant", [], [a.get_type()], {"value": a}, op.node_name or None)
+            new.location = op.location
+            block.insert_op_before(new, op)
+            new.results[0].name_hint = r.name_hint
+            r.replace_all_uses_with(new.results[0])
+            self.values[new.results[0]] = c
+        block.erase_op(op)
+        return True
+
+    # -- types ------------------------------------------------------------------------------
+
+    def refine(self, op: OnnxOp, opset: int) -> None:
+        """Re-infer the non-static result types of ``op`` with ONNX shape inference."""
+        if all(
+            isinstance(r.type, NoneType) or static_shape(r.type) is not None for r in op.results
+        ):
+            return
+        schema = onnx.defs.get_schema(op.op_type, opset, "")
+        try:
+            node = _node(op, opset, self.module)
+        except Exception:
+            return
+        types: dict[str, onnx.TypeProto] = {}
+        data: dict[str, onnx.TensorProto] = {}
+        for k, v in enumerate(op.operands):
+            if isinstance(v.type, NoneType):
+                continue
+            types[f"i{k}"] = _type_proto(v.type)
+            c = self.value(v)
+            if c is not None and c.size <= 1024:
+                data[f"i{k}"] = onnx.numpy_helper.from_array(c.array(), f"i{k}")
+        try:
+            inferred = onnx.shape_inference.infer_node_outputs(
+                schema, node, types, data, opset_imports=[helper.make_opsetid("", opset)]
+            )
+        except Exception:  # InferenceError, or a type ONNX cannot express
+            return
+        for k, r in enumerate(op.results):
+            tp = inferred.get(f"o{k}")
+            new = None if tp is None else _ir_type(tp)
+            if new is not None and _is_refinement(new, r.type):
+                Rewriter.replace_value_with_new_type(r, new)
+
+
+def _sync_signature(fn: func.FuncOp) -> None:
+    """Give ``fn`` the result types its ``func.return`` now returns (after type refinement)."""
+    ret = fn.body.blocks.last.last_op if fn.body.blocks else None
+    if not isinstance(ret, func.ReturnOp):
+        return
+    outs = [v.type for v in ret.operands]
+    old = list(fn.function_type.outputs.data)
+    if outs != old and all(n == o or _is_refinement(n, o) for n, o in zip(outs, old, strict=True)):
+        fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), outs)
+
+
+@dataclass(frozen=True)
+class ConstantFold(ModulePass):
+    """Fold ``onnx`` ops whose inputs are constants (see the module doc for the policy)."""
+
+    name = "constant-fold"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        folder = _Folder(op)
+        opsets: dict[int, int] = {}
+        for o in list(op.walk()):
+            if not isinstance(o, OnnxOp) or o.parent is None:
+                continue
+            block_id = id(o.parent)
+            opset = opsets.get(block_id)
+            if opset is None:
+                opset = opsets[block_id] = opset_of(o)
+            folder.refine(o, opset)
+            values = folder.fold(o, opset)
+            if values is not None:
+                folder.replace(o, values)
+        for fn in op.walk():
+            if isinstance(fn, func.FuncOp):
+                _sync_signature(fn)

@@ -1,0 +1,231 @@
+"""Parsing and verifying Ramiel IR text with source locations.
+
+xDSL's parser does not attach source locations to the ops it builds, so a verifier error cannot
+say where the bad op is. :class:`LocatedParser` records where each op starts and gives it a
+``loc("file":line:col)`` location (``FileLineColLoc``, the MLIR convention; an explicit ``loc(...)``
+in the text wins). :func:`verify_located` verifies a module op by op and turns the first failure
+into a :class:`LocatedVerifyError` that reads ``file:line:col: error: reason``.
+
+The parser also fixes four things of xDSL 0.74's parser that Ramiel's IR runs into:
+
+* a splat literal (``dense<2.0e-02> : tensor<4096x25088xf32>``, a folded ConstantOfShape weight)
+  keeps one stored element, as :func:`ramiel.weights.dense_from_numpy` builds it; xDSL expands
+  it to every element (hundreds of megabytes for a VGG weight);
+* a hexadecimal element of a floating-point ``dense`` literal (``dense<0xFF800000> :
+  tensor<4xf32>``, how xDSL prints -inf, NaN and floats such as 1000001.0) is the element's bit
+  pattern, as in MLIR; xDSL reads it as an integer value (-inf became 4286578688.0);
+* ``dense_resource<key>`` handles stay as written: they name tensors of the module's external
+  weights file (:mod:`ramiel.weights`); xDSL renames a key its context has seen before
+  (``conv1_w`` -> ``conv1_w_0``), which breaks the second parse of a file in one process;
+* the type constraint xDSL rebuilds for every ``dense<...>`` literal is built once (it was half
+  of the parse time of a model with a thousand constants).
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    BytesAttr,
+    ComplexType,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    ModuleOp,
+    RankedStructure,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Operation
+from xdsl.irdl import base
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.mlir_lexer import MLIRTokenKind
+
+__all__ = [
+    "LocatedParser",
+    "LocatedVerifyError",
+    "location_of",
+    "parse_module",
+    "verify_located",
+]
+
+
+class _HexFloatElement(Parser._TensorLiteralElement):
+    """A hexadecimal tensor-literal element: for a float type, the bits of the value."""
+
+    def to_type(self, parser, type):  # type: ignore[no-untyped-def]
+        if isinstance(type, AnyFloat) and isinstance(self.value, int):
+            size = type.compile_time_size
+            return type.unpack(self.value.to_bytes(size, "little"), 1)[0]
+        return super().to_type(parser, type)
+
+
+_DENSE_LITERAL_TYPE = base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
+
+
+class LocatedParser(Parser):
+    """An xDSL :class:`~xdsl.parser.Parser` that gives every op its ``file:line:col``.
+
+    ``line_offset`` is added to line numbers (the first line of a ``--split-input-file`` chunk).
+    Locations are attached when :meth:`parse_module` returns.
+    """
+
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>", line_offset=0):
+        super().__init__(ctx, input, name)
+        self._name = name
+        self._line_offset = line_offset
+        self._starts: list[tuple[Operation, int]] = []
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        self._starts.append((op, start))
+        return op
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        module = super().parse_module(allow_implicit_module)
+        self._attach_locations()
+        return module
+
+    def _attach_locations(self) -> None:
+        text = self.lexer.input.content
+        line_starts = [0]
+        pos = text.find("\n")
+        while pos >= 0:
+            line_starts.append(pos + 1)
+            pos = text.find("\n", pos + 1)
+        filename = StringAttr(self._name)
+        for op, start in self._starts:
+            if not isinstance(op.location, UnknownLoc):
+                continue
+            line = bisect.bisect_right(line_starts, start) - 1
+            col = start - line_starts[line] + 1
+            op.location = FileLineColLoc(
+                filename, IntAttr(line + 1 + self._line_offset), IntAttr(col)
+            )
+        self._starts.clear()
+
+    def parse_dense_int_or_fp_elements_attr(self, type):  # type: ignore[no-untyped-def]
+        # A splat `dense<scalar> : type` keeps one stored element; other forms go to xDSL.
+        start = self._current_token.span.start
+        self.parse_punctuation("<", " in dense attribute")
+        if self._current_token.kind in (
+            MLIRTokenKind.L_SQUARE,
+            MLIRTokenKind.GREATER,
+            MLIRTokenKind.STRING_LIT,
+        ):
+            self._resume_from(start)
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        element = self._parse_tensor_literal_element()
+        self.parse_punctuation(">", " in dense attribute")
+        if type is None:
+            self.parse_punctuation(":", " in dense attribute")
+            type = self._parse_dense_literal_type()
+        el = type.element_type
+        value = element.to_type(self, el)
+        if isinstance(el, IntegerType):
+            value = el.get_normalized_value(value)
+        data = el.pack([value]) if math.prod(type.get_shape()) != 0 else b""
+        return DenseIntOrFPElementsAttr(type, BytesAttr(data))
+
+    def _parse_tensor_literal_element(self):  # type: ignore[no-untyped-def]
+        el = super()._parse_tensor_literal_element()
+        if type(el.value) is int and not el.is_negative and el.span.text.lower().startswith("0x"):
+            return _HexFloatElement(el.is_negative, el.value, el.span)
+        return el
+
+    def _parse_dialect_resource_handle(self, dialect_name, interface):  # type: ignore[no-untyped-def]
+        key = self.parse_identifier(" for resource handle")
+        interface._blob_storage.setdefault(key, "")  # declared, for a {-# dialect_resources #-}
+        self.dialect_resources.add((dialect_name, key))
+        return key
+
+    def _parse_dense_literal_type(self):  # type: ignore[no-untyped-def]
+        # Same checks as xDSL's, with the type constraint built once instead of per literal.
+        type = self.expect(self.parse_optional_type, "Dense attribute must be typed!")
+        if not _DENSE_LITERAL_TYPE.verifies(type):
+            self.raise_error(
+                "Expected memref, vector or tensor type of integer, index, float, or complex type"
+            )
+        if any(dim == DYNAMIC_INDEX for dim in type.get_shape()):  # type: ignore[attr-defined]
+            self.raise_error("Dense literal attribute should have a static shape.")
+        return type
+
+
+def parse_module(ctx: Context, text: str | bytes, name: str = "<unknown>") -> ModuleOp:
+    """Parse Ramiel IR text into a module whose ops carry ``file:line:col`` locations.
+
+    Raises :class:`xdsl.utils.exceptions.ParseError` (its ``str`` shows file:line:col and the
+    offending line) on a syntax error. Does not verify: see :func:`verify_located`.
+    """
+    return LocatedParser(ctx, text, name).parse_module()
+
+
+def location_of(op: Operation) -> str | None:
+    """``file:line:col`` of ``op`` if it has a file location (ops built by passes have none)."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return None
+
+
+@dataclass
+class LocatedVerifyError(VerifyException):
+    """A verifier failure at ``op``.
+
+    ``str()`` is the MLIR-style diagnostic line ``file:line:col: error: reason`` (``error:
+    reason`` when the op has no file location); :meth:`diagnostic` adds the op's text.
+    """
+
+    reason: str
+    op: Operation | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(self.reason)
+
+    @property
+    def location(self) -> str | None:
+        return location_of(self.op) if self.op is not None else None
+
+    def __str__(self) -> str:
+        where = self.location
+        return f"{where}: error: {self.reason}" if where else f"error: {self.reason}"
+
+    def diagnostic(self) -> str:
+        """The error line, then the first line of the failing op's text (indented)."""
+        if self.op is None:
+            return str(self)
+        try:
+            buf = io.StringIO()
+            Printer(stream=buf).print_op(self.op)
+            text = buf.getvalue().splitlines()[0].strip()
+        except Exception:  # an op too broken to print: the error line alone says enough
+            return str(self)
+        if len(text) > 200:
+            text = text[:197] + "..."
+        return f"{self}\n    {text}"
+
+
+_PREFIX = "Operation does not verify: "
+
+
+def verify_located(module: Operation) -> None:
+    """Verify ``module`` and every op inside it, in textual order (an op before the ops nested in
+    it); raise :class:`LocatedVerifyError` on the first failure, located at the failing op."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            reason = str(e.args[0] if e.args else e)
+            reason = reason.removeprefix(_PREFIX)
+            raise LocatedVerifyError(reason, op) from None

@@ -1,0 +1,334 @@
+"""The ONNX importer (:mod:`ramiel.importer`) and the constant storage (:mod:`ramiel.weights`).
+
+Models are built with ``onnx.helper``/``onnx.parser`` in the tests themselves; the zoo files
+cover the real-model conventions (initializers listed as inputs, ConstantOfShape weights).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from onnx import TensorProto, helper, numpy_helper
+from safetensors.numpy import load_file
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseResourceAttr, TensorType
+from xdsl.printer import Printer
+
+from ramiel.dialects.onnx import NoValueOp, OnnxOp
+from ramiel.errors import DynamicShapeError, ImportError_, RamielError, UnsupportedOpError
+from ramiel.importer import ImportOptions, import_onnx, load_model, parse_input_shape
+from ramiel.parsing import LocatedParser, parse_module, verify_located
+from ramiel.weights import (
+    INLINE_LIMIT,
+    WEIGHTS_ATTR,
+    constant_value,
+    dense_from_numpy,
+    dense_splat,
+    numpy_from_dense,
+    set_ir_base_dir,
+    splat_value,
+)
+
+
+def _text(module) -> str:
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    return buf.getvalue()
+
+
+def _ops(module, op_type: str) -> list[OnnxOp]:
+    return [o for o in module.walk() if isinstance(o, OnnxOp) and o.op_type == op_type]
+
+
+def _main(module) -> func.FuncOp:
+    return next(o for o in module.walk() if isinstance(o, func.FuncOp))
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=17, ir_version=8):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version
+    )
+
+
+def _vi(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+# -- constants and weights ---------------------------------------------------------------------
+
+
+def test_small_initializer_inline_large_in_weights_file(tmp_path):
+    big = np.arange(INLINE_LIMIT + 4, dtype=np.float32).reshape(4, -1)
+    small = np.array([1.5, -2.0], np.float32)
+    m = _model(
+        [
+            helper.make_node("MatMul", ["x", "big"], ["y"]),
+            helper.make_node("Add", ["y", "small"], ["z"]),
+        ],
+        [_vi("x", [2, 4])],
+        [_vi("z", [2, 5])],
+        [
+            numpy_helper.from_array(big, "big"),
+            numpy_helper.from_array(small[:1].repeat(5), "small"),
+        ],
+    )
+    weights = tmp_path / "m.safetensors"
+    module = import_onnx(m, ImportOptions(weights_path=str(weights), weights_ref="m.safetensors"))
+    verify_located(module)
+    assert module.attributes[WEIGHTS_ATTR].data == "m.safetensors"
+    consts = {c.results[0].name_hint: c.properties["value"] for c in _ops(module, "Constant")}
+    assert isinstance(consts["big"], DenseResourceAttr)
+    assert "dense<1.500000e+00> : tensor<5xf32>" in _text(module)  # a splat stays compact
+    stored = load_file(str(weights))
+    np.testing.assert_array_equal(stored[consts["big"].resource_handle.data], big)
+    set_ir_base_dir(str(tmp_path))
+    np.testing.assert_array_equal(constant_value(consts["big"], module), big)
+
+
+def test_no_weights_path_keeps_everything_inline():
+    big = np.arange(40, dtype=np.int64)
+    m = _model(
+        [helper.make_node("Identity", ["w"], ["y"])],
+        [],
+        [_vi("y", [40], TensorProto.INT64)],
+        [numpy_helper.from_array(big, "w")],
+    )
+    module = import_onnx(m)
+    assert WEIGHTS_ATTR not in module.attributes
+    (c,) = _ops(module, "Constant")
+    np.testing.assert_array_equal(numpy_from_dense(c.properties["value"]), big)
+
+
+def test_scalar_constants_keep_rank_zero():
+    m = _model(
+        [
+            helper.make_node("Constant", [], ["two"], value_float=2.0),
+            helper.make_node("Constant", [], ["ints"], value_ints=[1, 2]),
+            helper.make_node("Mul", ["x", "two"], ["y"]),
+        ],
+        [_vi("x", [3])],
+        [_vi("y", [3]), _vi("ints", [2], TensorProto.INT64)],
+    )
+    module = import_onnx(m)
+    types = {c.results[0].name_hint: c.results[0].type for c in _ops(module, "Constant")}
+    assert isinstance(types["two"], TensorType) and types["two"].get_shape() == ()
+    assert types["ints"].get_shape() == (2,)
+
+
+def test_initializers_listed_as_inputs_are_constants(zoo_models):
+    """The pre-IR-4 convention of the zoo files: only real inputs become arguments."""
+    module = import_onnx(zoo_models["light_squeezenet"])
+    fn = _main(module)
+    # xDSL drops a numeric suffix from name hints (it adds its own to keep names unique).
+    assert [a.name_hint for a in fn.body.blocks.first.args] == ["data"]
+    assert len(_ops(module, "ConstantOfShape")) == 39
+
+
+def test_names_become_valid_ssa_names_and_node_names_are_kept():
+    m = _model(
+        [helper.make_node("Relu", ["input:0"], ["conv1/relu"], name="relu node")],
+        [_vi("input:0", [2])],
+        [_vi("conv1/relu", [2])],
+    )
+    module = import_onnx(m)
+    text = _text(module)
+    assert '%input: tensor<2xf32> {onnx.name = "input:0"}' in text
+    assert '%conv1_relu = "onnx.Relu"(%input) {onnx_node_name = "relu node"}' in text
+    # The printed text parses back to the same text.
+    from ramiel.dialects.registry import make_context
+
+    assert _text(parse_module(make_context(), text)) == text
+
+
+def test_missing_optional_input_is_none():
+    m = _model(
+        [helper.make_node("Clip", ["x", "", "hi"], ["y"])],
+        [_vi("x", [2]), _vi("hi", [])],
+        [_vi("y", [2])],
+    )
+    module = import_onnx(m)
+    (clip,) = _ops(module, "Clip")
+    assert clip.input("min") is None and clip.input("max") is not None
+    assert len([o for o in module.walk() if isinstance(o, NoValueOp)]) == 1
+
+
+# -- input shapes ------------------------------------------------------------------------------
+
+_DYNAMIC = """
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[batch, 3, H, W] x) => (float[batch, 6, H, W] y) {
+  y = Concat<axis = 1>(x, x)
+}
+"""
+
+
+def test_dynamic_dimension_without_binding_names_input_and_dim():
+    with pytest.raises(
+        DynamicShapeError, match=r"graph input 'x' has a dynamic dimension 0 \('batch'\)"
+    ):
+        import_onnx(onnx.parser.parse_model(_DYNAMIC))
+
+
+def test_input_shape_binds_symbolic_dims_and_propagates():
+    model = onnx.parser.parse_model(_DYNAMIC)
+    module = import_onnx(model, ImportOptions(input_shapes={"x": (2, 3, 8, 8)}))
+    fn = _main(module)
+    assert fn.function_type.inputs.data[0].get_shape() == (2, 3, 8, 8)
+    assert fn.function_type.outputs.data[0].get_shape() == (2, 6, 8, 8)
+    (cat,) = _ops(module, "Concat")
+    assert cat.results[0].type.get_shape() == (2, 6, 8, 8)
+
+
+@pytest.mark.parametrize(
+    "shape, message",
+    [
+        ((2, 3, 8), "rank 3 given, the model says rank 4"),
+        ((2, 4, 8, 8), "dimension 1 is fixed to 3 in the model, 4 given"),
+    ],
+)
+def test_input_shape_must_fit_the_model(shape, message):
+    with pytest.raises(DynamicShapeError, match=message):
+        import_onnx(onnx.parser.parse_model(_DYNAMIC), ImportOptions(input_shapes={"x": shape}))
+
+
+def test_input_shape_of_unknown_input():
+    with pytest.raises(ImportError_, match=r"unknown input\(s\) \['y'\]"):
+        import_onnx(onnx.parser.parse_model(_DYNAMIC), ImportOptions(input_shapes={"y": (1,)}))
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [("x=1,3,224,224", ("x", (1, 3, 224, 224))), ("a=b=2", ("a=b", (2,))), ("s=", ("s", ()))],
+)
+def test_parse_input_shape(spec, expected):
+    assert parse_input_shape(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["x", "=1,2", "x=1,a", "x=-1"])
+def test_parse_input_shape_rejects(spec):
+    with pytest.raises(ValueError):
+        parse_input_shape(spec)
+
+
+# -- bad files and unsupported models ----------------------------------------------------------
+
+
+def test_not_onnx_and_truncated_files(tmp_path, zoo_models):
+    text = tmp_path / "text.onnx"
+    text.write_text("hello")
+    with pytest.raises(ImportError_, match="not a valid ONNX protobuf"):
+        load_model(str(text))
+    with open(zoo_models["light_inception_v1"], "rb") as f:
+        data = f.read()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RamielError):
+        import_onnx(str(cut))
+    with pytest.raises(ImportError_, match="no such file"):
+        load_model(str(tmp_path / "missing.onnx"))
+
+
+def test_all_unsupported_ops_listed_at_once():
+    then = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["o"])], "then", [], [_vi("o", [2])]
+    )
+    m = _model(
+        [
+            helper.make_node("FooBar", ["x"], ["a"], name="foo"),
+            helper.make_node("If", ["c"], ["b"], name="branch", then_branch=then, else_branch=then),
+            helper.make_node("Relu", ["x"], ["y"], name="fine"),
+        ],
+        [_vi("x", [2]), _vi("c", [], TensorProto.BOOL)],
+        [_vi("y", [2]), _vi("b", [2])],
+    )
+    with pytest.raises(UnsupportedOpError) as info:
+        import_onnx(m)
+    assert [(op, node) for op, node, _, _ in info.value.items] == [
+        ("FooBar", "foo"),
+        ("If", "branch"),
+    ]
+    assert "opset 17" in str(info.value)
+
+
+@pytest.mark.parametrize("opset", [6, 99])
+def test_opset_out_of_range(opset):
+    m = _model(
+        [helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=opset
+    )
+    with pytest.raises(ImportError_, match=f"opset {opset}"):
+        import_onnx(m)
+
+
+def test_ort_optimize_folds_before_import():
+    m = _model(
+        [
+            helper.make_node("Add", ["a", "b"], ["c"]),
+            helper.make_node("Mul", ["x", "c"], ["y"]),
+        ],
+        [_vi("x", [2])],
+        [_vi("y", [2])],
+        [
+            numpy_helper.from_array(np.ones(2, np.float32), "a"),
+            numpy_helper.from_array(np.ones(2, np.float32), "b"),
+        ],
+    )
+    module = import_onnx(m, ImportOptions(ort_optimize=True))
+    assert not _ops(module, "Add") and len(_ops(module, "Mul")) == 1
+
+
+# -- dense attributes --------------------------------------------------------------------------
+
+_DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8, np.bool_]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hnp.arrays(
+        dtype=st.sampled_from(_DTYPES),
+        shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+        elements={"allow_nan": False},
+    )
+)
+def test_dense_attribute_roundtrip_through_text(arr):
+    from ramiel.dialects.registry import make_context
+
+    attr = dense_from_numpy(arr)
+    back = numpy_from_dense(attr)
+    assert back.dtype == arr.dtype and back.shape == arr.shape
+    np.testing.assert_array_equal(back, arr)
+    parsed = LocatedParser(make_context(), str(attr)).parse_attribute()
+    np.testing.assert_array_equal(numpy_from_dense(parsed), arr)
+
+
+def test_splat_stays_one_element_through_text():
+    from ramiel.dialects.registry import make_context
+
+    attr = dense_splat(np.float32(0.02), (4096, 25088))
+    assert str(attr) == "dense<2.000000e-02> : tensor<4096x25088xf32>"
+    parsed = LocatedParser(make_context(), str(attr)).parse_attribute()
+    assert len(parsed.data.data) == 4
+    assert splat_value(parsed) == np.float32(0.02)
+    assert splat_value(dense_from_numpy(np.arange(3))) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_special_floats_survive_print_and_parse(dtype):
+    """xDSL prints -inf, NaN and floats like 1000001.0 as hex bit patterns (attention masks)."""
+    from ramiel.dialects.registry import make_context
+
+    big = 65504.0 if dtype == np.float16 else 1000001.0
+    arr = np.array([-np.inf, np.inf, np.nan, big, 0.1, -0.0], dtype)
+    text = str(dense_from_numpy(arr))
+    assert "0x" in text
+    back = numpy_from_dense(LocatedParser(make_context(), text).parse_attribute())
+    np.testing.assert_array_equal(back, arr)
+    splat = str(dense_from_numpy(np.full((3, 3), -np.inf, dtype)))
+    back = numpy_from_dense(LocatedParser(make_context(), splat).parse_attribute())
+    np.testing.assert_array_equal(back, np.full((3, 3), -np.inf, dtype))
