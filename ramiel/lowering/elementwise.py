@@ -1,0 +1,437 @@
+"""Element-wise ONNX operators: arithmetic, comparisons, logic, activations, Cast, Clip, Where.
+
+Binary operators use numpy-style multidirectional broadcasting (ONNX opset >= 7), exactly torch's
+broadcasting; before opset 7 the ``broadcast``/``axis`` attributes align the second operand at
+``axis`` (https://onnx.ai/onnx/operators/onnx__Add.html#add-6), which is lowered to a reshape.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ramiel.lowering.api import NodeView, Value, is_float, is_int, rule
+from ramiel.lowering.common import (
+    const,
+    dtype,
+    elem_type_name,
+    has_input,
+    in_dtype,
+    out_dtype,
+    rank,
+    scalar_literal,
+    shape,
+    short_float,
+)
+
+# -- unary ---------------------------------------------------------------------------------------
+
+_UNARY = {
+    "Abs": "torch.abs",
+    "Neg": "torch.neg",
+    "Exp": "torch.exp",
+    "Log": "torch.log",
+    "Sqrt": "torch.sqrt",
+    "Reciprocal": "torch.reciprocal",
+    "Floor": "torch.floor",
+    "Ceil": "torch.ceil",
+    "Sin": "torch.sin",
+    "Cos": "torch.cos",
+    "Tan": "torch.tan",
+    "Asin": "torch.asin",
+    "Acos": "torch.acos",
+    "Atan": "torch.atan",
+    "Sinh": "torch.sinh",
+    "Cosh": "torch.cosh",
+    "Asinh": "torch.asinh",
+    "Acosh": "torch.acosh",
+    "Atanh": "torch.atanh",
+    "Erf": "torch.erf",
+    "Sign": "torch.sign",
+    # Round: ONNX rounds half to even, as torch.round does.
+    "Round": "torch.round",
+    "Relu": "torch.relu",
+    "Sigmoid": "torch.sigmoid",
+    "Tanh": "torch.tanh",
+    "Not": "torch.logical_not",
+    "BitwiseNot": "torch.bitwise_not",
+    "IsNaN": "torch.isnan",
+    "Softsign": "F.softsign",
+    "Mish": "F.mish",
+}
+
+
+def _unary(node: NodeView, args: list[Value], em) -> list[Value]:
+    x = args[0]
+    op = node.op_type
+    if op in ("Floor", "Ceil", "Round") and not is_float(in_dtype(node)):
+        return [x]  # integers are already integral
+    return [em.call(_UNARY[op], x)]
+
+
+rule(*_UNARY)(_unary)
+
+
+@rule("Identity")
+def _identity(node: NodeView, args, em):
+    """Identity: the output is the input Value itself (no statement)."""
+    return [args[0]]
+
+
+@rule("IsInf")
+def _isinf(node: NodeView, args, em):
+    """IsInf(detect_negative=1, detect_positive=1)."""
+    neg, pos = node.attrs["detect_negative"], node.attrs["detect_positive"]
+    if neg and pos:
+        return [em.call("torch.isinf", args[0])]
+    if pos:
+        return [em.call("torch.isposinf", args[0])]
+    if neg:
+        return [em.call("torch.isneginf", args[0])]
+    return [em.call("torch.zeros_like", args[0], dtype=dtype("bool"))]
+
+
+# -- activations with attributes ------------------------------------------------------------------
+
+
+@rule("LeakyRelu")
+def _leaky_relu(node: NodeView, args, em):
+    """LeakyRelu: y = x if x >= 0 else alpha * x."""
+    return [em.call("F.leaky_relu", args[0], node.attrs["alpha"])]
+
+
+@rule("Elu")
+def _elu(node: NodeView, args, em):
+    """Elu: y = x if x > 0 else alpha * (exp(x) - 1)."""
+    return [em.call("F.elu", args[0], alpha=node.attrs["alpha"])]
+
+
+@rule("Celu")
+def _celu(node: NodeView, args, em):
+    """Celu: y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    return [em.call("F.celu", args[0], alpha=node.attrs["alpha"])]
+
+
+_SELU_ALPHA = 1.6732632
+_SELU_GAMMA = 1.050701
+
+
+@rule("Selu")
+def _selu(node: NodeView, args, em):
+    """Selu: y = gamma * (x if x > 0 else alpha * (exp(x) - 1)); F.selu when the attributes are
+    ONNX's defaults (torch's constants agree to float32 precision)."""
+    a, g = node.attrs["alpha"], node.attrs["gamma"]
+    if a == _SELU_ALPHA and g == _SELU_GAMMA:
+        return [em.call("F.selu", args[0])]
+    y = em.call("F.elu", args[0], alpha=a)
+    return [em.call("operator.mul", y, g)]
+
+
+@rule("HardSigmoid")
+def _hard_sigmoid(node: NodeView, args, em):
+    """HardSigmoid: y = max(0, min(1, alpha * x + beta)); F.hardsigmoid for alpha=1/6, beta=0.5."""
+    a, b = node.attrs["alpha"], node.attrs["beta"]
+    if short_float(1 / 6) == a and b == 0.5:
+        return [em.call("F.hardsigmoid", args[0])]
+    y = em.call("operator.mul", args[0], a)
+    y = em.call("operator.add", y, b)
+    return [em.call("torch.clamp", y, 0.0, 1.0)]
+
+
+@rule("HardSwish")
+def _hard_swish(node: NodeView, args, em):
+    """HardSwish: y = x * max(0, min(1, x / 6 + 0.5)) = F.hardswish."""
+    return [em.call("F.hardswish", args[0])]
+
+
+@rule("Softplus")
+def _softplus(node: NodeView, args, em):
+    """Softplus: y = log(exp(x) + 1) (F.softplus switches to y = x above 20, where they agree to
+    float precision)."""
+    return [em.call("F.softplus", args[0])]
+
+
+@rule("ThresholdedRelu")
+def _thresholded_relu(node: NodeView, args, em):
+    """ThresholdedRelu: y = x if x > alpha else 0 = F.threshold(x, alpha, 0)."""
+    return [em.call("F.threshold", args[0], node.attrs["alpha"], 0.0)]
+
+
+def _check_gelu(node: NodeView) -> str | None:
+    if node.attrs["approximate"] not in ("none", "tanh"):
+        return f"approximate='{node.attrs['approximate']}'"
+    return None
+
+
+@rule("Gelu", check=_check_gelu)
+def _gelu(node: NodeView, args, em):
+    """Gelu (opset 20): approximate 'none' (erf) or 'tanh'."""
+    if node.attrs["approximate"] == "tanh":
+        return [em.call("F.gelu", args[0], approximate="tanh")]
+    return [em.call("F.gelu", args[0])]
+
+
+@rule("Swish")
+def _swish(node: NodeView, args, em):
+    """Swish (opset 24): y = x * sigmoid(alpha * x); F.silu for alpha = 1."""
+    alpha = node.attrs.get("alpha", 1.0)
+    if alpha == 1.0:
+        return [em.call("F.silu", args[0])]
+    s = em.call("operator.mul", args[0], alpha)
+    s = em.call("torch.sigmoid", s)
+    return [em.call("operator.mul", args[0], s)]
+
+
+@rule("Shrink")
+def _shrink(node: NodeView, args, em):
+    """Shrink: y = x + bias if x < -lambd, x - bias if x > lambd, else 0."""
+    lambd, bias = node.attrs["lambd"], node.attrs["bias"]
+    if is_float(in_dtype(node)):
+        if bias == 0.0:
+            return [em.call("F.hardshrink", args[0], lambd)]
+        if bias == lambd:
+            return [em.call("F.softshrink", args[0], lambd)]
+    return [em.call("ops.shrink", args[0], lambd, bias)]
+
+
+@rule("PRelu")
+def _prelu(node: NodeView, args, em):
+    """PRelu: y = x if x >= 0 else slope * x, slope broadcast (unidirectionally) to x.
+
+    F.prelu when the slope is one value or one per channel (dim 1), else ``torch.where``.
+    """
+    xs, ss = shape(node, 0), shape(node, 1)
+    if xs is not None and ss is not None and len(xs) >= 2 and len(ss) <= len(xs):
+        full = (1,) * (len(xs) - len(ss)) + tuple(ss)
+        n = 1
+        for d in ss:
+            n *= d
+        per_channel = full[1] == xs[1] and all(d == 1 for i, d in enumerate(full) if i != 1)
+        if n == 1 or per_channel:
+            w = args[1] if len(ss) == 1 else em.method(args[1], "reshape", -1)
+            return [em.call("F.prelu", args[0], w)]
+    neg = em.call("operator.mul", args[0], args[1])
+    cond = em.call("operator.lt", args[0], 0)
+    return [em.call("torch.where", cond, neg, args[0])]
+
+
+# -- binary --------------------------------------------------------------------------------------
+
+
+def _legacy_broadcast(node: NodeView, args: list[Value], em) -> Value:
+    """Before opset 7, ``broadcast=1`` aligns B with A starting at ``axis`` (default: suffix)."""
+    b = args[1]
+    axis = node.attrs.get("axis")
+    if node.opset < 7 and node.attrs.get("broadcast") and axis is not None:
+        ra, bs = rank(node, 0), shape(node, 1)
+        if ra is not None and bs is not None:
+            axis = axis + ra if axis < 0 else axis
+            trailing = ra - axis - len(bs)
+            if trailing > 0:
+                b = em.method(b, "reshape", *bs, *([1] * trailing))
+    return b
+
+
+def _check_legacy_broadcast(node: NodeView) -> str | None:
+    legacy = node.opset < 7 and node.attrs.get("broadcast") and node.attrs.get("axis") is not None
+    if legacy and (rank(node, 0) is None or shape(node, 1) is None):
+        return "legacy broadcast with axis needs static shapes"
+    return None
+
+
+_BINARY = {
+    "Add": "operator.add",
+    "Sub": "operator.sub",
+    "Mul": "operator.mul",
+    "Equal": "operator.eq",
+    "Less": "operator.lt",
+    "Greater": "operator.gt",
+    "LessOrEqual": "operator.le",
+    "GreaterOrEqual": "operator.ge",
+    "And": "torch.logical_and",
+    "Or": "torch.logical_or",
+    "Xor": "torch.logical_xor",
+    "BitwiseAnd": "torch.bitwise_and",
+    "BitwiseOr": "torch.bitwise_or",
+    "BitwiseXor": "torch.bitwise_xor",
+}
+
+
+def _binary(node: NodeView, args: list[Value], em) -> list[Value]:
+    b = _legacy_broadcast(node, args, em)
+    return [em.call(_BINARY[node.op_type], args[0], b)]
+
+
+rule(*_BINARY, check=_check_legacy_broadcast)(_binary)
+
+
+@rule("Div", check=_check_legacy_broadcast)
+def _div(node: NodeView, args, em):
+    """Div: true division for floats; integers truncate toward zero (C semantics, as the ONNX
+    reference and onnxruntime do)."""
+    b = _legacy_broadcast(node, args, em)
+    if is_int(in_dtype(node)):
+        return [em.call("torch.div", args[0], b, rounding_mode="trunc")]
+    return [em.call("operator.truediv", args[0], b)]
+
+
+@rule("Mod")
+def _mod(node: NodeView, args, em):
+    """Mod: fmod=0 takes the sign of the divisor (Python %, torch.remainder); fmod=1 the sign of
+    the dividend (C fmod, torch.fmod)."""
+    if node.attrs["fmod"]:
+        return [em.call("torch.fmod", args[0], args[1])]
+    return [em.call("torch.remainder", args[0], args[1])]
+
+
+@rule("Pow", check=_check_legacy_broadcast)
+def _pow(node: NodeView, args, em):
+    """Pow: the output has the base's type (opset >= 12 allows another exponent type)."""
+    b = _legacy_broadcast(node, args, em)
+    y = em.call("torch.pow", args[0], b)
+    ta, tb = in_dtype(node, 0), in_dtype(node, 1)
+    if ta != tb and torch.promote_types(getattr(torch, ta), getattr(torch, tb)) != getattr(
+        torch, ta
+    ):
+        y = em.method(y, "to", dtype(ta))
+    return [y]
+
+
+def _check_bitshift(node: NodeView) -> str | None:
+    if node.attrs["direction"] not in ("LEFT", "RIGHT"):
+        return f"direction='{node.attrs['direction']}'"
+    return None
+
+
+@rule("BitShift", check=_check_bitshift)
+def _bitshift(node: NodeView, args, em):
+    """BitShift(direction=LEFT|RIGHT) on unsigned integers."""
+    fn = "operator.lshift" if node.attrs["direction"] == "LEFT" else "operator.rshift"
+    return [em.call(fn, args[0], args[1])]
+
+
+# -- variadic ------------------------------------------------------------------------------------
+
+
+def _fold(args: list[Value], fn: str, em) -> Value:
+    y = args[0]
+    for a in args[1:]:
+        y = em.call(fn, y, a)
+    return y
+
+
+@rule("Sum")
+def _sum(node: NodeView, args, em):
+    """Sum of 1..N inputs with broadcasting."""
+    return [_fold([a for a in args if a is not None], "operator.add", em)]
+
+
+@rule("Mean")
+def _mean(node: NodeView, args, em):
+    """Mean of 1..N inputs with broadcasting: their sum divided by N."""
+    xs = [a for a in args if a is not None]
+    if len(xs) == 1:
+        return [xs[0]]
+    return [em.call("operator.truediv", _fold(xs, "operator.add", em), len(xs))]
+
+
+@rule("Max")
+def _max(node: NodeView, args, em):
+    """Max of 1..N inputs with broadcasting (NaN propagates)."""
+    return [_fold([a for a in args if a is not None], "torch.maximum", em)]
+
+
+@rule("Min")
+def _min(node: NodeView, args, em):
+    """Min of 1..N inputs with broadcasting (NaN propagates)."""
+    return [_fold([a for a in args if a is not None], "torch.minimum", em)]
+
+
+# -- selection, clipping, casting ----------------------------------------------------------------
+
+
+@rule("Where")
+def _where(node: NodeView, args, em):
+    """Where(condition, X, Y) with broadcasting."""
+    return [em.call("torch.where", args[0], args[1], args[2])]
+
+
+@rule("Clip")
+def _clip(node: NodeView, args, em):
+    """Clip: min/max are attributes before opset 11 and optional scalar inputs from opset 11.
+
+    Constant bounds become literals; if min > max every element becomes max (as np.clip and
+    torch.clamp do).
+    """
+    dt = in_dtype(node)
+    if node.opset < 11:
+        lo, hi = node.attrs.get("min"), node.attrs.get("max")
+        lo = None if lo is None or lo <= -3.4028234e38 else scalar_literal(lo, dt)
+        hi = None if hi is None or hi >= 3.4028234e38 else scalar_literal(hi, dt)
+        if lo is None and hi is None:
+            return [args[0]]
+        return [em.call("torch.clamp", args[0], lo, hi)]
+    bounds: list = []
+    for i in (1, 2):
+        if not has_input(node, i):
+            bounds.append(None)
+        elif const(node, i) is not None:
+            bounds.append(scalar_literal(const(node, i), dt))
+        else:
+            bounds.append(args[i])
+    if bounds == [None, None]:
+        return [args[0]]
+    return [em.call("torch.clamp", args[0], *bounds)]
+
+
+def _cast_target(node: NodeView) -> str:
+    if node.op_type == "CastLike":
+        return in_dtype(node, 1)
+    to = node.attrs.get("to")
+    if to is None:
+        return out_dtype(node)
+    return elem_type_name(to)
+
+
+def _check_cast(node: NodeView) -> str | None:
+    from ramiel.lowering.api import SUPPORTED_DTYPES
+
+    target = _cast_target(node)
+    if target not in SUPPORTED_DTYPES | {"uint16", "uint32", "uint64"}:
+        return f"cast to {target}"
+    return None
+
+
+@rule("Cast", "CastLike", check=_check_cast)
+def _cast(node: NodeView, args, em):
+    """Cast(to) / CastLike(target): ``x.to(dtype)``; float → int truncates toward zero, nonzero →
+    True for bool. A cast to the input's own type is the input itself."""
+    target = _cast_target(node)
+    if target == in_dtype(node):
+        return [args[0]]
+    return [em.method(args[0], "to", dtype(target))]
+
+
+def _check_dropout(node: NodeView) -> str | None:
+    tm = const(node, 2)
+    if node.input(2) is not None and tm is None:
+        return "training_mode must be a constant"
+    ratio = const(node, 1)
+    if node.input(1) is not None and ratio is None and tm is not None and bool(tm):
+        return "ratio must be a constant in training mode"
+    if tm is not None and bool(tm) and float(ratio if ratio is not None else 0.5) != 0.0:
+        return "training mode draws random masks"
+    return None
+
+
+@rule("Dropout", check=_check_dropout)
+def _dropout(node: NodeView, args, em):
+    """Dropout in inference (or with ratio 0): the output is the input; the optional mask output
+    is all true (bool from opset 10, the input's type before). Before opset 7 the ``is_test``
+    attribute is ignored, as onnxruntime does: Ramiel compiles for inference."""
+    outs: list = [args[0]]
+    if node.output(1) is not None:
+        mask_dt = out_dtype(node, 1)
+        if mask_dt == "undefined":
+            mask_dt = "bool" if node.opset >= 10 else in_dtype(node)
+        outs.append(em.call("torch.ones_like", args[0], dtype=dtype(mask_dt)))
+    return outs

@@ -1,0 +1,632 @@
+"""Runtime helpers for ONNX semantics that have no one-line PyTorch equivalent.
+
+Generated modules import this as ``from ramiel.runtime import ops`` and call e.g.
+``ops.avg_pool(x, (3, 3), (2, 2), (0, 0, 1, 1), ceil_mode=True)``. Every helper takes tensors plus
+*static* Python parameters decided at compile time, computes exactly what the ONNX operator
+specification (https://onnx.ai/onnx/operators/) says, and does not modify its inputs.
+
+Layouts follow ONNX: tensors are (N, C, D1, ..., Dn) for pooling/normalisation, and ``pads`` lists
+are ``[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`` over the spatial (or all, for Pad) dims.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+Tensor = torch.Tensor
+
+
+# -- element-wise ---------------------------------------------------------------------------------
+
+
+def shrink(x: Tensor, lambd: float, bias: float) -> Tensor:
+    """Shrink: ``x + bias`` where ``x < -lambd``, ``x - bias`` where ``x > lambd``, else 0."""
+    zero = torch.zeros((), dtype=x.dtype)
+    return torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, zero))
+
+
+# -- pooling ----------------------------------------------------------------------------------------
+
+
+def pool_output_size(
+    size: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int, ceil: bool
+) -> int:
+    """Output length of a pooling window sliding over ``size`` input elements.
+
+    ``floor_or_ceil((size + pad_begin + pad_end - ((kernel - 1) * dilation + 1)) / stride) + 1``;
+    in ceil mode a last window that would start in the end padding is dropped (PyTorch's and
+    onnxruntime's rule, and ONNX shape inference's from opset 22).
+    """
+    span = size + pad_begin + pad_end - ((kernel - 1) * dilation + 1)
+    out = (-(-span // stride) if ceil else span // stride) + 1
+    if ceil and (out - 1) * stride >= size + pad_begin:
+        out -= 1
+    return out
+
+
+def _pad_list(begin: Sequence[int], end: Sequence[int]) -> list[int]:
+    out: list[int] = []
+    for b, e in zip(reversed(begin), reversed(end), strict=True):
+        out += [int(b), int(e)]
+    return out
+
+
+def _window_sum(
+    x: Tensor, kernel: Sequence[int], strides: Sequence[int], dil: Sequence[int]
+) -> Tensor:
+    """Sum over every (dilated) pooling window of ``x`` (N, C, *spatial), no padding."""
+    n = len(kernel)
+    lead = x.shape[:2]
+    flat = x.reshape(-1, 1, *x.shape[2:])
+    ones = torch.ones((1, 1, *kernel), dtype=x.dtype)
+    conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+    y = conv(flat, ones, stride=tuple(strides), dilation=tuple(dil))
+    return y.reshape(*lead, *y.shape[2:])
+
+
+def _pool_pads(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dil: Sequence[int],
+    ceil_mode: bool,
+) -> tuple[list[int], list[int], list[int]]:
+    """(begin pads, given end pads, end pads the windows actually need — may be smaller: a crop)."""
+    n = len(kernel)
+    begin, end = list(pads[:n]), list(pads[n:])
+    need = []
+    for i in range(n):
+        o = pool_output_size(spatial[i], kernel[i], strides[i], dil[i], begin[i], end[i], ceil_mode)
+        need.append((o - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - spatial[i] - begin[i])
+    return begin, end, need
+
+
+def avg_pool(
+    x: Tensor,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int] | None = None,
+    ceil_mode: bool = False,
+    count_include_pad: bool = False,
+) -> Tensor:
+    """AveragePool with any pads, dilations and ceil_mode (ONNX AveragePool-19).
+
+    Each output is the mean of its window's elements that lie inside the input (and inside the
+    pads when ``count_include_pad``); elements of a ceil-mode window beyond the end pad never count.
+    """
+    n = len(kernel)
+    dil = list(dilations or [1] * n)
+    begin, end, need = _pool_pads(x.shape[2:], kernel, strides, pads, dil, ceil_mode)
+    xp = F.pad(x, _pad_list(begin, need))
+    ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+    mask = F.pad(ones, _pad_list(begin, end), value=1.0 if count_include_pad else 0.0)
+    mask = F.pad(mask, _pad_list([0] * n, [q - e for q, e in zip(need, end, strict=True)]))
+    return _window_sum(xp, kernel, strides, dil) / _window_sum(mask, kernel, strides, dil)
+
+
+def lp_pool(
+    x: Tensor,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    p: int = 2,
+    dilations: Sequence[int] | None = None,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """LpPool: ``(sum over the window of |x|^p)^(1/p)``, pads adding zeros (ONNX LpPool-18)."""
+    n = len(kernel)
+    dil = list(dilations or [1] * n)
+    begin, _, need = _pool_pads(x.shape[2:], kernel, strides, pads, dil, ceil_mode)
+    xp = F.pad(x.abs().pow(p), _pad_list(begin, need))
+    return _window_sum(xp, kernel, strides, dil).pow(1.0 / p)
+
+
+def max_pool_indices(indices: Tensor, input_shape: Sequence[int], storage_order: int = 0) -> Tensor:
+    """Turn torch's per-plane max-pool indices into ONNX MaxPool's Indices output.
+
+    torch numbers the elements of each (n, c) plane; ONNX numbers the whole input tensor,
+    row-major (``storage_order=0``) or, for 2-D pooling, column-major within the plane
+    (``storage_order=1``: ``h + w * H``).
+    """
+    plane = math.prod(input_shape[2:])
+    nc = input_shape[0] * input_shape[1]
+    offset = torch.arange(0, nc * plane, plane, dtype=torch.int64)
+    offset = offset.reshape(*input_shape[:2], *([1] * (len(input_shape) - 2)))
+    if storage_order == 1:
+        height, width = input_shape[2], input_shape[3]
+        indices = (indices % width) * height + indices // width
+    return indices + offset
+
+
+# -- normalisation ------------------------------------------------------------------------------
+
+
+def lrn(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0) -> Tensor:
+    """LRN (ONNX LRN-13): ``x / (bias + alpha / size * square_sum) ** beta`` where ``square_sum``
+    adds x² over channels ``[c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]``."""
+    front, back = (size - 1) // 2, size - 1 - (size - 1) // 2
+    sq = x * x
+    pad = [0, 0] * (x.dim() - 2) + [front, back]
+    sqp = F.pad(sq, pad)
+    c = x.shape[1]
+    total = sqp.narrow(1, 0, c)
+    for i in range(1, size):
+        total = total + sqp.narrow(1, i, c)
+    return x / (bias + (alpha / size) * total).pow(beta)
+
+
+def batch_norm_training(
+    x: Tensor,
+    scale: Tensor,
+    bias: Tensor,
+    running_mean: Tensor,
+    running_var: Tensor,
+    eps: float,
+    momentum: float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """BatchNormalization-15 with ``training_mode=1``: normalise with the batch statistics over
+    all dims but 1 (population variance) and return ``(Y, running_mean', running_var')`` with
+    ``running' = running * momentum + batch * (1 - momentum)``."""
+    dims = [0, *range(2, x.dim())]
+    mean = x.mean(dim=dims)
+    var = x.var(dim=dims, unbiased=False)
+    y = F.batch_norm(x, mean, var, scale, bias, training=False, eps=eps)
+    new_mean = running_mean * momentum + mean * (1 - momentum)
+    new_var = running_var * momentum + var * (1 - momentum)
+    return y, new_mean, new_var
+
+
+def _stash(x: Tensor) -> Tensor:
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def layer_norm(
+    x: Tensor, scale: Tensor, bias: Tensor | None, axis: int, eps: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    """LayerNormalization-17 with broadcasting scale/bias: returns ``(Y, Mean, InvStdDev)``, the
+    statistics over dims ``axis..`` kept as size 1 (computed in float32 for 16-bit inputs)."""
+    dims = tuple(range(axis if axis >= 0 else axis + x.dim(), x.dim()))
+    xs = _stash(x)
+    mean = xs.mean(dim=dims, keepdim=True)
+    diff = xs - mean
+    inv_std = torch.rsqrt((diff * diff).mean(dim=dims, keepdim=True) + eps)
+    y = (diff * inv_std).to(x.dtype) * scale
+    if bias is not None:
+        y = y + bias
+    return y, mean, inv_std
+
+
+def rms_norm(x: Tensor, scale: Tensor, axis: int, eps: float) -> Tensor:
+    """RMSNormalization-23 with a broadcasting scale: ``x / sqrt(mean(x², dims axis..) + eps) *
+    scale`` (statistics in float32 for 16-bit inputs)."""
+    dims = tuple(range(axis if axis >= 0 else axis + x.dim(), x.dim()))
+    xs = _stash(x)
+    y = xs * torch.rsqrt((xs * xs).mean(dim=dims, keepdim=True) + eps)
+    return y.to(x.dtype) * scale
+
+
+def mean_variance_normalization(x: Tensor, axes: Sequence[int]) -> Tensor:
+    """MeanVarianceNormalization-13: ``(x - E[x]) / (sqrt(E[x²] - E[x]²) + 1e-9)`` over ``axes``."""
+    dims = tuple(axes)
+    mean = x.mean(dim=dims, keepdim=True)
+    std = ((x * x).mean(dim=dims, keepdim=True) - mean * mean).sqrt()
+    return (x - mean) / (std + 1e-9)
+
+
+def hardmax(x: Tensor, dim: int) -> Tensor:
+    """Hardmax along ``dim``: 1 at the first maximum, 0 elsewhere."""
+    idx = torch.argmax(x, dim=dim, keepdim=True)
+    return torch.zeros_like(x).scatter_(dim, idx, 1)
+
+
+# -- Resize -----------------------------------------------------------------------------------------
+
+
+def _source_coords(
+    mode: str, out_len: int, in_len: int, scale: float, roi: tuple[float, float] | None
+) -> tuple[list[float], list[bool]]:
+    """Input coordinate of every output index (ONNX Resize ``coordinate_transformation_mode``)
+    and whether it lies outside the input (tf_crop_and_resize only), in float64.
+
+    As the spec defines them, ``length_resized`` (align_corners, pytorch_half_pixel,
+    tf_crop_and_resize) is the integer output length and ``output_width`` (half_pixel_symmetric)
+    the fractional ``in_len * scale``; the ONNX reference implementation uses the fractional one
+    everywhere (onnxruntime follows the spec).
+    """
+    out_w = scale * in_len
+    xs, outside = [], []
+    for y in range(out_len):
+        if mode == "align_corners":
+            x = 0.0 if out_len == 1 else y * (in_len - 1) / (out_len - 1)
+        elif mode == "asymmetric":
+            x = y / scale
+        elif mode == "tf_crop_and_resize":
+            lo, hi = roi if roi is not None else (0.0, 1.0)
+            if out_len == 1:
+                x = (hi - lo) * (in_len - 1) / 2
+            else:
+                x = y * (hi - lo) * (in_len - 1) / (out_len - 1)
+            x += lo * (in_len - 1)
+        elif mode == "pytorch_half_pixel":
+            x = 0.0 if out_len == 1 else (y + 0.5) / scale - 0.5
+        elif mode == "half_pixel":
+            x = (y + 0.5) / scale - 0.5
+        elif mode == "half_pixel_symmetric":
+            offset = in_len / 2 * (1 - out_len / out_w)
+            x = offset + (y + 0.5) / scale - 0.5
+        else:
+            raise ValueError(f"coordinate_transformation_mode={mode!r}")
+        xs.append(x)
+        outside.append(mode == "tf_crop_and_resize" and (x < 0 or x > in_len - 1))
+    return xs, outside
+
+
+def _nearest_index(x: float, mode: str, scale: float) -> int:
+    if mode == "round_prefer_floor":
+        return math.ceil(x - 0.5)
+    if mode == "round_prefer_ceil":
+        return math.floor(x + 0.5)
+    if mode == "floor":
+        return math.floor(x)
+    if mode == "ceil":
+        return math.ceil(x)
+    if mode == "simple":  # onnxruntime's rule for Resize-10 / Upsample: floor up, ceil down
+        return math.ceil(x) if scale < 1 else math.floor(x)
+    raise ValueError(f"nearest_mode={mode!r}")
+
+
+def _cubic_kernel(d: float, a: float) -> float:
+    d = abs(d)
+    if d <= 1:
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+    if d < 2:
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return 0.0
+
+
+@functools.lru_cache(maxsize=256)
+def _axis_weights(
+    in_len: int,
+    out_len: int,
+    scale: float,
+    mode: str,
+    coord_mode: str,
+    nearest_mode: str,
+    cubic_a: float,
+    exclude_outside: bool,
+    antialias: bool,
+    roi: tuple[float, float] | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(indices (out, n) int64, weights (out, n) float64, outside (out,) bool) for one axis."""
+    xs, outside = _source_coords(coord_mode, out_len, in_len, scale, roi)
+    rows_i, rows_w = [], []
+    for x in xs:
+        if mode == "nearest":
+            rows_i.append([min(max(_nearest_index(x, nearest_mode, scale), 0), in_len - 1)])
+            rows_w.append([1.0])
+            continue
+        base = math.floor(x)
+        if base == x:  # ratio in (0, 1]: an integer coordinate takes the left neighbour's slot
+            base -= 1
+        ratio = x - base
+        s = min(scale, 1.0) if antialias else 1.0
+        if mode == "linear":
+            start = math.floor(-1 / s) + 1
+            offsets = range(start, 2 - start)
+            w = [max(0.0, 1 - abs((i - ratio) * s)) for i in offsets]
+        elif mode == "cubic":
+            start = math.floor(-2 / s) + 1
+            offsets = range(start, 2 - start)
+            w = [_cubic_kernel((i - ratio) * s, cubic_a) for i in offsets]
+        else:
+            raise ValueError(f"mode={mode!r}")
+        idx = [base + i for i in offsets]
+        if exclude_outside:
+            w = [0.0 if j < 0 or j >= in_len else v for j, v in zip(idx, w, strict=True)]
+        total = sum(w)
+        if (antialias or exclude_outside) and total != 0:
+            w = [v / total for v in w]
+        rows_i.append([min(max(j, 0), in_len - 1) for j in idx])
+        rows_w.append(w)
+    return (
+        torch.tensor(rows_i, dtype=torch.int64),
+        torch.tensor(rows_w, dtype=torch.float64),
+        torch.tensor(outside, dtype=torch.bool),
+    )
+
+
+def resize(
+    x: Tensor,
+    sizes: Sequence[int],
+    scales: Sequence[float],
+    mode: str = "nearest",
+    coordinate_transformation_mode: str = "half_pixel",
+    nearest_mode: str = "round_prefer_floor",
+    cubic_coeff_a: float = -0.75,
+    exclude_outside: bool = False,
+    extrapolation_value: float = 0.0,
+    antialias: bool = False,
+    roi: Sequence[float] | None = None,
+) -> Tensor:
+    """ONNX Resize-19 (and Resize-10/11/13/18, Upsample with the matching modes), any rank.
+
+    ``sizes`` is the full output shape, ``scales`` the per-axis scale that maps coordinates (the
+    given scales, or output/input length when sizes were given; ``keep_aspect_ratio_policy`` is
+    resolved by the caller); ``roi`` the full ``[starts..., ends...]`` list for tf_crop_and_resize.
+    Interpolation is separable: each resized axis is interpolated in turn with weights computed in
+    float64 exactly as the spec's formulas (``nearest_mode="simple"`` is onnxruntime's Resize-10
+    rule: floor when upsampling, ceil when downsampling). Integer outputs are rounded half to even
+    and saturated, as the ONNX reference does.
+    """
+    r = x.dim()
+    nearest = mode == "nearest"
+    y = x if nearest or x.dtype in (torch.float32, torch.float64) else x.float()
+    for axis in range(r):
+        in_len, out_len, scale = x.shape[axis], int(sizes[axis]), float(scales[axis])
+        axis_roi = None if roi is None else (float(roi[axis]), float(roi[axis + r]))
+        identity_roi = axis_roi is None or axis_roi == (0.0, 1.0)
+        if out_len == in_len and scale == 1.0 and identity_roi:
+            continue
+        if coordinate_transformation_mode != "tf_crop_and_resize":
+            axis_roi = None
+        idx, w, outside = _axis_weights(
+            in_len,
+            out_len,
+            scale,
+            mode,
+            coordinate_transformation_mode,
+            nearest_mode,
+            float(cubic_coeff_a),
+            bool(exclude_outside),
+            bool(antialias),
+            axis_roi,
+        )
+        n = idx.shape[1]
+        gathered = torch.index_select(y, axis, idx.reshape(-1))
+        if n > 1 or not nearest:
+            shp = list(y.shape)
+            shp[axis : axis + 1] = [out_len, n]
+            gathered = gathered.reshape(shp)
+            wshape = [1] * (r + 1)
+            wshape[axis], wshape[axis + 1] = out_len, n
+            gathered = (gathered * w.to(gathered.dtype).reshape(wshape)).sum(dim=axis + 1)
+        if bool(outside.any()):
+            mshape = [1] * r
+            mshape[axis] = out_len
+            fill = torch.tensor(extrapolation_value, dtype=gathered.dtype)
+            gathered = torch.where(outside.reshape(mshape), fill, gathered)
+        y = gathered
+    if y.dtype == x.dtype:
+        return y
+    if not x.is_floating_point() and x.dtype != torch.bool:
+        info = torch.iinfo(x.dtype)
+        y = torch.round(y).clamp(info.min, info.max)
+    return y.to(x.dtype)
+
+
+# -- shapes and constants (dynamic fallbacks; static shapes are folded at compile time) -------------
+
+
+def shape(x: Tensor, start: int = 0, end: int | None = None) -> Tensor:
+    """ONNX Shape: the (sliced) shape of ``x`` as an int64 vector."""
+    return torch.tensor(list(x.shape)[slice(start, end)], dtype=torch.int64)
+
+
+def size(x: Tensor) -> Tensor:
+    """ONNX Size: the number of elements as an int64 scalar."""
+    return torch.tensor(x.numel(), dtype=torch.int64)
+
+
+def reshape(x: Tensor, target: Tensor, allowzero: int = 0) -> Tensor:
+    """ONNX Reshape with a runtime shape tensor: 0 copies the input dim unless ``allowzero``."""
+    dims = [int(v) for v in target.tolist()]
+    if not allowzero:
+        dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
+    return x.reshape(dims)
+
+
+def range_(start: Tensor, limit: Tensor, delta: Tensor) -> Tensor:
+    """ONNX Range with runtime scalars: ``max(ceil((limit - start) / delta), 0)`` elements."""
+    n = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
+    return start + torch.arange(n, dtype=start.dtype) * delta
+
+
+def eye_like(x: Tensor, k: int = 0, dtype: torch.dtype | None = None) -> Tensor:
+    """ONNX EyeLike: ones on diagonal ``k`` of a 2-D tensor shaped like ``x``."""
+    rows, cols = x.shape
+    eye = torch.ones((rows, cols), dtype=dtype or x.dtype)
+    return torch.triu(eye, k) - torch.triu(eye, k + 1)
+
+
+def tile(x: Tensor, repeats: Tensor) -> Tensor:
+    """ONNX Tile with a runtime ``repeats`` tensor."""
+    return x.repeat(*[int(r) for r in repeats.tolist()])
+
+
+def trilu(x: Tensor, k: Tensor, upper: bool) -> Tensor:
+    """ONNX Trilu with a runtime ``k``."""
+    kk = int(k.item())
+    return torch.triu(x, kk) if upper else torch.tril(x, kk)
+
+
+# -- indexing ---------------------------------------------------------------------------------------
+
+
+def _wrap(indices: Tensor, size: int) -> Tensor:
+    indices = indices.to(torch.int64)
+    return torch.where(indices < 0, indices + size, indices)
+
+
+def gather_elements(x: Tensor, indices: Tensor, axis: int) -> Tensor:
+    """ONNX GatherElements: ``torch.gather`` with negative indices wrapped."""
+    return torch.gather(x, axis, _wrap(indices, x.shape[axis]))
+
+
+def gather_nd(x: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
+    """ONNX GatherND: the last dim of ``indices`` indexes the leading dims of ``x`` after
+    ``batch_dims`` shared batch dims; output shape ``indices.shape[:-1] + x.shape[b + k:]``."""
+    b = batch_dims
+    k = indices.shape[-1]
+    batch = x.shape[:b]
+    nb = math.prod(batch)
+    xf = x.reshape(nb, *x.shape[b:])
+    idx = indices.reshape(nb, -1, k).to(torch.int64)
+    dims = torch.tensor(x.shape[b : b + k], dtype=torch.int64)
+    idx = torch.where(idx < 0, idx + dims, idx)
+    rows = torch.arange(nb).reshape(nb, 1)
+    out = xf[(rows, *idx.unbind(-1))]
+    return out.reshape(*indices.shape[:-1], *x.shape[b + k :])
+
+
+_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+
+def scatter_elements(
+    x: Tensor, indices: Tensor, updates: Tensor, axis: int = 0, reduction: str = "none"
+) -> Tensor:
+    """ONNX ScatterElements (and Scatter): a copy of ``x`` with ``updates`` written — or combined
+    with ``reduction`` add/mul/max/min, the existing value included — at ``indices`` along
+    ``axis`` (negative indices wrap)."""
+    idx = _wrap(indices, x.shape[axis])
+    if reduction == "none":
+        return torch.scatter(x, axis, idx, updates)
+    return torch.scatter_reduce(x, axis, idx, updates, _REDUCE[reduction], include_self=True)
+
+
+def scatter_nd(x: Tensor, indices: Tensor, updates: Tensor, reduction: str = "none") -> Tensor:
+    """ONNX ScatterND: a copy of ``x`` with ``updates`` written (or reduced with add/mul/max/min,
+    duplicates combining) at the index tuples in the last dim of ``indices``; with no reduction,
+    duplicate indices are undefined by the spec."""
+    k = indices.shape[-1]
+    idx = indices.reshape(-1, k).to(torch.int64)
+    dims = torch.tensor(x.shape[:k], dtype=torch.int64)
+    idx = torch.where(idx < 0, idx + dims, idx)
+    flat_idx = torch.zeros(idx.shape[0], dtype=torch.int64)
+    for d in range(k):
+        flat_idx = flat_idx * x.shape[d] + idx[:, d]
+    xf = x.reshape(math.prod(x.shape[:k]), *x.shape[k:])
+    up = updates.reshape(-1, *x.shape[k:])
+    if reduction == "none":
+        xf = xf.index_put((flat_idx,), up)
+    else:
+        shp = [-1] + [1] * (xf.dim() - 1)
+        full = flat_idx.reshape(shp).expand_as(up)
+        xf = torch.scatter_reduce(xf, 0, full, up, _REDUCE[reduction], include_self=True)
+    return xf.reshape(x.shape)
+
+
+def one_hot(indices: Tensor, depth: int, values: Tensor, axis: int = -1) -> Tensor:
+    """ONNX OneHot: ``values[1]`` where the (wrapped) index equals the position along the new
+    ``axis``, ``values[0]`` elsewhere (indices outside [-depth, depth) give an all-off row)."""
+    idx = indices.to(torch.int64)
+    idx = torch.where(idx < 0, idx + depth, idx)
+    r = idx.dim() + 1
+    axis = axis + r if axis < 0 else axis
+    positions = torch.arange(depth).reshape([depth] + [1] * (r - 1 - axis))
+    hit = idx.unsqueeze(axis) == positions
+    return torch.where(hit, values[1], values[0])
+
+
+def compress(x: Tensor, condition: Tensor, axis: int | None = None) -> Tensor:
+    """ONNX Compress: the slices along ``axis`` (of the flattened ``x`` if None) whose condition
+    is true; a shorter condition selects among the first elements only."""
+    if axis is None:
+        x = x.reshape(-1)
+        axis = 0
+    keep = torch.nonzero(condition.to(torch.bool)).reshape(-1)
+    return torch.index_select(x, axis, keep)
+
+
+def reverse_sequence(x: Tensor, lengths: Tensor, batch_axis: int = 1, time_axis: int = 0) -> Tensor:
+    """ONNX ReverseSequence: reverse the first ``lengths[b]`` steps along ``time_axis`` of
+    every batch entry b (along ``batch_axis``)."""
+    t = x.shape[time_axis]
+    steps = torch.arange(t).reshape(1, t)
+    lens = lengths.to(torch.int64).reshape(-1, 1)
+    src = torch.where(steps < lens, lens - 1 - steps, steps)  # (batch, time)
+    shp = [1] * x.dim()
+    shp[batch_axis], shp[time_axis] = src.shape[0], t
+    if batch_axis > time_axis:
+        src = src.t()
+        shp[time_axis], shp[batch_axis] = t, lengths.shape[0]
+    return torch.gather(x, time_axis, src.reshape(shp).expand_as(x))
+
+
+# -- padding ----------------------------------------------------------------------------------------
+
+
+def pad(x: Tensor, pads: Sequence[int], mode: str = "constant", value: float = 0.0) -> Tensor:
+    """ONNX Pad over all dims (``pads = [b1, ..., bn, e1, ..., en]``; negative pads crop) with
+    mode constant, reflect (mirror without the edge), edge (repeat the edge) or wrap
+    (circular)."""
+    r = x.dim()
+    begin, end = list(pads[:r]), list(pads[r:])
+    if mode == "constant":
+        flat: list[int] = []
+        for b, e in zip(reversed(begin), reversed(end), strict=True):
+            flat += [b, e]
+        return F.pad(x, flat, value=value)
+    y = x
+    for d in range(r):
+        b, e = begin[d], end[d]
+        if b == 0 and e == 0:
+            continue
+        n = y.shape[d]
+        # crop first (negative pads), then index the remaining elements
+        lo, hi = max(-b, 0), n - max(-e, 0)
+        y = y.narrow(d, lo, hi - lo)
+        n = hi - lo
+        pos = torch.arange(-max(b, 0), n + max(e, 0))
+        if mode == "edge":
+            src = pos.clamp(0, n - 1)
+        elif mode == "wrap":
+            src = pos % n
+        elif mode == "reflect":
+            if n == 1:
+                src = torch.zeros_like(pos)
+            else:
+                period = 2 * (n - 1)
+                m = pos % period
+                src = torch.where(m < n, m, period - m)
+        else:
+            raise ValueError(f"Pad mode={mode!r}")
+        y = torch.index_select(y, d, src)
+    return y
+
+
+# -- sorting and scanning ----------------------------------------------------------------------------
+
+
+def topk(x: Tensor, k: int, axis: int = -1, largest: bool = True) -> tuple[Tensor, Tensor]:
+    """ONNX TopK: the k largest (smallest) values along ``axis`` in sorted order and their int64
+    indices; equal values keep the lower index first (a stable sort)."""
+    values, indices = torch.sort(x, dim=axis, descending=largest, stable=True)
+    return values.narrow(axis, 0, k), indices.narrow(axis, 0, k)
+
+
+def arg_last(x: Tensor, axis: int, keepdims: bool, largest: bool) -> Tensor:
+    """ArgMax/ArgMin with ``select_last_index=1``: the index of the last extreme value."""
+    n = x.shape[axis]
+    fn = torch.argmax if largest else torch.argmin
+    return (n - 1) - fn(torch.flip(x, (axis,)), dim=axis, keepdim=keepdims)
+
+
+def cumulative(
+    x: Tensor, axis: int, exclusive: bool, reverse: bool, product: bool = False
+) -> Tensor:
+    """ONNX CumSum/CumProd with ``exclusive`` (the j-th output excludes the j-th input) and
+    ``reverse`` (accumulate from the end)."""
+    y = torch.flip(x, (axis,)) if reverse else x
+    if exclusive:
+        n = y.shape[axis]
+        ident = torch.ones_like if product else torch.zeros_like
+        y = torch.cat([ident(y.narrow(axis, 0, 1)), y.narrow(axis, 0, n - 1)], dim=axis)
+    y = torch.cumprod(y, axis, dtype=x.dtype) if product else torch.cumsum(y, axis, dtype=x.dtype)
+    return torch.flip(y, (axis,)) if reverse else y
