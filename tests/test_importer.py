@@ -332,3 +332,38 @@ def test_special_floats_survive_print_and_parse(dtype):
     splat = str(dense_from_numpy(np.full((3, 3), -np.inf, dtype)))
     back = numpy_from_dense(LocatedParser(make_context(), splat).parse_attribute())
     np.testing.assert_array_equal(back, np.full((3, 3), -np.inf, dtype))
+
+
+def test_ceil_mode_pool_shape_corrected_and_propagated(tmp_path):
+    """onnx shape inference (< opset 22) counts a window starting in the end padding; runtimes
+    and the spec do not. The importer must give the spec's shape to the pool and to what follows."""
+    import numpy as np
+    import onnx.helper as h
+    import onnxruntime as ort
+    import torch
+
+    import ramiel
+
+    x_info = h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 2, 5, 5])
+    y_info = h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 2, 3, 3])
+    nodes = [
+        h.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], strides=[2, 2],
+                    pads=[1, 1, 1, 1], ceil_mode=1, name="pool"),
+        h.make_node("Relu", ["p"], ["y"], name="relu"),
+    ]  # fmt: skip
+    model = h.make_model(
+        h.make_graph(nodes, "g", [x_info], [y_info]),
+        opset_imports=[h.make_opsetid("", 13)],
+        ir_version=8,
+    )
+    path = tmp_path / "ceil.onnx"
+    onnx.save(model, path)
+    module = import_onnx(str(path))
+    text = str(module)
+    assert "-> tensor<1x2x3x3xf32>" in text and "1x2x4x4" not in text
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (ref,) = sess.run(None, {"x": x})
+    with ramiel.compile(str(path), clusters=1) as cm:
+        got = cm(torch.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), ref, rtol=0, atol=0)
