@@ -204,11 +204,14 @@ def prepare_model(
     return m
 
 
-def _has_shape_rule_ops(m: onnx.ModelProto) -> bool:
-    import ramiel.lowering  # noqa: F401 - registers the shape rules
-    from ramiel.lowering.api import SHAPE_RULES
+#: Ops whose onnx-inferred output shapes the lowering's shape rules correct (the keys of
+#: ``ramiel.lowering.api.SHAPE_RULES``, listed here so that importing needs no torch; a test keeps
+#: them equal).
+SHAPE_RULE_OPS = frozenset({"MaxPool", "AveragePool", "LpPool", "ConvTranspose"})
 
-    return any(n.op_type in SHAPE_RULES for n in m.graph.node)
+
+def _has_shape_rule_ops(m: onnx.ModelProto) -> bool:
+    return any(n.op_type in SHAPE_RULE_OPS for n in m.graph.node)
 
 
 def _first_line(e: Exception) -> str:
@@ -394,7 +397,9 @@ def _correct_inferred_shapes(
     nodes downstream are re-inferred one by one (``onnx.shape_inference.infer_node_outputs``) from
     the corrected types, so that buffers are never sized from a wrong shape.
     """
-    import ramiel.lowering  # noqa: F401 - registers the shape rules
+    if not any(n.op_type in SHAPE_RULE_OPS for n in model.graph.node):
+        return
+    import ramiel.lowering  # noqa: F401 - registers the shape rules (imports torch: only now)
     from ramiel.lowering.api import (
         SHAPE_RULES,
         NodeView,
@@ -403,8 +408,6 @@ def _correct_inferred_shapes(
         refine_output_shapes,
     )
 
-    if not any(n.op_type in SHAPE_RULES for n in model.graph.node):
-        return
     consts = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
 
     def info(name: str) -> TensorInfo | None:

@@ -367,3 +367,11 @@ def test_ceil_mode_pool_shape_corrected_and_propagated(tmp_path):
     with ramiel.compile(str(path), clusters=1) as cm:
         got = cm(torch.from_numpy(x))
     np.testing.assert_allclose(got.numpy(), ref, rtol=0, atol=0)
+
+
+def test_shape_rule_ops_match_lowering():
+    import ramiel.lowering  # noqa: F401
+    from ramiel.importer import SHAPE_RULE_OPS
+    from ramiel.lowering.api import SHAPE_RULES
+
+    assert set(SHAPE_RULES) == SHAPE_RULE_OPS
