@@ -36,7 +36,7 @@ def random_dag(n: int, density: float, seed: int, max_preds: int = 3) -> TaskGra
 
 
 @st.composite
-def dags(draw, max_n: int = 24):
+def dags(draw, max_n: int = 32):
     n = draw(st.integers(0, max_n))
     density = draw(st.sampled_from([0.0, 0.3, 0.6, 1.0]))
     seed = draw(st.integers(0, 2**32 - 1))

@@ -83,7 +83,7 @@ def test_clone_input_with_deadlock_or_bad_ids():
         clone_producers(g, [[4, 0, 1, 2], [3]], {1})
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(dags(), st.integers(1, 4), st.integers(0, 2**32 - 1))
 def test_clone_properties(g, n, seed):
     rng = random.Random(seed)

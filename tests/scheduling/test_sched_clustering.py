@@ -238,7 +238,7 @@ def test_merge_absorbs_constants():
 
 
 # ------------------------------------------------------------------ properties
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(dags())
 def test_linear_clustering_properties(g):
     lc = linear_clustering(g)
@@ -251,7 +251,7 @@ def test_linear_clustering_properties(g):
         assert lc[0] == critical_path(g)[1]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(dags(), st.integers(0, 2**32 - 1))
 def test_order_and_estimate_properties(g, seed):
     # arbitrary partitions in arbitrary orders
@@ -280,7 +280,7 @@ def test_order_and_estimate_properties(g, seed):
                 assert s.start[c][i] >= fin[u] + delay - 1e-9
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(dags(), st.integers(1, 6))
 def test_merge_properties(g, n):
     lc = linear_clustering(g)

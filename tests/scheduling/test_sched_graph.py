@@ -87,7 +87,7 @@ def test_ports_and_parallel_edges():
     assert g.values[(0, 1)] == ((0, 3.0, 10), (1, 4.0, 20))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(dags())
 def test_levels_properties(g):
     b = b_levels(g)
