@@ -135,17 +135,29 @@ def clusters_of(block: Block) -> list[ClusterOp]:
     return [op for op in block.ops if isinstance(op, ClusterOp)]
 
 
+def _is_ambient_op(op: Operation) -> bool:
+    return op.has_trait(ConstantLike) or op.name == "onnx.NoValue"
+
+
 def _is_ambient(value: SSAValue, block: Block) -> bool:
     """Graph inputs and read-only constants of the function body may be used by every cluster."""
     owner = value.owner
     if isinstance(owner, Block):
         return owner is block
-    return owner.parent is block and (owner.has_trait(ConstantLike) or owner.name == "onnx.NoValue")
+    return owner.parent is block and _is_ambient_op(owner)
 
 
 def verify_program(block: Block) -> None:
     """Check the clustered program in ``block`` (see the module docstring); raises VerifyException."""
     clusters = clusters_of(block)
+    for op in block.ops:
+        if not isinstance(op, ClusterOp | YieldOp) and not (
+            op.has_trait(IsTerminator) or _is_ambient_op(op)
+        ):
+            raise VerifyException(
+                f"{op.name} is outside every cluster; in a clustered function every compute "
+                "op belongs to a cluster.cluster"
+            )
     names: set[str] = set()
     sends: dict[str, tuple[SendOp, ClusterOp]] = {}
     recvs: dict[str, tuple[RecvOp, ClusterOp]] = {}
@@ -154,6 +166,7 @@ def verify_program(block: Block) -> None:
             raise VerifyException(f"duplicate cluster name @{c.cluster_name}")
         names.add(c.cluster_name)
         inner = c.body.block
+        defined: set[Operation] = set()
         for op in inner.ops:
             for v in op.operands:
                 owner = v.owner
@@ -163,6 +176,12 @@ def verify_program(block: Block) -> None:
                         f"cluster @{c.cluster_name}: {op.name} uses a value defined in another "
                         f"cluster; it must arrive through cluster.recv"
                     )
+                if local and isinstance(owner, Operation) and owner not in defined:
+                    raise VerifyException(
+                        f"cluster @{c.cluster_name}: {op.name} uses a value before the op that "
+                        "defines it"
+                    )
+            defined.add(op)
             if isinstance(op, SendOp):
                 ch = op.channel.data
                 if ch in sends:

@@ -27,10 +27,14 @@ Values that are not tensors (tuples, Python scalars) have type ``!torchpy.object
 
 from __future__ import annotations
 
+import ast
+import keyword
+import re
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BytesAttr,
     DictionaryAttr,
     IndexType,
     IntegerAttr,
@@ -63,6 +67,27 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInte
 from xdsl.utils.exceptions import VerifyException
 
 
+def is_python_name(name: str) -> bool:
+    """``name`` can be printed as a Python identifier: an identifier that is not a keyword."""
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+
+
+def _verify_literal(op: Operation, text: str, n_operands: int) -> None:
+    """A literal argument is one Python expression (or subscript) whose ``$N`` are operands."""
+    for m in _PLACEHOLDER.finditer(text):
+        if int(m.group(1)) >= n_operands:
+            raise VerifyException(f"{op.name}: placeholder ${m.group(1)} out of range in {text!r}")
+    try:
+        ast.parse(f"_[{_PLACEHOLDER.sub(lambda m: f'_{m.group(1)}', text)}]", mode="eval")
+    except SyntaxError:
+        raise VerifyException(
+            f"{op.name}: literal argument {text!r} is not a Python expression"
+        ) from None
+
+
 @irdl_attr_definition
 class ObjectType(ParametrizedAttribute, TypeAttribute):
     """``!torchpy.object``: a Python value that is not a tensor of known type."""
@@ -87,6 +112,10 @@ class FuncOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        if not is_python_name(self.sym_name.data):
+            raise VerifyException(
+                f"torchpy.func name {self.sym_name.data!r} is not a Python identifier"
+            )
         if self.kind.data not in ("cluster", "sequential"):
             raise VerifyException(f"torchpy.func @{self.sym_name.data}: unknown kind {self.kind}")
         if self.kind.data == "cluster" and self.body.block.args:
@@ -149,7 +178,7 @@ class WeightOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not self.key.data.isidentifier():
+        if not is_python_name(self.key.data):
             raise VerifyException(f"torchpy.weight key {self.key.data!r} is not an identifier")
 
 
@@ -160,11 +189,13 @@ def _verify_args(op: IRDLOperation, args: ArrayAttr, kwargs: DictionaryAttr | No
         if isinstance(item, IntegerAttr):
             if not 0 <= item.value.data < n:
                 raise VerifyException(f"{op.name}: argument index {item.value.data} out of range")
-        elif not isinstance(item, StringAttr):
+        elif isinstance(item, StringAttr):
+            _verify_literal(op, item.data, n)
+        else:
             raise VerifyException(f"{op.name}: arguments must be operand indices or literals")
     if kwargs:
         for k in kwargs.data:
-            if not k.isidentifier():
+            if not is_python_name(k):
                 raise VerifyException(f"{op.name}: keyword {k!r} is not an identifier")
 
 
@@ -195,7 +226,7 @@ class CallOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not all(p.isidentifier() for p in self.callee.data.split(".")):
+        if not all(is_python_name(p) for p in self.callee.data.split(".")):
             raise VerifyException(f"torchpy.call: callee {self.callee.data!r} is not a dotted name")
         _verify_args(self, self.args, self.kwargs)
 
@@ -227,7 +258,7 @@ class MethodOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not self.method.data.isidentifier():
+        if not is_python_name(self.method.data):
             raise VerifyException(f"torchpy.method: {self.method.data!r} is not an identifier")
         if not self.inputs:
             raise VerifyException("torchpy.method needs its object as operand 0")
@@ -238,17 +269,37 @@ class MethodOp(IRDLOperation):
 class ProgramOp(IRDLOperation):
     """``torchpy.program``: the parallel program's table (graph inputs/outputs -> channels).
 
-    ``inputs``: ``{onnx_input_name = ["x__c0", ...]}`` channels the caller sends each graph input
-    on; ``outputs``: ``{onnx_output_name = "y__out"}`` the channel each graph output arrives on;
-    ``input_order``/``output_order``: ONNX names in graph order.
+    ``input_order``/``output_order``: the ONNX names of the graph inputs/outputs, in graph order;
+    ``inputs``: for each graph input (same order) the channels the caller sends it on, one per
+    cluster that reads it (``[["x__c0", "x__c1"], ...]``); ``outputs``: for each graph output the
+    channel it arrives on (``["y__out", ...]``). ONNX names are only values, never attribute
+    keys, so any name survives printing and parsing.
     """
 
     name = "torchpy.program"
     sym_name = prop_def(StringAttr)
-    inputs = prop_def(DictionaryAttr)
-    outputs = prop_def(DictionaryAttr)
+    inputs = prop_def(ArrayAttr)
+    outputs = prop_def(ArrayAttr)
     input_order = prop_def(ArrayAttr)
     output_order = prop_def(ArrayAttr)
+
+    def verify_(self) -> None:
+        if len(self.inputs.data) != len(self.input_order.data):
+            raise VerifyException("torchpy.program: inputs and input_order differ in length")
+        if len(self.outputs.data) != len(self.output_order.data):
+            raise VerifyException("torchpy.program: outputs and output_order differ in length")
+        if not all(isinstance(a, ArrayAttr) for a in self.inputs.data):
+            raise VerifyException("torchpy.program: each input has an array of channels")
+
+
+def attr_text(a: Attribute | None) -> str | None:
+    """The text of a string attribute. xDSL parses a printed string that holds non-ASCII
+    characters back as a ``BytesAttr``; both are accepted (UTF-8)."""
+    if isinstance(a, StringAttr):
+        return a.data
+    if isinstance(a, BytesAttr):
+        return a.data.decode("utf-8", errors="backslashreplace")
+    return None
 
 
 def arg_item(v: int | str) -> Attribute:

@@ -19,7 +19,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ramiel.clustering import recluster
+from ramiel.clustering import main_func, recluster
+from ramiel.dialects.cluster import clusters_of
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.scheduling import clone_producers
 
@@ -50,9 +51,12 @@ class Clone(ModulePass):
 
     name = "clone"
 
-    max_cost_us: float = 10.0
+    max_cost_us: int | float = 10.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not clusters_of(main_func(op).body.block):
+            return  # a flat function has nothing to clone into
+
         def algorithm(gv, current):  # type: ignore[no-untyped-def]
             if len(current) < 2:
                 return current or [list(range(len(gv.ops)))]

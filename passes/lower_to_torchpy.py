@@ -92,8 +92,8 @@ def io_names(fn: func.FuncOp) -> tuple[list[str], list[str]]:
         out = []
         for i in range(n):
             d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
-            a = d.data.get(ONNX_NAME) if isinstance(d, DictionaryAttr) else None
-            out.append(a.data if isinstance(a, StringAttr) else f"{prefix}{i}")
+            text = tp.attr_text(d.data.get(ONNX_NAME)) if isinstance(d, DictionaryAttr) else None
+            out.append(text if text is not None else f"{prefix}{i}")
         return out
 
     ft = fn.function_type
@@ -400,25 +400,38 @@ class LowerToTorchpy(ModulePass):
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)
         if clusters:
-            for c in clusters:
-                new_ops.append(self._lower_cluster(lowering, fn, c, in_names, inputs))
-            for i, v in enumerate(ret.operands):
-                owner = v.owner
-                if not isinstance(owner, ClusterOp):
-                    raise RamielError(
-                        f"graph output '{out_names[i]}' is not computed by any cluster "
-                        "(an input or constant returned directly is not supported in parallel mode)"
+            # Channel names are readable (sanitised tensor names) and unique: names that clash
+            # after sanitising ('a-b', 'a_b') get a numbered suffix.
+            taken = {
+                o.channel.data
+                for c in clusters
+                for o in c.body.block.ops
+                if isinstance(o, SendOp | RecvOp)
+            }
+            for name in out_names:
+                outputs[name] = _unique(f"{sanitize(name)}__out", taken)
+            # Graph outputs that no cluster computes (a graph input or a constant returned as
+            # is) are put on their output channel by the first cluster.
+            direct = [
+                (out_names[i], v)
+                for i, v in enumerate(ret.operands)
+                if not isinstance(v.owner, ClusterOp)
+            ]
+            for k, c in enumerate(clusters):
+                new_ops.append(
+                    self._lower_cluster(
+                        lowering, fn, c, in_names, inputs, outputs, taken, direct if k == 0 else []
                     )
-                outputs[out_names[i]] = _out_channel(out_names[i])
+                )
         else:
             new_ops.append(self._lower_sequential(lowering, fn, block, in_names))
         prog = tp.ProgramOp.create(
             properties={
                 "sym_name": StringAttr("main"),
-                "inputs": DictionaryAttr(
-                    {k: ArrayAttr([StringAttr(c) for c in v]) for k, v in inputs.items()}
+                "inputs": ArrayAttr(
+                    [ArrayAttr([StringAttr(c) for c in inputs[n]]) for n in in_names]
                 ),
-                "outputs": DictionaryAttr({k: StringAttr(v) for k, v in outputs.items()}),
+                "outputs": ArrayAttr([StringAttr(outputs.get(n, "")) for n in out_names]),
                 "input_order": ArrayAttr([StringAttr(n) for n in in_names]),
                 "output_order": ArrayAttr([StringAttr(n) for n in out_names]),
             }
@@ -434,6 +447,9 @@ class LowerToTorchpy(ModulePass):
         c: ClusterOp,
         in_names: list[str],
         inputs: dict[str, list[str]],
+        outputs: dict[str, str],
+        taken: set[str],
+        direct: list[tuple[str, SSAValue]],
     ) -> tp.FuncOp:
         block = Block()
         fb = _FuncBuilder(lowering, block)
@@ -445,7 +461,7 @@ class LowerToTorchpy(ModulePass):
 
         def on_input(v: BlockArgument) -> SSAValue:
             name = in_names[args.index(v)]
-            ch = f"{sanitize(name)}__{c.cluster_name}"
+            ch = _unique(f"{sanitize(name)}__{c.cluster_name}", taken)
             g = tp.GetOp(ch, v.type)
             g.result.name_hint = v.name_hint
             block.add_op(g)
@@ -459,7 +475,14 @@ class LowerToTorchpy(ModulePass):
             for use in list(res.uses):
                 if use.operation is ret:
                     name = out_names[use.index]
-                    block.add_op(tp.PutOp(_out_channel(name), fb.materialize(env[val])))
+                    block.add_op(tp.PutOp(outputs[name], fb.materialize(env[val])))
+        for name, v in direct:
+            if isinstance(v, BlockArgument):
+                tv = env[v] if v in env else on_input(v)
+                env[v] = tv
+            else:
+                tv = fb.materialize(_Lazy(v.owner))  # type: ignore[arg-type]
+            block.add_op(tp.PutOp(outputs[name], tv))
         block.add_op(tp.ReturnOp())
         f = tp.FuncOp(f"cluster_{sanitize(c.cluster_name)}", "cluster", block)
         cost = sum(op_cost(o, warn=False) for o in c.body.block.ops if isinstance(o, OnnxOp))
@@ -513,5 +536,11 @@ def _user_based_name(const: Operation) -> str | None:
     return None
 
 
-def _out_channel(name: str) -> str:
-    return f"{sanitize(name)}__out"
+def _unique(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_1``, ``base_2``... : the first name not in ``taken`` (then added)."""
+    name, i = base, 1
+    while name in taken:
+        name = f"{base}_{i}"
+        i += 1
+    taken.add(name)
+    return name

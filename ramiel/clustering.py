@@ -28,7 +28,7 @@ from xdsl.traits import ConstantLike
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
 from ramiel.errors import RamielError, SchedulingError
-from ramiel.scheduling import order_clusters
+from ramiel.scheduling import estimate_makespan, order_clusters
 from ramiel.scheduling.graph import TaskGraph
 
 COST_ATTR = "ramiel.cost_us"
@@ -248,6 +248,7 @@ def build_clusters(
     blocks = [Block() for _ in clustering]
     channel_names: set[str] = set()
     label_of: dict[SSAValue, str] = {}
+    last_send: dict[Operation, Operation] = {}
 
     def label(v: SSAValue) -> str:
         if v not in label_of:
@@ -276,7 +277,10 @@ def build_clusters(
         src_copy = copies[j][src_op]
         src_val = src_copy.results[list(src_op.results).index(v)]
         ch = channel(v, j, k)
-        blocks[j].insert_op_after(SendOp(src_val, ch), src_copy)
+        send = SendOp(src_val, ch)
+        # Sends follow their producer in the order they are created (consumer cluster order).
+        blocks[j].insert_op_after(send, last_send.get(src_copy, src_copy))
+        last_send[src_copy] = send
         recv = RecvOp(ch, v.type)
         recv.result.name_hint = v.name_hint
         if before is None:
@@ -287,8 +291,8 @@ def build_clusters(
         return recv.result
 
     # First place every op copy (so that sends can be inserted after producers), then wire
-    # operands in a global topological order so that producers exist before consumers.
-    order = {op: i for i, op in enumerate(flat)}
+    # operands cluster by cluster in each cluster's own order, so that a value a cluster receives
+    # is received right before the first op *of that cluster* that uses it.
     operands_of = {op: list(op.operands) for op in flat}
     for k, ops in enumerate(clustering):
         for op in ops:
@@ -301,11 +305,7 @@ def build_clusters(
             blocks[k].add_op(new)
             for r_old, r_new in zip(op.results, new.results, strict=True):
                 local[k][r_old] = r_new
-    wiring = sorted(
-        ((order[op], k, op) for k, ops in enumerate(clustering) for op in ops),
-        key=lambda t: (t[0], t[1]),
-    )
-    for _, k, op in wiring:
+    for k, op in ((k, op) for k, ops in enumerate(clustering) for op in ops):
         new = copies[k][op]
         for i, v in enumerate(operands_of[op]):
             nv = local_value(v, k, new)
@@ -356,8 +356,21 @@ def recluster(
     gv = task_graph(ops, backend_of(module))
     current = [[gv.index[op] for op in c] for c in previous if c]
     result = [list(c) for c in algorithm(gv, current) if c]
-    result = order_clusters(gv.graph, result)
+    result = _best_order(gv.graph, result)
     return build_clusters(fn, [[gv.ops[i] for i in c] for c in result])
+
+
+def _best_order(g: TaskGraph, clusters: list[list[int]]) -> list[list[int]]:
+    """``clusters`` in the orders of :func:`~ramiel.scheduling.order_clusters` (list scheduling),
+    unless the orders they come in are deadlock-free and give an estimated makespan at least as
+    short (list scheduling by b-level can delay a cheap producer whose consumer waits in another
+    cluster; a clustering pass must not lengthen a schedule it was given)."""
+    ordered = order_clusters(g, clusters)
+    try:
+        given = estimate_makespan(g, clusters).makespan
+    except SchedulingError:
+        return ordered
+    return clusters if given <= estimate_makespan(g, ordered).makespan else ordered
 
 
 def current_clustering(module: ModuleOp) -> tuple[GraphView, list[list[int]]]:

@@ -31,6 +31,7 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from ramiel.errors import SchedulingError
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.scheduling import ScheduleReport
 
@@ -137,7 +138,9 @@ def compile_model(
     say = progress or (lambda _msg: None)
     os.makedirs(out_dir, exist_ok=True)
     timings: dict[str, float] = {}
-    n = options.clusters or os.cpu_count() or 1
+    n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)
+    if n < 1:
+        raise SchedulingError(f"the number of clusters must be at least 1, got {n}")
 
     t = time.perf_counter()
     say("import")

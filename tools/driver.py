@@ -67,6 +67,22 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("-o", "--output", required=True, help="profile database (JSON)")
     pr.add_argument("--repeat", type=int, default=10)
     pr.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    b = sub.add_parser(
+        "bench", help="latency of the generated code vs intra-op threads and onnxruntime"
+    )
+    b.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help="ONNX files, zoo names (light_vgg19) or project models (inception, transformer); "
+        "default: the onnx wheel's zoo models and the project's inception CNN and transformer",
+    )
+    b.add_argument("--json", metavar="FILE", help="also write the results as JSON here")
+    b.add_argument("--workers", type=int, default=None, help="cores to use, P (default: all)")
+    b.add_argument("--out", default="bench/results", metavar="DIR", help="report directory")
+    b.add_argument("--markdown", metavar="FILE", help="also write the markdown report here")
+    b.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
+    b.add_argument("--no-trace", action="store_true", help="skip the Chrome traces")
     return p
 
 
@@ -215,15 +231,47 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ramiel.bench import run_bench
+
+    console, say = _progress()
+    argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None
+    command = "ramiel " + " ".join(argv) if argv else None
+    try:
+        with console.status("benchmarking"):
+            results, _env, md = run_bench(
+                args.models,
+                workers=args.workers,
+                out_dir=args.out,
+                json_path=args.json,
+                quick=args.quick,
+                markdown_path=args.markdown,
+                trace=not args.no_trace,
+                command=command,
+                say=say,
+            )
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(md)
+    print(f"report, JSON, plot and traces in {args.out}", file=sys.stderr)
+    return 1 if any(r.error for r in results) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ramiel``; returns the exit status."""
     from ramiel.errors import RamielError
 
     args = _parser().parse_args(argv)
     try:
-        return {"compile": cmd_compile, "run": cmd_run, "profile": cmd_profile}[args.cmd](args)
+        return {
+            "compile": cmd_compile,
+            "run": cmd_run,
+            "profile": cmd_profile,
+            "bench": cmd_bench,
+        }[args.cmd](args)
     except RamielError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -232,10 +280,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("RAMIEL_DEBUG"):
             raise
         print(
-            f"error: internal error: {type(e).__name__}: {e} (set RAMIEL_DEBUG=1 for the traceback)",
+            f"error: internal error: {type(e).__name__}: {_one_line(str(e))} "
+            "(set RAMIEL_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )
         return 1
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line: messages quote ONNX names, which may hold newlines."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         m = _PASS_FLAG.match(arg)
         if m and m.group(1) in PASSES:
             opts = m.group(2) if m.group(2) is not None else m.group(3)
-            elements.append(m.group(1) + (f"{{{opts.replace(',', ' ')}}}" if opts else ""))
+            elements.append(m.group(1) + (f"{{{_quote_options(opts)}}}" if opts else ""))
         elif arg in ("-p", "--passes") and i + 1 < len(argv):
             elements.append(argv[i + 1])
             next(it, None)
@@ -72,6 +72,24 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         else:
             rest.append(arg)
     return [e for e in elements if e], rest
+
+
+_OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(\"[^\"]*\"|[^\s,]*)")
+_BARE = re.compile(r"^(-?\d+(\.\d*)?([eE]-?\d+)?|true|false|[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def _quote_options(opts: str) -> str:
+    """``k=v`` pass options of a flag, space-separated, with path-like values quoted.
+
+    ``--estimate-cost{profile=db.json}`` becomes ``estimate-cost{profile="db.json"}``: xDSL's
+    pipeline syntax only takes numbers, booleans, identifiers and quoted strings bare.
+    """
+    items = []
+    for key, value in _OPTION.findall(opts):
+        if value and not value.startswith('"') and not _BARE.match(value):
+            value = '"' + value + '"'
+        items.append(f"{key}={value}")
+    return " ".join(items) if items else opts.replace(",", " ")
 
 
 class _UsageError(RamielError):
@@ -201,6 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (DiagnosticException, RamielError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # an internal error: one line, the traceback on request
+        if os.environ.get("RAMIEL_DEBUG"):
+            raise
+        print(
+            f"error: internal error: {type(e).__name__}: {e} (set RAMIEL_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -32,6 +32,7 @@ This module also defines the errors of the runtime; all derive from
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -355,7 +356,9 @@ def load_program(
     Args:
         path: the ``.py`` file.
         module_name: the name to register the module under in ``sys.modules`` (default: the file's
-            stem prefixed with ``ramiel_generated_``).
+            stem prefixed with ``ramiel_generated_`` and followed by a hash of its resolved path and
+            modification time, so that two generated files, or a regenerated one, never share a
+            cached module).
         attr: the module attribute that holds the :class:`Program`.
 
     Returns:
@@ -365,9 +368,13 @@ def load_program(
         ProgramError: the module has no ``attr`` or it is not a :class:`Program`.
     """
     path = Path(path).resolve()
-    name = module_name or "ramiel_generated_" + "".join(
-        ch if ch.isalnum() else "_" for ch in path.stem
-    )
+    if module_name is None:
+        stat = path.stat() if path.exists() else None
+        key = f"{path}:{stat.st_mtime_ns if stat else 0}:{stat.st_size if stat else 0}"
+        digest = hashlib.sha1(key.encode()).hexdigest()[:12]
+        stem = "".join(ch if ch.isalnum() else "_" for ch in path.stem)
+        module_name = f"ramiel_generated_{stem}_{digest}"
+    name = module_name
     module = import_from_path(name, str(path))
     prog = getattr(module, attr, None)
     if not isinstance(prog, Program):

@@ -1,0 +1,247 @@
+// The cluster verifier: every channel has exactly one send and one recv of the same type, in
+// different clusters; a cluster only uses its own values, the graph inputs and the constants;
+// cluster names are unique; the program cannot deadlock. Errors point at the function's first
+// cluster, where the whole program is checked.
+// RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
+
+// A recv whose channel nobody sends on.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'x1' is received by @c0 but never sent
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "cluster.recv"() <{channel = "x1"}> : () -> tensor<2xf32>
+    %b = "onnx.Relu"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// A send nobody receives: a dangling channel.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a__c0_c1' is sent by @c0 but never received
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a__c0_c1"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"(%a) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// Two sends on one channel.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a' has more than one cluster.send
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  "cluster.cluster"() <{sym_name = "c1"}> ({
+    %b = "onnx.Sigmoid"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%b) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  %0 = "cluster.cluster"() <{sym_name = "c2"}> ({
+    %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+    "cluster.yield"(%r) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// Two receives on one channel (a tensor needed twice is received once and reused).
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a' has more than one cluster.recv
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  %0 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %r1 = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+    %r2 = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+    %s = "onnx.Add"(%r1, %r2) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%s) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// A channel that starts and ends in the same cluster.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a' is sent and received in the same cluster
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+    "cluster.yield"(%r) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// A cluster that reads another cluster's value directly instead of receiving it.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c1: onnx.Sigmoid uses a value defined in another cluster; it must arrive through cluster.recv
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%a) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %b = "onnx.Sigmoid"(%0) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %1 : tensor<2xf32>
+}
+}
+
+// -----
+
+// A compute op outside every cluster of a clustered function (no cluster would run it).
+// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Relu is outside every cluster
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %b = "onnx.Sigmoid"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// A deadlock: each cluster waits for the other before it sends.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: the clustered program can deadlock: @c0 waits on channel 'b', @c1 waits on channel 'a'
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %rb = "cluster.recv"() <{channel = "b"}> : () -> tensor<2xf32>
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    %s = "onnx.Add"(%a, %rb) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%s) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %ra = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+    %b = "onnx.Sigmoid"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%b) <{channel = "b"}> : (tensor<2xf32>) -> ()
+    %m = "onnx.Mul"(%b, %ra) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%m) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0, %1 : tensor<2xf32>, tensor<2xf32>
+}
+}
+
+// -----
+
+// Two clusters with the same name.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: duplicate cluster name @c0
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%a) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  %1 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %b = "onnx.Sigmoid"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0, %1 : tensor<2xf32>, tensor<2xf32>
+}
+}
+
+// -----
+
+// The received type differs from the sent one.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a': received type tensor<3xf32> differs from sent tensor<2xf32>
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<3xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  %0 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<3xf32>
+    "cluster.yield"(%r) : (tensor<3xf32>) -> ()
+  }) : () -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+}
+
+// -----
+
+// A cluster must end with cluster.yield.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c0 must end with cluster.yield
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  }) : () -> ()
+  func.return %x : tensor<2xf32>
+}
+}
+
+// -----
+
+// The yielded values must match the cluster's result types.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c0: yielded types differ from the cluster's results
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0, %1 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%a) : (tensor<2xf32>) -> ()
+  }) : () -> (tensor<2xf32>, tensor<2xf32>)
+  func.return %0 : tensor<2xf32>
+}
+}
+
+// -----
+
+// send/recv only live inside a cluster.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: 'cluster.recv' expects parent op 'cluster.cluster'
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}
+}
+
+// -----
+
+// Inside a cluster, ops run in block order: a value is used before its recv (what a clustering
+// whose receives were placed in the wrong order would produce).
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c1: onnx.Neg uses a value before the op that defines it
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  %0 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %b = "onnx.Neg"(%r) : (tensor<2xf32>) -> tensor<2xf32>
+    %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+    "cluster.yield"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+}

@@ -1,0 +1,113 @@
+// --lower-to-torchpy: onnx + cluster IR -> torchpy, one PyTorch call (or a few) per ONNX op with
+// the ONNX semantics decided from static shapes and attributes.
+// RUN: ramiel-opt %S/Inputs/small-cnn.mlir --lower-to-torchpy | filecheck %s --check-prefix=SEQ
+// RUN: ramiel-opt %s --split-input-file --lower-to-torchpy | filecheck %s
+// RUN: ramiel-opt %s --split-input-file '--lower-to-torchpy{mode=sequential}' | filecheck %s --check-prefix=FLAT
+// RUN: %not ramiel-opt %S/Inputs/unsupported.mlir --lower-to-torchpy 2>&1 | filecheck %s --check-prefix=NOSUPPORT
+// RUN: %not ramiel-opt %s --split-input-file '--lower-to-torchpy{mode=parallel}' 2>&1 | filecheck %s --check-prefix=MODE
+
+// A flat function becomes `forward`, whose arguments are the graph inputs. Constants become
+// weights (w.<key>), an anonymous PyTorch initializer (onnx::Conv_7) named after its user; each
+// op's last statement carries the ONNX node name (for the comment in the Python code).
+// SEQ:      "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+// SEQ-NEXT: ^bb0(%x: tensor<1x2x4x4xf32>):
+// SEQ-NEXT:   %conv1_W = "torchpy.weight"() <{key = "conv1_W", value = dense<5.000000e-01> : tensor<3x2x3x3xf32>}>
+// Conv: explicit symmetric pads become F.conv2d's padding; the missing bias is None.
+// SEQ-NEXT:   %c = "torchpy.call"(%x, %conv1_W) <{callee = "F.conv2d", args = [0 : index, 1 : index, "None"], kwargs = {stride = "(2, 2)", padding = "(1, 1)"}}> {onnx_node_name = "conv1 (Conv)"}
+// MaxPool SAME_UPPER on an even size: the extra padding goes at the end, with -inf.
+// SEQ-NEXT:   %0 = "torchpy.call"(%c) <{callee = "F.pad", args = [0 : index, "[0, 1, 0, 1]"], kwargs = {value = "-math.inf"}}> : (tensor<1x3x2x2xf32>) -> !torchpy.object
+// SEQ-NEXT:   %p = "torchpy.call"(%0) <{callee = "F.max_pool2d", args = [0 : index, "(2, 2)"], kwargs = {stride = "(1, 1)"}}> {onnx_node_name = "pool (MaxPool)"}
+// Slice with a huge end on axis 1: a plain subscript.
+// SEQ-NEXT:   %s = "torchpy.call"(%p) <{callee = "operator.getitem", args = [0 : index, ":, 1:"]}> {onnx_node_name = "slice (Slice)"}
+// Reshape with a constant shape (-1 kept).
+// SEQ-NEXT:   %r = "torchpy.method"(%s) <{method = "reshape", args = ["1", "-1"]}> {onnx_node_name = "flat (Reshape)"}
+// Gemm with transB and alpha: three statements, the node name on the last.
+// SEQ-NEXT:   %1 = "torchpy.method"(%r) <{method = "t", args = []}>
+// SEQ-NEXT:   %2 = "torchpy.call"(%r, %1) <{callee = "torch.matmul", args = [0 : index, 1 : index]}>
+// SEQ-NEXT:   %g = "torchpy.call"(%2) <{callee = "operator.mul", args = [0 : index, "0.5"]}> {onnx_node_name = "gemm (Gemm)"}
+// SEQ-NEXT:   %o = "torchpy.call"(%r, %g) <{callee = "operator.add", args = [0 : index, 1 : index]}> {onnx_node_name = "add (Add)"}
+// SEQ-NEXT:   "torchpy.return"(%o) : (tensor<1x8xf32>) -> ()
+// SEQ-NEXT: }) : () -> ()
+// SEQ-NEXT: "torchpy.program"() <{sym_name = "main", inputs = [[]], outputs = [""], input_order = ["input"], output_order = ["output"]}>
+
+// A clustered function: one cluster function per cluster; recv/send become get/put on the same
+// channels; each graph input a cluster reads arrives on <input>__<cluster>, each graph output
+// leaves on <output>__out; the program op lists them. A weight used by two clusters keeps one key.
+// CHECK:      "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+// CHECK-NEXT:   %w = "torchpy.weight"() <{key = "w", value = dense<2.000000e+00> : tensor<1x4xf32>}>
+// CHECK-NEXT:   %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<1x4xf32>
+// CHECK-NEXT:   %a = "torchpy.call"(%x, %w) <{callee = "operator.mul", args = [0 : index, 1 : index]}> {onnx_node_name = "mul (Mul)"}
+// CHECK-NEXT:   "torchpy.put"(%a) <{channel = "a__c0_c1"}>
+// CHECK-NEXT:   %b = "torchpy.call"(%a) <{callee = "torch.sigmoid", args = [0 : index]}> {onnx_node_name = "sig (Sigmoid)"}
+// CHECK-NEXT:   %c = "torchpy.get"() <{channel = "c__c1_c0"}>
+// CHECK-NEXT:   %d = "torchpy.call"(%b, %c) <{callee = "operator.add", args = [0 : index, 1 : index]}> {onnx_node_name = "add (Add)"}
+// CHECK-NEXT:   "torchpy.put"(%d) <{channel = "y__out"}>
+// CHECK-NEXT:   "torchpy.return"() : () -> ()
+// CHECK-NEXT: }) {ramiel.cost_us = 1.200000e+02 : f64, ramiel.num_ops = 3 : i64} : () -> ()
+// CHECK-NEXT: "torchpy.func"() <{sym_name = "cluster_c1", kind = "cluster"}> ({
+// CHECK-NEXT:   %w = "torchpy.weight"() <{key = "w", value = dense<2.000000e+00> : tensor<1x4xf32>}>
+// CHECK-NEXT:   %a = "torchpy.get"() <{channel = "a__c0_c1"}>
+// CHECK-NEXT:   %c = "torchpy.call"(%a, %w) <{callee = "operator.add", args = [0 : index, 1 : index]}> {onnx_node_name = "add2 (Add)"}
+// CHECK-NEXT:   "torchpy.put"(%c) <{channel = "c__c1_c0"}>
+// CHECK-NEXT:   "torchpy.return"() : () -> ()
+// CHECK-NEXT: }) {ramiel.cost_us = 5.000000e+01 : f64, ramiel.num_ops = 1 : i64} : () -> ()
+// CHECK-NEXT: "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = ["y__out"], input_order = ["x"], output_order = ["y"]}>
+// mode=sequential flattens the clusters first: the sequential program of the same model, with the
+// same weight keys.
+// FLAT:      "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+// FLAT-NEXT: ^bb0(%x: tensor<1x4xf32>):
+// FLAT-NEXT:   %w = "torchpy.weight"() <{key = "w"
+// FLAT-NEXT:   %a = "torchpy.call"(%x, %w) <{callee = "operator.mul"
+// FLAT-NEXT:   %b = "torchpy.call"(%a) <{callee = "torch.sigmoid"
+// FLAT-NEXT:   %c = "torchpy.call"(%a, %w) <{callee = "operator.add"
+// FLAT-NEXT:   %d = "torchpy.call"(%b, %c) <{callee = "operator.add"
+// FLAT-NEXT:   "torchpy.return"(%d)
+// FLAT-NOT:  torchpy.get
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<1x4xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> {onnx.name = "y"}) {
+  %w = "onnx.Constant"() <{value = dense<2.0> : tensor<1x4xf32>}> : () -> tensor<1x4xf32>
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Mul"(%x, %w) {onnx_node_name = "mul", ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    "cluster.send"(%a) <{channel = "a__c0_c1"}> : (tensor<1x4xf32>) -> ()
+    %b = "onnx.Sigmoid"(%a) {onnx_node_name = "sig", ramiel.cost_us = 100.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+    %c = "cluster.recv"() <{channel = "c__c1_c0"}> : () -> tensor<1x4xf32>
+    %d = "onnx.Add"(%b, %c) {onnx_node_name = "add", ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    "cluster.yield"(%d) : (tensor<1x4xf32>) -> ()
+  }) : () -> tensor<1x4xf32>
+  "cluster.cluster"() <{sym_name = "c1"}> ({
+    %a_1 = "cluster.recv"() <{channel = "a__c0_c1"}> : () -> tensor<1x4xf32>
+    %c_1 = "onnx.Add"(%a_1, %w) {onnx_node_name = "add2", ramiel.cost_us = 50.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    "cluster.send"(%c_1) <{channel = "c__c1_c0"}> : (tensor<1x4xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  func.return %0 : tensor<1x4xf32>
+}
+}
+
+// -----
+
+// Graph inputs/outputs whose names clash after sanitising get distinct channels; a graph input
+// returned as a graph output is put on its output channel by the first cluster.
+// CHECK:      "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+// CHECK-NEXT:   %a = "torchpy.get"() <{channel = "a_b__c0"}>
+// CHECK-NEXT:   %b = "torchpy.get"() <{channel = "a_b__c0_1"}>
+// CHECK-NEXT:   %s = "torchpy.call"(%a, %b) <{callee = "operator.sub"
+// CHECK-DAG:    "torchpy.put"(%s) <{channel = "y_z__out"}>
+// CHECK-DAG:    "torchpy.put"(%s) <{channel = "y_z__out_1"}>
+// CHECK:        "torchpy.put"(%a) <{channel = "same__out"}>
+// CHECK-NEXT:   "torchpy.return"() : () -> ()
+// CHECK:      "torchpy.program"() <{sym_name = "main", inputs = [["a_b__c0"], ["a_b__c0_1"]], outputs = ["y_z__out", "y_z__out_1", "same__out"], input_order = ["a-b", "a_b"], output_order = ["y-z", "y.z", "same"]}>
+// FLAT:       "torchpy.return"(%s, %s, %a)
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%a: tensor<2xf32> {onnx.name = "a-b"}, %b: tensor<2xf32> {onnx.name = "a_b"}) -> (tensor<2xf32> {onnx.name = "y-z"}, tensor<2xf32> {onnx.name = "y.z"}, tensor<2xf32> {onnx.name = "same"}) {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %s = "onnx.Sub"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%s) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %0, %0, %a : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+}
+
+// Every unsupported op is listed at once, with its node names.
+// NOSUPPORT: error: unsupported ONNX operator(s): Bernoulli (2 nodes 'coin1', 'coin2'; opset 17): no lowering rule for this operator; RandomNormalLike (node 'noise'; opset 17): no lowering rule for this operator
+// MODE: error: lower-to-torchpy: mode must be auto or sequential, not parallel

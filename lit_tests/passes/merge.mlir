@@ -1,0 +1,133 @@
+// --merge{clusters=N}: at most N clusters with a low estimated makespan. A flat function is
+// linearly clustered first; a clustered one is merged from its current clusters.
+// RUN: ramiel-opt %s --split-input-file '--merge{clusters=2}' | filecheck %s --check-prefix=TWO
+// RUN: ramiel-opt %s --split-input-file --linear-cluster '--merge{clusters=2}' | filecheck %s --check-prefix=TWO
+// RUN: ramiel-opt %s --split-input-file '--merge{clusters=1}' | filecheck %s --check-prefix=ONE
+// RUN: ramiel-opt %s --split-input-file '--merge{clusters=3}' | filecheck %s --check-prefix=THREE
+// RUN: ramiel-opt %s --split-input-file '--merge{clusters=100}' | filecheck %s --check-prefix=THREE
+// RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=0}' 2>&1 | filecheck %s --check-prefix=ZERO
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2}' | filecheck %s --check-prefix=INCEPTION
+
+// ZERO: error: merge: clusters must be at least 1, got 0
+
+// Fork-join of branches b1 (100 µs), b2 (300 µs), b3 (200 µs) between 10 µs ops. On two workers,
+// b1 and b3 share a cluster (24.2 + 300 + 14.2 = 338.4 µs until the join can start, the best
+// split of 600 µs of branches); on one worker everything runs in a topological order; three
+// workers or more keep the three linear clusters.
+// TWO-LABEL:  func.func @fork_join
+// TWO-NEXT:     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// TWO-NEXT:       %s = "onnx.Relu"(%x)
+// TWO-NEXT:       "cluster.send"(%s) <{channel = "s__c0_c1"}>
+// TWO-NEXT:       %b2 = "onnx.Tanh"(%s)
+// TWO-NEXT:       %b1 = "cluster.recv"() <{channel = "b1__c1_c0"}>
+// TWO-NEXT:       %b3 = "cluster.recv"() <{channel = "b3__c1_c0"}>
+// TWO-NEXT:       %j = "onnx.Sum"(%b1, %b2, %b3)
+// TWO-NEXT:       "cluster.yield"(%j)
+// TWO-NEXT:     }) : () -> tensor<1x4xf32>
+// TWO-NEXT:     "cluster.cluster"() <{sym_name = "c1"}> ({
+// TWO-NEXT:       %s_1 = "cluster.recv"() <{channel = "s__c0_c1"}>
+// TWO-NEXT:       %b3_1 = "onnx.Neg"(%s_1)
+// TWO-NEXT:       "cluster.send"(%b3_1) <{channel = "b3__c1_c0"}>
+// TWO-NEXT:       %b1_1 = "onnx.Sigmoid"(%s_1)
+// TWO-NEXT:       "cluster.send"(%b1_1) <{channel = "b1__c1_c0"}>
+// TWO-NEXT:       "cluster.yield"() : () -> ()
+// TWO-NEXT:     }) : () -> ()
+// TWO-NEXT:     func.return %0
+
+// ONE-LABEL:  func.func @fork_join
+// ONE-NEXT:     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// ONE-NEXT:       %s = "onnx.Relu"(%x)
+// ONE-NEXT:       %b2 = "onnx.Tanh"(%s)
+// ONE-NEXT:       %b3 = "onnx.Neg"(%s)
+// ONE-NEXT:       %b1 = "onnx.Sigmoid"(%s)
+// ONE-NEXT:       %j = "onnx.Sum"(%b1, %b2, %b3)
+// ONE-NEXT:       "cluster.yield"(%j)
+// ONE-NEXT:     }) : () -> tensor<1x4xf32>
+// ONE-NEXT:     func.return %0
+// ONE-NOT:      cluster.cluster
+
+// THREE-LABEL: func.func @fork_join
+// THREE:         "cluster.cluster"() <{sym_name = "c0"}>
+// THREE-NEXT:      %s = "onnx.Relu"(%x)
+// THREE:         "cluster.cluster"() <{sym_name = "c1"}>
+// THREE-NEXT:      %s_1 = "cluster.recv"()
+// THREE-NEXT:      %b3_1 = "onnx.Neg"(%s_1)
+// THREE:         "cluster.cluster"() <{sym_name = "c2"}>
+// THREE-NEXT:      %s_2 = "cluster.recv"()
+// THREE-NEXT:      %b1_1 = "onnx.Sigmoid"(%s_2)
+// THREE-NOT:     "cluster.cluster"() <{sym_name = "c3"}>
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @fork_join(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %s = "onnx.Relu"(%x) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b1 = "onnx.Sigmoid"(%s) {ramiel.cost_us = 100.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b2 = "onnx.Tanh"(%s) {ramiel.cost_us = 300.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b3 = "onnx.Neg"(%s) {ramiel.cost_us = 200.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %j = "onnx.Sum"(%b1, %b2, %b3) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %j : tensor<1x4xf32>
+}
+}
+
+// -----
+
+// A branch whose work (1 µs) is smaller than the transfers it causes (2 x 14.2 µs) is merged back
+// even when workers are free: one cluster.
+// TWO-LABEL:   func.func @cheap_branch
+// TWO-NEXT:      %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// TWO-NEXT:        %a = "onnx.Relu"(%x)
+// TWO-NEXT:        %b = "onnx.Sigmoid"(%a)
+// TWO-NEXT:        %c = "onnx.Tanh"(%a)
+// TWO-NEXT:        %d = "onnx.Add"(%b, %c)
+// TWO-NEXT:        "cluster.yield"(%d)
+// TWO-NEXT:      }) : () -> tensor<1x4xf32>
+// TWO-NEXT:      func.return %0
+// THREE-LABEL: func.func @cheap_branch
+// THREE-NOT:     "cluster.cluster"() <{sym_name = "c1"}>
+// ONE-LABEL:   func.func @cheap_branch
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @cheap_branch(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %a = "onnx.Relu"(%x) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b = "onnx.Sigmoid"(%a) {ramiel.cost_us = 100.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %c = "onnx.Tanh"(%a) {ramiel.cost_us = 1.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %d = "onnx.Add"(%b, %c) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %d : tensor<1x4xf32>
+}
+}
+
+// -----
+
+// A chain stays one cluster whatever N.
+// TWO-LABEL:   func.func @chain
+// TWO-NEXT:      %0 = "cluster.cluster"() <{sym_name = "c0"}>
+// TWO-NOT:       "cluster.cluster"() <{sym_name = "c1"}>
+// THREE-LABEL: func.func @chain
+// THREE-NEXT:    %0 = "cluster.cluster"() <{sym_name = "c0"}>
+// THREE-NOT:     "cluster.cluster"() <{sym_name = "c1"}>
+// ONE-LABEL:   func.func @chain
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %a = "onnx.Relu"(%x) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b = "onnx.Sigmoid"(%a) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %b : tensor<1x4xf32>
+}
+}
+
+// The inception block on two workers: the pooling branch (4654 µs with its 1x1 conv) alone with
+// the concat, the three other branches (3311 µs) in c1, which sends their outputs.
+// INCEPTION:      %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// INCEPTION-NEXT:   %b4a = "onnx.MaxPool"(%x)
+// INCEPTION-NEXT:   %b4 = "onnx.Conv"(%b4a, %w4, %none)
+// INCEPTION-NEXT:   %b1 = "cluster.recv"()
+// INCEPTION-NEXT:   %b2 = "cluster.recv"()
+// INCEPTION-NEXT:   %b3 = "cluster.recv"()
+// INCEPTION-NEXT:   %cat = "onnx.Concat"(%b1, %b2, %b3, %b4)
+// INCEPTION-NEXT:   "cluster.yield"(%cat)
+// INCEPTION-NEXT: }) : () -> tensor<1x256x28x28xf32>
+// INCEPTION-NEXT: "cluster.cluster"() <{sym_name = "c1"}> ({
+// INCEPTION-DAG:    "onnx.Conv"(%x, %w1, %none)
+// INCEPTION-DAG:    "onnx.Conv"(%x, %w2a, %none)
+// INCEPTION-DAG:    "onnx.Conv"(%b2a, %w2b, %none)
+// INCEPTION-DAG:    "onnx.Conv"(%x, %w3a, %none)
+// INCEPTION-DAG:    "onnx.Conv"(%b3a, %w3b, %none)
+// INCEPTION:        "cluster.yield"() : () -> ()
+// INCEPTION-NEXT: }) : () -> ()
+// INCEPTION-NEXT: func.return %0

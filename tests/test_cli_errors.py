@@ -1,0 +1,187 @@
+"""Bad inputs through ``ramiel compile``/``ramiel run`` and ``ramiel-translate --to-python``.
+
+Every user error is exactly one ``error: ...`` line on stderr and exit status 1: no traceback,
+no "internal error". Most cases call the tools' ``main`` in-process (fast); two run the installed
+entry points in a subprocess to show the same from a shell.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from ramiel.tools import driver, translate
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+SQUEEZENET = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+
+
+def _one_error(err: str) -> str:
+    """The single ``error:`` line of ``err`` (progress lines may precede it)."""
+    assert "Traceback" not in err, err
+    assert "internal error" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1, err
+    assert not [ln for ln in err.splitlines() if ln.strip() and "error" in ln and ln != lines[0]]
+    return lines[0]
+
+
+def _run(tool, argv, capsys) -> str:
+    rc = tool.main(argv)
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    return _one_error(err)
+
+
+@pytest.fixture(scope="module")
+def unsupported_model(tmp_path_factory) -> str:
+    """Two unsupported op types (three nodes, one with a newline in its name) after a Relu."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Bernoulli", ["r"], ["b1"], name="coin\n1"),
+        helper.make_node("Bernoulli", ["b1"], ["b2"], name="coin2"),
+        helper.make_node("RandomNormalLike", ["b2"], ["y"], name="noise"),
+    ]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    model.ir_version = 8
+    path = str(tmp_path_factory.mktemp("unsupported") / "unsupported.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def test_not_onnx(tmp_path, capsys):
+    bad = tmp_path / "model.onnx"
+    bad.write_text("this is not a protobuf\n")
+    line = _run(driver, ["compile", str(bad), "-o", str(tmp_path / "out")], capsys)
+    assert "not a valid ONNX" in line
+
+
+def test_missing_file(tmp_path, capsys):
+    line = _run(driver, ["compile", str(tmp_path / "nope.onnx"), "-o", str(tmp_path)], capsys)
+    assert "no such file" in line
+    line = _run(driver, ["run", str(tmp_path / "nope.onnx")], capsys)
+    assert "no such file" in line
+
+
+def test_unsupported_ops_listed_at_once(unsupported_model, tmp_path, capsys):
+    line = _run(driver, ["compile", unsupported_model, "-o", str(tmp_path / "out")], capsys)
+    assert line.startswith("error: unsupported ONNX operator(s):")
+    assert "Bernoulli (2 nodes 'coin\\n1', 'coin2'; opset 17)" in line
+    assert "RandomNormalLike (node 'noise'; opset 17)" in line
+    assert "Relu" not in line
+
+
+@pytest.mark.parametrize("flag", [["--clusters", "0"], ["--clusters", "-2"], ["--batch", "0"]])
+def test_bad_counts(flag, tmp_path, capsys):
+    line = _run(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), *flag], capsys)
+    assert "must be at least 1" in line
+    assert not (tmp_path / "out" / "model.py").exists()
+
+
+def test_run_bad_clusters(capsys):
+    line = _run(driver, ["run", SQUEEZENET, "--clusters", "0"], capsys)
+    assert "must be at least 1" in line
+
+
+def test_dynamic_shape_without_binding(tmp_path, capsys):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    path = str(tmp_path / "dyn.onnx")
+    onnx.save(model, path)
+    line = _run(driver, ["compile", path, "-o", str(tmp_path / "out")], capsys)
+    assert "batch" in line and "--input-shape" in line
+
+
+# ---------------------------------------------------------------------------------------------
+# ramiel-translate --to-python
+# ---------------------------------------------------------------------------------------------
+
+TORCHPY_SYNTAX_ERROR = """builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+    "torchpy.return"() : () -> (
+  }) : () -> ()
+}
+"""
+
+TORCHPY_INVALID = """builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index, "1)\\nimport os\\n("]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+"""
+
+ONNX_DIALECT = """builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
+"""
+
+
+def test_translate_syntax_error(tmp_path, capsys):
+    f = tmp_path / "bad.mlir"
+    f.write_text(TORCHPY_SYNTAX_ERROR)
+    line = _run(translate, ["--to-python", str(f)], capsys)
+    assert line.startswith(f"error: {f}:4:3: ")
+
+
+def test_translate_invalid_ir(tmp_path, capsys):
+    f = tmp_path / "invalid.mlir"
+    f.write_text(TORCHPY_INVALID)
+    line = _run(translate, ["--to-python", str(f)], capsys)
+    assert f"{f}:4:5: torchpy.call: literal argument" in line
+    assert "is not a Python expression" in line
+
+
+def test_translate_not_torchpy(tmp_path, capsys):
+    f = tmp_path / "onnx.mlir"
+    f.write_text(ONNX_DIALECT)
+    line = _run(translate, ["--to-python", str(f)], capsys)
+    assert "no torchpy.func (run --lower-to-torchpy first)" in line
+
+
+def test_translate_missing_file(tmp_path, capsys):
+    line = _run(translate, ["--to-python", str(tmp_path / "nope.mlir")], capsys)
+    assert line == f"error: {tmp_path / 'nope.mlir'}: no such file"
+
+
+# ---------------------------------------------------------------------------------------------
+# The installed entry points, in a shell
+# ---------------------------------------------------------------------------------------------
+
+
+def _tool(name: str) -> str:
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def test_entry_points_in_subprocess(tmp_path, unsupported_model):
+    f = tmp_path / "bad.mlir"
+    f.write_text(TORCHPY_SYNTAX_ERROR)
+    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
+    env.pop("RAMIEL_DEBUG", None)
+    for cmd in (
+        [_tool("ramiel-translate"), "--to-python", str(f)],
+        [_tool("ramiel"), "compile", unsupported_model, "-o", str(tmp_path / "out")],
+    ):
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 1, p.stderr
+        assert p.stdout == ""
+        _one_error(p.stderr)

@@ -1,0 +1,141 @@
+"""The project's own exported models end to end, through the Python API ``ramiel.compile``.
+
+``ramiel.models`` exports, with random weights, an inception-style CNN (four-branch blocks) and two
+transformer encoders (explicit multi-head attention, LayerNorm, GELU; and PyTorch's
+``nn.TransformerEncoderLayer``). Each is compiled once for 2 clusters; its parallel module on the
+threads and on the processes backend and its sequential module must equal onnxruntime within 1e-3
+of the largest output magnitude. ``batch=2`` (hyperclustering: two samples in one program) must
+give, for each sample, the output of the batch-1 model on that sample.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+import ramiel
+from ramiel import models
+from ramiel.compiler import CompiledModel, CompileOptions
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+NAMES = ["inception", "transformer", "transformer_torch"]
+
+
+def _inputs(name: str, seed: int) -> dict[str, torch.Tensor]:
+    """Inputs of the model's fixed shapes: an image, or token ids in the vocabulary."""
+    g = torch.Generator().manual_seed(seed)
+    (example,) = models.example_inputs(name)
+    if example.dtype == torch.int64:
+        x = torch.randint(0, 1000, tuple(example.shape), generator=g, dtype=torch.int64)
+    else:
+        x = torch.randn(tuple(example.shape), generator=g)
+    return {models.input_names(name)[0]: x}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """``compiled(name)``: (model path, CompiledModel for 2 clusters on threads), built once."""
+    cache: dict[str, tuple[str, CompiledModel]] = {}
+
+    def get(name: str) -> tuple[str, CompiledModel]:
+        if name not in cache:
+            path = models.export_model(name, tmp_path_factory.mktemp(name) / f"{name}.onnx")
+            cache[name] = (path, ramiel.compile(path, clusters=2, backend="threads"))
+        return cache[name]
+
+    yield get
+    for _, m in cache.values():
+        m.close()
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_models_branch(name, compiled):
+    """Each model has real branching: the compiler finds two clusters and channels between them."""
+    _, model = compiled(name)
+    assert model.result.clusters == 2
+    assert model.report.parallelism > 1.0
+    assert model.program.channels, "no channel at all"
+
+
+@pytest.mark.parametrize("mode", ["sequential", "threads", "processes"])
+@pytest.mark.parametrize("name", NAMES)
+def test_model_matches_onnxruntime(name, mode, compiled, pipeline_helpers):
+    path, model = compiled(name)
+    feeds = _inputs(name, seed=7)
+    (ref,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
+    if mode == "sequential":
+        out = model.sequential(*feeds.values())
+    elif mode == "threads":
+        out = model(*feeds.values())
+    else:
+        with CompiledModel(model.result, CompileOptions(clusters=2, backend="processes")) as m:
+            out = m(*feeds.values())
+            again = m(*_inputs(name, seed=8).values())  # workers serve many inferences
+            assert not torch.equal(out, again)
+    pipeline_helpers.assert_close(out, ref, 1e-3, f"{name} ({mode}) vs onnxruntime")
+
+
+def test_compile_api(compiled, tmp_path, pipeline_helpers):
+    """``ramiel.compile``: path or ModelProto in; named and positional calls; files in out_dir."""
+    path, _ = compiled("inception")
+    proto = onnx.load(path)
+    feeds = _inputs("inception", seed=3)
+    (ref,) = pipeline_helpers.ort_run(proto, feeds)
+    with ramiel.compile(proto, clusters=2, backend="processes", out_dir=str(tmp_path)) as m:
+        assert set(os.listdir(tmp_path)) >= {
+            "model.py",
+            "model_seq.py",
+            "weights.safetensors",
+            "schedule.txt",
+            "schedule.json",
+        }
+        assert m.output_names == ["logits"]
+        assert list(m.input_specs) == ["image"]
+        by_name = m.run(feeds)
+        pipeline_helpers.assert_close(by_name["logits"], ref, 1e-3, "run(feeds)")
+        pipeline_helpers.assert_close(m(feeds["image"]), ref, 1e-3, "positional call")
+
+
+@pytest.mark.parametrize("name", ["inception", "transformer"])
+def test_batch2_equals_per_sample(name, compiled, pipeline_helpers):
+    """``batch=2``: two samples in one program (hyperclustering); each output equals the
+    sequential batch-1 model on that sample."""
+    path, single = compiled(name)
+    in_name = models.input_names(name)[0]
+    out_name = models.output_names(name)[0]
+    samples = [_inputs(name, seed=s)[in_name] for s in (11, 12)]
+    with ramiel.compile(path, clusters=2, batch=2) as m:
+        assert list(m.input_specs) == [f"{in_name}__s0", f"{in_name}__s1"]
+        assert m.output_names == [f"{out_name}__s0", f"{out_name}__s1"]
+        # The samples are independent: twice the work and twice the ops of batch 1.
+        assert m.report.nodes == 2 * single.report.nodes
+        assert m.report.work_us == pytest.approx(2 * single.report.work_us, rel=1e-6)
+        outs = m.run({f"{in_name}__s{k}": x for k, x in enumerate(samples)})
+        seq = m.sequential(*samples)
+        for k, x in enumerate(samples):
+            want = single.sequential(x)
+            pipeline_helpers.assert_close(outs[f"{out_name}__s{k}"], want, 1e-5, f"sample {k}")
+            pipeline_helpers.assert_close(seq[k], want, 1e-5, f"sequential sample {k}")
+        assert not torch.equal(outs[f"{out_name}__s0"], outs[f"{out_name}__s1"])
+
+
+def test_outputs_differ_between_inputs(compiled):
+    """Sanity of the oracle: different inputs give clearly different outputs."""
+    _, model = compiled("transformer")
+    a = model.sequential(*_inputs("transformer", 1).values())
+    b = model.sequential(*_inputs("transformer", 2).values())
+    assert float((a - b).abs().max()) > 1e-2 * float(a.abs().max())
+    assert np.isfinite(a.numpy()).all()
