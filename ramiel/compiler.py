@@ -88,27 +88,44 @@ def _run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
 
 
 def _write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> None:
-    """Collect every ``torchpy.weight`` value into one safetensors file (keys are the w.<key>)."""
+    """Collect every ``torchpy.weight`` value into one safetensors file (keys are the w.<key>).
+
+    A splat weight (``dense<v>`` of any shape, e.g. a folded ConstantOfShape) is stored as its one
+    element and listed in the file's metadata; :meth:`ramiel.runtime.Weights.from_safetensors`
+    expands it, so neither compile time nor disk grow with its size.
+    """
+    import json
+
     import torch
     from safetensors.torch import save_file
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
     from ramiel.dialects.torchpy import WeightOp
-    from ramiel.weights import constant_value
+    from ramiel.runtime.weights import SPLAT_METADATA_KEY
+    from ramiel.weights import constant_value, splat_value
 
     tensors: dict[str, torch.Tensor] = {}
+    splats: dict[str, list[int]] = {}
     for m in modules:
         for op in m.walk():
-            if isinstance(op, WeightOp) and op.key.data not in tensors:
-                arr = constant_value(op.value, source)
+            if not isinstance(op, WeightOp) or op.key.data in tensors:
+                continue
+            value = op.value
+            one = splat_value(value) if isinstance(value, DenseIntOrFPElementsAttr) else None
+            if one is not None:
+                splats[op.key.data] = list(value.get_shape())  # type: ignore[union-attr]
+                arr = np.array(one).reshape(1)
+            else:
+                arr = constant_value(value, source)
                 assert arr is not None
                 # np.array, not np.ascontiguousarray: that one makes 0-d (scalar) weights 1-d
                 arr = np.array(arr, order="C", copy=True)
-                if arr.dtype.name == "bfloat16":  # ml_dtypes: torch takes its bits
-                    t = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
-                else:
-                    t = torch.from_numpy(arr)
-                tensors[op.key.data] = t
-    save_file(tensors, path)
+            if arr.dtype.name == "bfloat16":  # ml_dtypes: torch takes its bits
+                t = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
+            else:
+                t = torch.from_numpy(arr)
+            tensors[op.key.data] = t
+    save_file(tensors, path, metadata={SPLAT_METADATA_KEY: json.dumps(splats)})
 
 
 def compile_model(

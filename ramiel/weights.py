@@ -90,7 +90,10 @@ def splat_value(attr: DenseIntOrFPElementsAttr) -> np.ndarray | None:
 
 
 def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """The value of a ``dense<...>`` attribute as a numpy array of its static shape."""
+    """The value of a ``dense<...>`` attribute as a numpy array of its static shape.
+
+    A splat comes back as a read-only ``np.broadcast_to`` view (copy it before writing).
+    """
     el = attr.get_element_type()
     dt = numpy_dtype_of(el)
     shape = tuple(attr.get_shape())
@@ -100,7 +103,8 @@ def numpy_from_dense(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
         flat = np.frombuffer(attr.data.data, dt)
     n = int(np.prod(shape)) if shape else 1
     if flat.size == 1 and n != 1:
-        return np.full(shape, flat[0], dtype=dt)
+        # A splat: a read-only broadcast view, so a huge splat weight costs no memory or time.
+        return np.broadcast_to(flat[:1].reshape(()), shape)
     return flat.reshape(shape).copy()
 
 

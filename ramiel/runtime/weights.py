@@ -22,6 +22,10 @@ from ramiel.runtime.program import ProgramError, dtype_size
 _ALIGN = 64
 
 
+SPLAT_METADATA_KEY = "ramiel.splats"
+"""safetensors metadata entry listing tensors stored as a single element (see from_safetensors)."""
+
+
 class Weights:
     """Named tensors with attribute access (``w.conv1_w``) and item access (``w["conv1.w"]``).
 
@@ -42,10 +46,23 @@ class Weights:
 
     @classmethod
     def from_safetensors(cls, path: str | Path) -> Weights:
-        """Load every tensor of a ``.safetensors`` file (CPU)."""
+        """Load every tensor of a ``.safetensors`` file (CPU).
+
+        Splat tensors (every element equal, e.g. the ConstantOfShape weights of the zoo models)
+        are stored as one element, their shapes listed in the file's metadata under
+        :data:`SPLAT_METADATA_KEY` (JSON ``{key: shape}``); they are expanded here, contiguous.
+        """
+        import json
+
+        from safetensors import safe_open
         from safetensors.torch import load_file
 
-        return cls(load_file(str(path), device="cpu"))
+        tensors = load_file(str(path), device="cpu")
+        with safe_open(str(path), "pt") as f:
+            meta = f.metadata() or {}
+        for key, shape in json.loads(meta.get(SPLAT_METADATA_KEY, "{}")).items():
+            tensors[key] = tensors[key].reshape(()).expand(tuple(shape)).contiguous()
+        return cls(tensors)
 
     def save_safetensors(self, path: str | Path) -> None:
         """Write the tensors to a ``.safetensors`` file (made contiguous, storage not shared)."""
