@@ -119,69 +119,7 @@ def expected_zoo_outputs(path: str, model: onnx.ModelProto) -> list:
     return out
 
 
-def randomize_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
-    """A copy of ``model`` whose weights are seeded random values of the same shapes.
-
-    Every ConstantOfShape with a constant shape (the zoo models' weights) becomes an initializer,
-    and every float initializer with more than one element is redrawn: He-scaled normal for
-    Conv/Gemm/MatMul weights, uniform [0.5, 1.5] for BatchNormalization scales and variances and
-    for multipliers, normal(0, 0.1) otherwise. Initializers are also listed as graph inputs when
-    the IR version requires it (< 4).
-    """
-    import numpy as np
-    from onnx import numpy_helper
-
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    g = m.graph
-    rng = np.random.default_rng(seed)
-    inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    consumers: dict[str, tuple[str, int]] = {}
-    for n in g.node:
-        for i, name in enumerate(n.input):
-            consumers.setdefault(name, (n.op_type, i))
-
-    def uniform(shape: tuple[int, ...], lo: float, hi: float):
-        w = rng.random(shape, dtype=np.float32)  # float32 uniform: fast for 100M-weight layers
-        w *= np.float32(hi - lo)
-        w += np.float32(lo)
-        return w
-
-    def draw(name: str, shape: tuple[int, ...]):
-        op, idx = consumers.get(name, ("", 0))
-        if op in ("Conv", "Gemm", "MatMul", "ConvTranspose") and idx == 1 and len(shape) >= 2:
-            fan_in = int(np.prod(shape[1:])) if op != "MatMul" else shape[0]
-            if op == "Gemm":
-                fan_in = shape[-1]
-            a = float(np.sqrt(6.0 / max(fan_in, 1)))  # He: variance 2 / fan_in
-            return uniform(shape, -a, a)
-        if (op == "BatchNormalization" and idx in (1, 4)) or op in ("Mul", "Unsqueeze"):
-            return uniform(shape, 0.5, 1.5)
-        return uniform(shape, -0.17, 0.17)  # standard deviation ~0.1
-
-    keep = []
-    for n in g.node:
-        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in inits:
-            shape = tuple(int(d) for d in inits[n.input[0]])
-            g.initializer.append(numpy_helper.from_array(draw(n.output[0], shape), n.output[0]))
-            if m.ir_version < 4:
-                g.input.append(onnx.helper.make_tensor_value_info(n.output[0], 1, shape))
-        else:
-            keep.append(n)
-    del g.node[:]
-    g.node.extend(keep)
-    used = {name for n in g.node for name in n.input} | {o.name for o in g.output}
-    kept = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(kept)
-    inputs = [x for x in g.input if x.name in used]
-    del g.input[:]
-    g.input.extend(inputs)
-    for t in g.initializer:
-        arr = numpy_helper.to_array(t)
-        if arr.dtype == np.float32 and arr.size > 1 and t.name in inits:
-            t.CopyFrom(numpy_helper.from_array(draw(t.name, arr.shape), t.name))
-    return m
+from ramiel.models import randomize_weights  # noqa: E402
 
 
 @pytest.fixture(scope="session")
