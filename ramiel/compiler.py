@@ -87,7 +87,7 @@ def _run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
     module.verify()
 
 
-def _write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> None:
+def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> None:
     """Collect every ``torchpy.weight`` value into one safetensors file (keys are the w.<key>).
 
     A splat weight (``dense<v>`` of any shape, e.g. a folded ConstantOfShape) is stored as its one
@@ -215,7 +215,7 @@ def compile_model(
     with open(seq_path, "w") as f:
         f.write(print_python(seq, src_name))
     weights_path = os.path.join(out_dir, WEIGHTS_FILE)
-    _write_weights([par, seq], module, weights_path)
+    write_weights([par, seq], module, weights_path)
     with open(os.path.join(out_dir, "schedule.txt"), "w") as f:
         f.write(report.to_text() + "\n")
     with open(os.path.join(out_dir, "schedule.json"), "w") as f:

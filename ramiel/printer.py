@@ -339,8 +339,11 @@ def _program_text(
     return "\n".join(lines)
 
 
-def print_python_file(path: str) -> str:
+def print_python_file(path: str, weights_out: str | None = None) -> str:
     """Parse the torchpy IR file ``path`` (``-`` for stdin) and print it as Python source.
+
+    With ``weights_out``, also write the ``torchpy.weight`` values to that safetensors file (the
+    ``weights.safetensors`` the generated module loads from its own directory).
 
     Raises :class:`~ramiel.errors.RamielError` with a one-line message for a missing file, a
     syntax error (``file:line:col: reason``), IR that fails verification or holds no torchpy.
@@ -374,9 +377,16 @@ def print_python_file(path: str) -> str:
         where = e.location
         raise RamielError(f"{where}: {e.reason}" if where else e.reason) from None
     try:
-        return print_python(module, name)
+        source = print_python(module, name)
     except ValueError as e:
         raise RamielError(str(e)) from None
+    if weights_out is not None:
+        from ramiel.compiler import write_weights
+        from ramiel.weights import set_ir_base_dir
+
+        set_ir_base_dir(os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd())
+        write_weights([module], module, weights_out)
+    return source
 
 
 __all__ = ["print_python", "print_python_file", "statement", "Names"]

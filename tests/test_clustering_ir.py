@@ -180,13 +180,13 @@ def test_round_trip_keeps_the_computation(zoo_ir, ramiel_ctx, tmp_path, pipeline
     from ramiel.runtime.program import import_from_path
 
     def forward_of(module: ModuleOp, tag: str):
-        from ramiel.compiler import _write_weights
+        from ramiel.compiler import write_weights
 
         src = module.clone()
         LowerToTorchpy().apply(ramiel_ctx, module)
         path = tmp_path / f"{tag}.py"
         path.write_text(print_python(module, tag))
-        _write_weights([module], src, str(tmp_path / f"{tag}.safetensors"))
+        write_weights([module], src, str(tmp_path / f"{tag}.safetensors"))
         mod = import_from_path(f"ramiel_rt_{tag}", str(path))
         return mod, Weights.from_safetensors(str(tmp_path / f"{tag}.safetensors"))
 

@@ -6,7 +6,8 @@
   ``ramiel.weights``. ``--input-shape NAME=1,3,224,224`` (repeatable) binds dynamic input
   dimensions; ``--ort-optimize`` runs onnxruntime's basic graph optimiser first.
 * ``--to-python in.mlir [-o model.py]``: ``torchpy`` IR -> Python source (see
-  :mod:`ramiel.printer`).
+  :mod:`ramiel.printer`); with ``-o``, the weights the module uses are written beside it
+  (``weights.safetensors``).
 
 Errors are printed as one ``error: ...`` line on stderr with exit status 1.
 """
@@ -79,9 +80,13 @@ def _import_onnx(args: argparse.Namespace) -> str:
 
 
 def _to_python(args: argparse.Namespace) -> str:
+    from ramiel.compiler import WEIGHTS_FILE
     from ramiel.printer import print_python_file
 
-    return print_python_file(args.input)
+    weights = None
+    if args.output:  # the module loads weights.safetensors from its own directory
+        weights = os.path.join(os.path.dirname(os.path.abspath(args.output)), WEIGHTS_FILE)
+    return print_python_file(args.input, weights_out=weights)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
