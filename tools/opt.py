@@ -185,6 +185,30 @@ class RamielOptMain(xDSLOptMain):
             verify_located(module)
         return module
 
+    def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
+        rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
+        return super().output_resulting_program(prog)
+
+
+def rebase_weights_ref(module, input_file: str | None, output_file: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Keep a relative ``ramiel.weights`` path valid when the IR is written to another directory.
+
+    The path is relative to the IR file's directory; ``-o`` elsewhere re-expresses it relative to
+    the output's directory (stdout counts as the current directory).
+    """
+    from xdsl.dialects.builtin import StringAttr
+
+    from ramiel.weights import WEIGHTS_ATTR
+
+    attr = module.attributes.get(WEIGHTS_ATTR)
+    if not isinstance(attr, StringAttr) or os.path.isabs(attr.data):
+        return
+    src_dir = os.path.dirname(os.path.abspath(input_file)) if input_file else os.getcwd()
+    dst_dir = os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd()
+    if src_dir != dst_dir:
+        target = os.path.normpath(os.path.join(src_dir, attr.data))
+        module.attributes[WEIGHTS_ATTR] = StringAttr(os.path.relpath(target, dst_dir))
+
 
 def format_parse_error(e: ParseError) -> str:
     """``file:line:col: error: reason`` followed by the offending line and a caret."""
