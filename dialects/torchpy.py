@@ -199,6 +199,16 @@ def _verify_args(op: IRDLOperation, args: ArrayAttr, kwargs: DictionaryAttr | No
                 raise VerifyException(f"{op.name}: keyword {k!r} is not an identifier")
 
 
+def _call_properties(
+    name_key: str, name: str, args: Sequence[int | str], kwargs: dict[str, int | str] | None
+) -> dict[str, Attribute]:
+    """The properties of a ``torchpy.call``/``torchpy.method``: its name, ``args``, ``kwargs``."""
+    props: dict[str, Attribute] = {name_key: StringAttr(name), "args": arg_array(args)}
+    if kwargs:
+        props["kwargs"] = DictionaryAttr({k: arg_item(v) for k, v in kwargs.items()})
+    return props
+
+
 @irdl_op_definition
 class CallOp(IRDLOperation):
     """``torchpy.call``: ``r = callee(args..., k=v...)`` with EmitC-style argument lists."""
@@ -218,11 +228,10 @@ class CallOp(IRDLOperation):
         kwargs: dict[str, int | str] | None,
         result_types: Sequence[Attribute],
     ):
-        props: dict[str, Attribute] = {"callee": StringAttr(callee), "args": arg_array(args)}
-        if kwargs:
-            props["kwargs"] = DictionaryAttr({k: arg_item(v) for k, v in kwargs.items()})
         super().__init__(
-            operands=[list(operands)], properties=props, result_types=[list(result_types)]
+            operands=[list(operands)],
+            properties=_call_properties("callee", callee, args, kwargs),
+            result_types=[list(result_types)],
         )
 
     def verify_(self) -> None:
@@ -250,11 +259,10 @@ class MethodOp(IRDLOperation):
         kwargs: dict[str, int | str] | None,
         result_types: Sequence[Attribute],
     ):
-        props: dict[str, Attribute] = {"method": StringAttr(method), "args": arg_array(args)}
-        if kwargs:
-            props["kwargs"] = DictionaryAttr({k: arg_item(v) for k, v in kwargs.items()})
         super().__init__(
-            operands=[list(operands)], properties=props, result_types=[list(result_types)]
+            operands=[list(operands)],
+            properties=_call_properties("method", method, args, kwargs),
+            result_types=[list(result_types)],
         )
 
     def verify_(self) -> None:
