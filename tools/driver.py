@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--markdown", metavar="FILE", help="also write the markdown report here")
     b.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
     b.add_argument("--no-trace", action="store_true", help="skip the Chrome traces")
+    b.add_argument(
+        "--malloc-tuning",
+        action="store_true",
+        help="keep freed memory in glibc malloc (no page faults per inference), for all configs",
+    )
     return p
 
 
@@ -262,6 +267,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 trace=not args.no_trace,
                 command=command,
                 say=say,
+                malloc_tuning=args.malloc_tuning,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -1,0 +1,259 @@
+"""The benchmark machinery (:mod:`ramiel.bench`, ``ramiel bench``) on a tiny two-branch model.
+
+Behaviour, not speed: interleaving and stopping rules with a fake clock, the configurations, the
+report files (markdown, JSON, PNG, Chrome trace) of a ``--quick`` run, and the trace's rows, boxes
+and transfer arrows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from ramiel import bench
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
+def _tiny_model(path: str) -> str:
+    """x[1,4,16,16] -> two conv branches -> concat -> global average pool -> flatten."""
+    rng = np.random.default_rng(0)
+
+    def init(name: str, shape: tuple[int, ...]) -> onnx.TensorProto:
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    nodes = [
+        helper.make_node("Conv", ["x", "wa", "ba"], ["a0"], name="conv_a", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a0"], ["a1"], name="relu_a"),
+        helper.make_node("Conv", ["x", "wb", "bb"], ["b0"], name="conv_b"),
+        helper.make_node("Relu", ["b0"], ["b1"], name="relu_b"),
+        helper.make_node("Conv", ["b1", "wc", "bc"], ["b2"], name="conv_c", pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["a1", "b2"], ["cat"], name="concat", axis=1),
+        helper.make_node("GlobalAveragePool", ["cat"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["y"], name="flatten"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "tiny_branches",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])],
+        [
+            init("wa", (8, 4, 3, 3)),
+            init("ba", (8,)),
+            init("wb", (8, 4, 1, 1)),
+            init("bb", (8,)),
+            init("wc", (8, 8, 3, 3)),
+            init("bc", (8,)),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _tiny_model(str(tmp_path_factory.mktemp("model") / "tiny.onnx"))
+
+
+@pytest.fixture(scope="module")
+def quick_run(tiny: str, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("bench")
+    results, env, md = bench.run_bench(
+        [tiny], workers=2, out_dir=str(out), json_path=str(out / "extra.json"), quick=True
+    )
+    return results, env, md, out
+
+
+# ----------------------------------------------------------------------------- pure machinery
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_measure_interleaved_rotates_round_robin_and_stops_when_stable() -> None:
+    clock = _FakeClock()
+    calls: list[str] = []
+
+    def fn(key: str, ms: float):
+        def f() -> None:
+            calls.append(key)
+            clock.t += ms / 1e3
+
+        return f
+
+    plan = bench.Plan(warmup=1, min_reps=4, max_reps=50, budget_s=100.0, rel_ci=0.05, gap_s=0.5)
+    gaps: list[float] = []
+    out = bench.measure_interleaved(
+        {"a": fn("a", 2.0), "b": fn("b", 5.0)}, plan, clock, sleep=gaps.append
+    )
+    assert gaps == [0.5] * 8  # an untimed pause before every timed call
+    # warm-up once each, then rounds in rotating order; constant times are stable at min_reps.
+    assert calls == ["a", "b"] + ["a", "b", "b", "a"] * 2
+    assert out["a"].n == out["b"].n == 4
+    assert out["a"].median == pytest.approx(2.0)
+    assert out["b"].min == pytest.approx(5.0) and out["b"].max == pytest.approx(5.0)
+
+
+def test_measure_interleaved_runs_until_max_reps_when_noisy() -> None:
+    clock = _FakeClock()
+    noise = iter(np.random.default_rng(1).uniform(1.0, 10.0, size=1000))
+
+    def noisy() -> None:
+        clock.t += next(noise) / 1e3
+
+    plan = bench.Plan(warmup=0, min_reps=3, max_reps=12, budget_s=100.0, rel_ci=0.001, gap_s=0)
+    out = bench.measure_interleaved({"n": noisy}, plan, clock)
+    assert out["n"].n == 12
+    t = out["n"]
+    assert t.min <= t.ci[0] <= t.median <= t.ci[1] <= t.max
+    assert len(t.samples) == 12
+
+
+def test_median_and_its_confidence_interval() -> None:
+    assert bench.median_of([1.0, 2.0, 3.0]) == 2.0
+    assert bench.median_of([1.0, 2.0, 3.0, 4.0]) == 2.5
+    s = [float(i) for i in range(100)]
+    lo, hi = bench.median_ci(s)
+    assert 38 <= lo <= 41 and 58 <= hi <= 61
+
+
+def test_configs_for_two_and_four_workers() -> None:
+    keys = [c.key for c in bench.configs_for(2)]
+    assert keys == [
+        "seq-1t",
+        "seq-2t",
+        "par-threads-2x1",
+        "par-processes-2x1",
+        "ort-1t",
+        "ort-2t",
+        "ort-par-2",
+    ]
+    four = {c.key: c for c in bench.configs_for(4)}
+    assert {"par-threads-2x2", "par-threads-3x1", "par-threads-4x1"} <= set(four)
+    assert four["par-processes-2x2"].threads == 2 and four["ort-par-4"].ort_parallel
+    assert [c.key for c in bench.configs_for(1)] == ["seq-1t", "ort-1t"]
+
+
+def test_resolve_models(tiny: str) -> None:
+    assert [m.name for m in bench.resolve_models([tiny])] == ["tiny"]
+    assert bench.resolve_models(["inception_v1"])[0].name == "light_inception_v1"
+    assert bench.resolve_models(["inception"])[0].project == "inception"
+    defaults = [m.name for m in bench.default_models()]
+    assert "light_densenet121" in defaults and defaults[-2:] == [
+        "ramiel_inception",
+        "ramiel_transformer",
+    ]
+    with pytest.raises(ValueError, match="unknown model"):
+        bench.resolve_models(["no_such_model"])
+
+
+# --------------------------------------------------------------------------------- a quick run
+
+
+def test_quick_run_times_every_configuration(quick_run) -> None:
+    results, env, _md, _out = quick_run
+    (r,) = results
+    assert r.error is None, r.error
+    assert [c.key for c in r.configs] == [c.key for c in bench.configs_for(2)]
+    for c in r.configs:
+        assert c.error is None, (c.key, c.error)
+        assert c.timing is not None and c.timing.n == 3
+        assert c.timing.min <= c.timing.median <= c.timing.max
+        assert c.max_rel_err is not None and c.max_rel_err < 1e-4
+    assert r.config("seq-1t").speedup == pytest.approx(1.0)  # type: ignore[union-attr]
+    assert r.config("par-threads-2x1").est_makespan_ms > 0  # type: ignore[union-attr,operator]
+    assert set(r.compile_s) == {"import", "passes", "lower", "print"}
+    assert r.work_ms and r.cp_ms and r.work_ms >= r.cp_ms
+    assert r.bound == pytest.approx(min(2.0, r.work_ms / r.cp_ms))
+    assert set(r.efficiency) == {"par-threads-2x1", "par-processes-2x1"}
+    assert env.workers == 2 and env.quick and env.load_after is not None
+
+
+def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
+    results, _env, md, out = quick_run
+    assert (out / "bench.md").read_text() == md
+    assert "| tiny |" in md and "par-threads-2x1" in md and "load average" in md
+    assert "quick" in md
+    data = json.loads((out / "bench.json").read_text())
+    assert json.loads((out / "extra.json").read_text()) == data
+    assert set(data) == {"environment", "models"}
+    m = data["models"][0]
+    assert m["name"] == "tiny" and len(m["configs"]) == 7
+    assert len(m["configs"][0]["timing"]["samples"]) == 3
+    png = (out / "speedups.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_trace_has_cluster_rows_statement_boxes_and_transfer_flows(quick_run) -> None:
+    results, *_ = quick_run
+    path = results[0].trace_path
+    assert path and os.path.isfile(path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    rows = {
+        e["tid"]: e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
+    clusters = sorted(v for v in rows.values() if v.startswith("cluster "))
+    assert clusters == ["cluster c0", "cluster c1"]
+    names = {e["name"] for e in events if e.get("ph") == "X"}
+    # one box per generated statement, named after its ONNX node and result
+    assert {"conv_a Conv -> a0", "conv_c Conv -> b2", "concat Concat -> cat"} <= names
+    puts = {n[4:] for n in names if n.startswith("put ")}
+    gets = {n[4:] for n in names if n.startswith("get ")}
+    starts = [e for e in events if e.get("ph") == "s"]
+    ends = [e for e in events if e.get("ph") == "f"]
+    assert puts & gets  # at least one cluster-to-cluster transfer in a two-branch model
+    assert len(starts) == len(ends) == len(puts & gets)
+    for e in starts:
+        assert rows.get(e["tid"], "").startswith("cluster ")
+
+
+def test_driver_bench_subcommand(tiny: str, tmp_path, capsys) -> None:
+    from ramiel.tools.driver import main
+
+    js = tmp_path / "b.json"
+    rc = main(
+        ["bench", tiny, "--quick", "--workers", "2", "--out", str(tmp_path), "--json", str(js)]
+        + ["--no-trace"]
+    )
+    assert rc == 0
+    assert "| tiny |" in capsys.readouterr().out
+    assert json.loads(js.read_text())["models"][0]["trace_path"] is None
+    assert main(["bench", "no_such_model", "--quick", "--out", str(tmp_path)]) == 1
+
+
+def test_write_markdown_replaces_only_the_marked_part(tmp_path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    bench.write_markdown(str(doc), "# Ramiel benchmarks\n\nfirst\n")
+    assert doc.read_text() == "# Ramiel benchmarks\n\nfirst\n"
+    doc.write_text(
+        f"# Benchmarks\n\nfindings stay\n\n{bench.BEGIN_MARK}\nold table\n{bench.END_MARK}\n\nend\n"
+    )
+    bench.write_markdown(str(doc), "# Ramiel benchmarks\n\nnew table\n")
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\nfindings stay\n")
+    assert "new table" in text and "old table" not in text and text.endswith("\n\nend\n")
+
+
+def test_machine_probes_return_sane_numbers() -> None:
+    assert bench.machine_scaling(1) is None
+    s = bench.machine_scaling(2, work_ms=5.0, repeats=1)
+    assert s is not None and 0.2 < s < 4.0
+    meter = bench.CpuMeter()
+    sum(i * i for i in range(200_000))  # some work of our own, not counted as "other"
+    other = meter.other_cores()
+    assert other is None or 0.0 <= other <= (os.cpu_count() or 1)
