@@ -17,14 +17,18 @@ at batch 1: the parallel paths of one sample and the independent samples are sch
 What it finds, on ``light_inception_v1/v2`` and ``light_squeezenet`` with P = 2: for B a multiple
 of P, whole samples per worker with no transfer (estimated makespan W/P, the same as plain data
 parallelism); for other B, mixed schedules that split some samples' branches over the workers
-and interleave them with other samples (B = 3: estimated 141 ms against 183 ms for whole
-samples on inception_v1; see ``lit_tests/passes/hypercluster.mlir`` for a small case).
+and interleave them with other samples (B = 3 on inception_v1: estimated about 140 ms against
+183 ms for whole samples; see ``lit_tests/passes/hypercluster.mlir`` for a small case). Measured
+(``bench/results/hypercluster.txt``): at even B about as fast as data parallelism (inception_v2
+3-6 % slower: the merge kept an equal-estimate schedule with some transfers), at B = 3 16-26 %
+faster on the inception models, except where its schedule has many transfers on the processes
+backend, which the cost model prices too low.
 
 We run the ordinary algorithms on the replicated graph rather than a specialised hypercluster
 heuristic (map whole samples to workers, then balance the remainder) because it needs no new
 scheduling code, finds those mixed schedules by itself, and stays cheap: linear clustering and
 merging are near-linear in the graph size (see ``ramiel.scheduling``); hypercluster + clustering
-of inception_v2 (about 520 compute ops per sample) took 0.4 s at B = 1, 1.3 s at B = 4 and 4.7 s
+of inception_v2 (about 500 compute ops per sample) took 0.4 s at B = 1, 1.6 s at B = 4 and 4.7 s
 at B = 8 on this 2-core machine (busy).
 
 A clustered input is flattened first (the clustering is recomputed for B samples), and costs
