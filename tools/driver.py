@@ -90,9 +90,15 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
     b.add_argument("--no-trace", action="store_true", help="skip the Chrome traces")
     b.add_argument(
-        "--malloc-tuning",
+        "--render",
+        metavar="JSON",
+        help="measure nothing: write the markdown and the plot again from a saved JSON file",
+    )
+    b.add_argument(
+        "--no-malloc-tuning",
         action="store_true",
-        help="keep freed memory in glibc malloc (no page faults per inference), for all configs",
+        help="keep glibc malloc's defaults (by default freed memory is kept for reuse, so that "
+        "no configuration page-faults its tensors in on every inference)",
     )
     return p
 
@@ -267,7 +273,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 trace=not args.no_trace,
                 command=command,
                 say=say,
-                malloc_tuning=args.malloc_tuning,
+                malloc_tuning=not args.no_malloc_tuning,
+                render_from=args.render,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
