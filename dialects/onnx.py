@@ -42,6 +42,11 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float64Type,
     FloatAttr,
@@ -86,7 +91,8 @@ _SIGNLESS = {8: IntegerType(8), 16: IntegerType(16), 32: IntegerType(32), 64: In
 _UNSIGNED = {w: IntegerType(w, Signedness.UNSIGNED) for w in (8, 16, 32, 64)}
 
 #: ONNX ``TensorProto`` data type -> MLIR element type (signless integers for signed ONNX integers,
-#: as in onnx-mlir; ``i1`` for bool).
+#: as in onnx-mlir; ``i1`` for bool; the float8 types are MLIR's builtin ``f8E4M3FN``,
+#: ``f8E4M3FNUZ``, ``f8E5M2``, ``f8E5M2FNUZ`` and ``f8E8M0FNU``, with the same encodings).
 ELEMENT_TYPES: dict[int, Attribute] = {
     onnx.TensorProto.FLOAT: f32,
     onnx.TensorProto.DOUBLE: Float64Type(),
@@ -101,6 +107,11 @@ ELEMENT_TYPES: dict[int, Attribute] = {
     onnx.TensorProto.UINT16: _UNSIGNED[16],
     onnx.TensorProto.UINT32: _UNSIGNED[32],
     onnx.TensorProto.UINT64: _UNSIGNED[64],
+    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType(),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
+    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type(),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
+    onnx.TensorProto.FLOAT8E8M0: Float8E8M0FNUType(),
 }
 _ONNX_OF_ELEMENT = {v: k for k, v in ELEMENT_TYPES.items()}
 
@@ -119,6 +130,11 @@ _TYPE_STR = {
     onnx.TensorProto.UINT16: "uint16",
     onnx.TensorProto.UINT32: "uint32",
     onnx.TensorProto.UINT64: "uint64",
+    onnx.TensorProto.FLOAT8E4M3FN: "float8e4m3fn",
+    onnx.TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
+    onnx.TensorProto.FLOAT8E5M2: "float8e5m2",
+    onnx.TensorProto.FLOAT8E5M2FNUZ: "float8e5m2fnuz",
+    onnx.TensorProto.FLOAT8E8M0: "float8e8m0",
 }
 
 

@@ -56,6 +56,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 from ramiel.errors import DynamicShapeError, RamielError, UnsupportedOpError
 from ramiel.runtime.program import InputMismatch
+from ramiel.weights import numpy_from_torch, torch_from_numpy
 
 __all__ = [
     "RamielBackend",
@@ -556,42 +557,15 @@ def _freeze(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.Mo
     return m
 
 
-#: numpy (ml_dtypes) element types torch has under the same name but cannot take from numpy
-#: directly: passed as their bits (same itemsize) and reinterpreted.
-_BIT_CAST = {
-    "bfloat16": np.int16,
-    "float8_e4m3fn": np.uint8,
-    "float8_e4m3fnuz": np.uint8,
-    "float8_e5m2": np.uint8,
-    "float8_e5m2fnuz": np.uint8,
-    "float8_e8m0fnu": np.uint8,
-}
-
-
 def _to_torch(a: np.ndarray) -> Any:
-    import torch
-
     # np.ascontiguousarray would turn a 0-d array into a 1-d one: copy with np.array instead
     if not a.flags.c_contiguous or not a.flags.writeable:
         a = np.array(a, order="C", copy=True)
-    bits = _BIT_CAST.get(a.dtype.name)
-    if bits is not None:
-        return torch.from_numpy(a.view(bits)).view(getattr(torch, a.dtype.name))
-    return torch.from_numpy(a)
+    return torch_from_numpy(a)
 
 
 def _to_numpy(t: Any) -> np.ndarray:
-    import torch
-
-    t = t.detach()
-    name = str(t.dtype).removeprefix("torch.")
-    bits = _BIT_CAST.get(name)
-    if bits is not None:
-        import ml_dtypes
-
-        signed = torch.int16 if bits is np.int16 else torch.uint8
-        return t.contiguous().view(signed).numpy().view(getattr(ml_dtypes, name))
-    return t.numpy()
+    return numpy_from_torch(t)
 
 
 # -- the module-level backend interface (``onnx.backend.test.BackendTest(ramiel.backend)``) -----

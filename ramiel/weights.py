@@ -8,15 +8,21 @@ safetensors file next to the IR and referenced by key::
       %w = "onnx.Constant"() <{value = dense_resource<conv1_w_0> : tensor<64x3x7x7xf32>}> ...
 
 The ``ramiel.weights`` path is relative to the directory of the IR file (or absolute). Weights are
-read lazily with ``safetensors`` (memory-mapped, never unpickled).
+read lazily with ``safetensors`` (memory-mapped, never unpickled). Element types numpy has only
+through ``ml_dtypes`` (bfloat16, the float8 types) keep their safetensors dtype tags (``BF16``,
+``F8_E4M3``, ``F8_E4M3FNUZ``, ``F8_E5M2``, ``F8_E5M2FNUZ``, ``F8_E8M0``), so the files are read by
+``safetensors.torch`` (the generated code) as the right torch dtypes.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
+import struct
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from safetensors import safe_open
@@ -137,14 +143,16 @@ def resource_key(name: str, taken: set[str]) -> str:
 class WeightStore:
     """The external weights of one module: a safetensors file, read lazily, plus new tensors.
 
-    ``path`` may not exist yet (a store being written). Raises :class:`RamielError` when a key is
-    missing or the file cannot be read.
+    ``path`` may not exist yet (a store being written). New tensors (:meth:`add`: the importer's
+    initializers, the results ``--constant-fold`` computes) stay in memory until :meth:`save`.
+    Raises :class:`RamielError` when a key is missing or the file cannot be read.
     """
 
     def __init__(self, path: str | None):
         self.path = path
         self._pending: dict[str, np.ndarray] = {}
         self._cache: dict[str, np.ndarray] = {}
+        self._stamp = _file_stamp(path)
 
     def keys(self) -> Iterator[str]:
         yield from self._pending
@@ -163,13 +171,21 @@ class WeightStore:
                 )
             try:
                 with safe_open(self.path, "np") as f:
-                    self._cache[key] = f.get_tensor(key)
+                    dtype = f.get_slice(key).get_dtype()
+                    if dtype in _ML_DTYPES_TAGS:
+                        self._cache[key] = _read_raw(self.path, key, dtype)
+                    else:
+                        self._cache[key] = f.get_tensor(key)
             except Exception as e:  # safetensors raises several kinds
                 raise RamielError(f"dense_resource<{key}>: cannot read {self.path}: {e}") from e
         return self._cache[key]
 
     def add(self, key: str, arr: np.ndarray) -> None:
         self._pending[key] = np.ascontiguousarray(arr)
+
+    def new_keys(self) -> list[str]:
+        """Keys of the tensors added since the last :meth:`save` (not in the file yet)."""
+        return list(self._pending)
 
     def save(self, path: str | None = None) -> None:
         """Write every tensor (old and new) to ``path`` (default: this store's path).
@@ -188,6 +204,84 @@ class WeightStore:
         self.path = path
         self._cache.update(self._pending)
         self._pending.clear()
+        self._stamp = _file_stamp(path)
+
+
+def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
+    """(inode, size, modification time in ns) of ``path``, ``None`` if it does not exist: a file
+    rewritten in place (a model imported again into the same directory) gets a new stamp."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+#: safetensors dtype tags whose numpy type exists only in ml_dtypes (safetensors' numpy loader
+#: looks them up in numpy itself and fails): read from the file's bytes (:func:`_read_raw`).
+_ML_DTYPES_TAGS = {
+    "F8_E4M3": "float8_e4m3fn",
+    "F8_E4M3FNUZ": "float8_e4m3fnuz",
+    "F8_E5M2": "float8_e5m2",
+    "F8_E5M2FNUZ": "float8_e5m2fnuz",
+    "F8_E8M0": "float8_e8m0fnu",
+}
+
+
+def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
+    """Tensor ``key`` of a safetensors file, of a dtype in :data:`_ML_DTYPES_TAGS`.
+
+    The format: an 8-byte little-endian header length, a JSON header giving each tensor's dtype,
+    shape and byte range in the data that follows (https://github.com/huggingface/safetensors).
+    """
+    import ml_dtypes
+
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        entry = json.loads(f.read(n))[key]
+        begin, end = entry["data_offsets"]
+        f.seek(8 + n + begin)
+        data = f.read(end - begin)
+    dt = np.dtype(getattr(ml_dtypes, _ML_DTYPES_TAGS[tag]))
+    return np.frombuffer(data, dt).reshape(entry["shape"]).copy()
+
+
+#: numpy (ml_dtypes) element types torch has under the same name but cannot take from or give to
+#: numpy: they cross as their bits (an integer type of the same size) and are reinterpreted.
+_TORCH_BITS = {
+    "bfloat16": np.int16,
+    "float8_e4m3fn": np.uint8,
+    "float8_e4m3fnuz": np.uint8,
+    "float8_e5m2": np.uint8,
+    "float8_e5m2fnuz": np.uint8,
+    "float8_e8m0fnu": np.uint8,
+}
+
+
+def torch_from_numpy(arr: np.ndarray) -> Any:
+    """A torch tensor with the values and element type of ``arr`` (ml_dtypes types included);
+    shares memory with ``arr`` where torch can (the caller copies if it must)."""
+    import torch
+
+    bits = _TORCH_BITS.get(arr.dtype.name)
+    if bits is not None:
+        return torch.from_numpy(arr.view(bits)).view(getattr(torch, arr.dtype.name))
+    return torch.from_numpy(arr)
+
+
+def numpy_from_torch(t: Any) -> np.ndarray:
+    """A numpy array with the values and element type of CPU tensor ``t`` (bfloat16 and float8 as
+    their ml_dtypes types)."""
+    import ml_dtypes
+    import torch
+
+    t = t.detach()
+    name = str(t.dtype).removeprefix("torch.")
+    bits = _TORCH_BITS.get(name)
+    if bits is not None:
+        as_int = torch.int16 if bits is np.int16 else torch.uint8
+        return t.contiguous().view(as_int).numpy().view(getattr(ml_dtypes, name))
+    return t.numpy()
 
 
 _BASE_DIR: list[str] = [os.getcwd()]
@@ -202,7 +296,11 @@ _STORES: dict[str, WeightStore] = {}
 
 
 def store_of(module: ModuleOp) -> WeightStore:
-    """The (cached) weight store named by ``module``'s ``ramiel.weights`` attribute."""
+    """The (cached) weight store named by ``module``'s ``ramiel.weights`` attribute.
+
+    A cached store whose file was rewritten since (and that holds no unsaved tensors) is dropped,
+    so that a model imported again into the same path is never read from stale arrays.
+    """
     attr = module.attributes.get(WEIGHTS_ATTR)
     if not isinstance(attr, StringAttr):
         return WeightStore(None)
@@ -210,9 +308,10 @@ def store_of(module: ModuleOp) -> WeightStore:
     if not os.path.isabs(path):
         path = os.path.join(_BASE_DIR[0], path)
     path = os.path.normpath(path)
-    if path not in _STORES:
-        _STORES[path] = WeightStore(path)
-    return _STORES[path]
+    store = _STORES.get(path)
+    if store is None or (not store.new_keys() and store._stamp != _file_stamp(path)):
+        store = _STORES[path] = WeightStore(path)
+    return store
 
 
 def constant_value(attr: Attribute, module: ModuleOp | None) -> np.ndarray | None:

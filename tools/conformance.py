@@ -577,7 +577,7 @@ def write_table(
         f"- Node cases: **{n_pass} / {len(node)} passed ({pct(n_pass, len(node))})**, "
         f"{n_fail} failed, {n_unsup} rejected with a clear `UnsupportedOpError`.",
         f"- Without the {len(lacking)} cases whose element types PyTorch cannot compute with "
-        "(uint64 arithmetic, 4- and 2-bit integers, float4, strings): "
+        "(4- and 2-bit integers, float4, strings): "
         f"{n_pass} / {len(node) - len(lacking)} passed ({pct(n_pass, len(node) - len(lacking))}).",
         f"- Single-node cases: {count(single, 'passed')} / {len(single)} passed; expanded cases: "
         f"{n_pass - count(single, 'passed')} / {len(node) - len(single)} passed.",

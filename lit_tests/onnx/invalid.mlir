@@ -191,3 +191,14 @@ func.func @f(%x: tensor<2xf32>) -> tensor<1x2xf32> {
   func.return %y : tensor<1x2xf32>
 }
 }
+
+// -----
+
+// float8 element types are checked against the schema like any other: Relu computes on none.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Relu: operand 'X' has type tensor(float8e4m3fn), allowed: ['tensor(bfloat16)'
+builtin.module attributes {onnx.opset = 21 : i64} {
+func.func @f(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {
+  %y = "onnx.Relu"(%x) : (tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN>
+  func.return %y : tensor<2xf8E4M3FN>
+}
+}

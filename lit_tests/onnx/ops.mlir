@@ -94,4 +94,24 @@ builtin.module attributes {onnx.opset = 20 : i64} {
     %dr, %mask = "onnx.Dropout"(%out) : (tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xi1>)
     func.return %dr, %mm : tensor<1x4x8xf32>, tensor<1x4x8xf32>
   }
+
+  // float8 element types (opset 19) are MLIR's builtin ones (f8E4M3FN, f8E4M3FNUZ, f8E5M2,
+  // f8E5M2FNUZ; f8E8M0FNU from opset 24), inline constants included.
+  // CHECK-LABEL: func.func @float8
+  func.func @float8(%x: tensor<2x2xf8E4M3FN>) -> (tensor<4xf32>, tensor<2x2xf8E5M2FNUZ>, tensor<2xf8E5M2>) {
+    // CHECK: %c = "onnx.Constant"() <{value = dense<[1.000000e+00, -2.400000e+02]> : tensor<2xf8E4M3FNUZ>}> : () -> tensor<2xf8E4M3FNUZ>
+    %c = "onnx.Constant"() <{value = dense<[1.0, -240.0]> : tensor<2xf8E4M3FNUZ>}> : () -> tensor<2xf8E4M3FNUZ>
+    %shape = "onnx.Constant"() <{value = dense<4> : tensor<1xi64>}> : () -> tensor<1xi64>
+    // CHECK: %r = "onnx.Reshape"(%x, %shape) : (tensor<2x2xf8E4M3FN>, tensor<1xi64>) -> tensor<4xf8E4M3FN>
+    %r = "onnx.Reshape"(%x, %shape) : (tensor<2x2xf8E4M3FN>, tensor<1xi64>) -> tensor<4xf8E4M3FN>
+    // CHECK: %f = "onnx.Cast"(%r) <{to = 1 : si64}> : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+    %f = "onnx.Cast"(%r) <{to = 1 : si64}> : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+    // CHECK: %e = "onnx.Cast"(%x) <{saturate = 0 : si64, to = 20 : si64}> : (tensor<2x2xf8E4M3FN>) -> tensor<2x2xf8E5M2FNUZ>
+    %e = "onnx.Cast"(%x) <{saturate = 0 : si64, to = 20 : si64}> : (tensor<2x2xf8E4M3FN>) -> tensor<2x2xf8E5M2FNUZ>
+    // CHECK: %s = "onnx.Constant"() <{value = dense<0x7c> : tensor<f8E5M2>}>
+    // CHECK: %m = "onnx.CastLike"(%c, %s) : (tensor<2xf8E4M3FNUZ>, tensor<f8E5M2>) -> tensor<2xf8E5M2>
+    %s = "onnx.Constant"() <{value = dense<0x7C> : tensor<f8E5M2>}> : () -> tensor<f8E5M2>
+    %m = "onnx.CastLike"(%c, %s) : (tensor<2xf8E4M3FNUZ>, tensor<f8E5M2>) -> tensor<2xf8E5M2>
+    func.return %f, %e, %m : tensor<4xf32>, tensor<2x2xf8E5M2FNUZ>, tensor<2xf8E5M2>
+  }
 }

@@ -27,7 +27,11 @@ opset 22, ConvTranspose with an ``output_shape`` entry of 1); :func:`refine_outp
 the shapes the emitted code produces, and buffers must be sized from those.
 
 Element types: those of :data:`SUPPORTED_DTYPES`, plus uint16/uint32 (computed in int64 where torch
-lacks kernels) and uint64 for the data-movement ops of :data:`UNSIGNED_NATIVE_OPS`.
+lacks kernels), uint64 for the data-movement ops of :data:`UNSIGNED_NATIVE_OPS`, the ops of
+:data:`UINT64_VIA_INT64` (computed exactly on the int64 reinterpretation) and of
+:data:`UINT64_IN_RULE`, and the float8
+types (:data:`FLOAT8_DTYPES`, storage-only in torch) for the casts and data-movement ops of
+:data:`FLOAT8_OPS`.
 
 Semantics follow the ONNX operator specification, https://onnx.ai/onnx/operators/ (opsets 7–23;
 per-op notes in the rule modules).
@@ -185,6 +189,58 @@ UNSIGNED_NATIVE_OPS = frozenset(
 )
 
 
+#: uint64 ops torch has no kernel for (torch 2.13: add, sub, maximum, minimum, comparisons),
+#: computed exactly on the int64 reinterpretation of the same bits (``x.view(torch.int64)``, and a
+#: uint64 result viewed back): add and subtract modulo 2**64 are the same bit operations on both
+#: (two's complement; torch's int64 arithmetic wraps), and max, min and the comparisons order the
+#: bits with the sign bit flipped (``x ^ -2**63`` maps the uint64 order onto the int64 order).
+#: op -> whether the sign bit is flipped. The rules of :data:`UINT64_IN_RULE` handle uint64
+#: themselves.
+UINT64_VIA_INT64 = {
+    "Add": False,
+    "Sub": False,
+    "Sum": False,
+    "Max": True,
+    "Min": True,
+    "Less": True,
+    "LessOrEqual": True,
+    "Greater": True,
+    "GreaterOrEqual": True,
+}
+#: Ops whose rule handles uint64 itself: Div (``ops.div_uint64``, exact on int64 arithmetic), and
+#: Pow with a uint64 exponent (torch.pow takes it as it is; float bases only).
+UINT64_IN_RULE = frozenset({"Div", "Pow"})
+
+#: The ONNX float8 element types (numpy-style names, those of ml_dtypes and torch). PyTorch stores
+#: them and converts to and from them (round to nearest even, as ONNX's Cast), but has no
+#: arithmetic on them; Ramiel supports them in the ops of :data:`FLOAT8_OPS`.
+FLOAT8_DTYPES = frozenset(
+    {"float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"}
+)
+#: Ops that accept float8 tensors: the casts, and ops that only move or view data, whose torch
+#: calls (view, reshape, permute, cat, split, slicing, expand, repeat) have float8 kernels.
+FLOAT8_OPS = frozenset(
+    {
+        "Cast",
+        "CastLike",
+        "Constant",
+        "Identity",
+        "Reshape",
+        "Transpose",
+        "Squeeze",
+        "Unsqueeze",
+        "Flatten",
+        "Concat",
+        "Split",
+        "Slice",
+        "Expand",
+        "Tile",
+        "Shape",
+        "Size",
+    }
+)
+
+
 def rule(*op_types: str, check: Check | None = None) -> Callable[[Rule], Rule]:
     """Register the decorated function as the lowering rule of ``op_types``.
 
@@ -292,16 +348,25 @@ def check_supported(node: NodeView) -> str | None:
         return f"domain '{node.domain}' is not supported (only the default ONNX domain)"
     if node.op_type not in RULES:
         return "no lowering rule for this operator"
-    native = node.op_type in UNSIGNED_NATIVE_OPS
+    op = node.op_type
+    native = op in UNSIGNED_NATIVE_OPS or op in UINT64_VIA_INT64
+    native = native or (op in UINT64_IN_RULE and (op != "Pow" or _only_exponent_uint64(node)))
     allowed = (
-        SUPPORTED_DTYPES | {"undefined", "uint16", "uint32"} | ({"uint64"} if native else set())
+        SUPPORTED_DTYPES
+        | {"undefined", "uint16", "uint32"}
+        | ({"uint64"} if native else set())
+        | (FLOAT8_DTYPES if node.op_type in FLOAT8_OPS else set())
     )
     for kind, infos in (("input", node.inputs), ("output", node.outputs)):
         for i, info in enumerate(infos):
             if info is not None and info.dtype not in allowed:
                 extra = ""
-                if info.dtype == "uint64":
+                if info.dtype == "uint64" and node.op_type == "Pow":
+                    extra = " (a uint64 exponent is supported with a float base only)"
+                elif info.dtype == "uint64":
                     extra = " (torch has no CPU kernels for this op on uint64)"
+                elif info.dtype in FLOAT8_DTYPES:
+                    extra = " (torch has no arithmetic on float8: only casts and data movement)"
                 return (
                     f"{kind} {i} ('{info.name}') has element type {info.dtype}, "
                     f"not supported{extra}"
@@ -310,6 +375,12 @@ def check_supported(node: NodeView) -> str | None:
     if check is not None:
         return check(with_defaults(node))
     return None
+
+
+def _only_exponent_uint64(node: NodeView) -> bool:
+    """Pow whose exponent (only) is uint64: torch.pow takes it when the base is a float."""
+    x, y = node.input(0), node.input(1)
+    return x is not None and y is not None and y.dtype == "uint64" and x.dtype in FLOAT_DTYPES
 
 
 def refine_output_shapes(node: NodeView) -> NodeView:
@@ -346,6 +417,8 @@ def lower_node(node: NodeView, args: list[Value | None], emitter: Emitter) -> li
     args = list(args) + [None] * (max(len(node.inputs), 8) - len(args))
     if node.op_type not in UNSIGNED_NATIVE_OPS and _has_narrow_unsigned(node):
         outs = _lower_widened(node, args, emitter)
+    elif node.op_type in UINT64_VIA_INT64 and _has_uint64(node):
+        outs = _lower_uint64_as_int64(node, args, emitter)
     else:
         outs = RULES[node.op_type](node, args, emitter)
     if len(outs) < len(node.outputs):
@@ -384,6 +457,47 @@ def _lower_widened(node: NodeView, args: list[Value | None], emitter: Emitter) -
     for i, o in enumerate(node.outputs):
         if i < len(outs) and outs[i] is not None and o is not None and o.dtype in narrow:
             outs[i] = emitter.method(outs[i], "to", Dtype(o.dtype))
+    return outs
+
+
+def _has_uint64(node: NodeView) -> bool:
+    return any(i is not None and i.dtype == "uint64" for i in [*node.inputs, *node.outputs])
+
+
+_SIGN_BIT = -(2**63)
+
+
+def _lower_uint64_as_int64(node: NodeView, args: list[Value | None], emitter: Emitter) -> list:
+    """Lower ``node`` (see :data:`UINT64_VIA_INT64`) on int64 views of its uint64 tensors."""
+    flip = UINT64_VIA_INT64[node.op_type]
+    wide = Dtype("int64")
+    ins: list[TensorInfo | None] = []
+    new_args = list(args)
+    for i, info in enumerate(node.inputs):
+        if info is None or info.dtype != "uint64":
+            ins.append(info)
+            continue
+        c = None
+        if info.const is not None:
+            c = np.asarray(info.const).astype(np.uint64).view(np.int64)
+            c = c ^ np.int64(_SIGN_BIT) if flip else c
+        ins.append(dataclasses.replace(info, dtype="int64", const=c))
+        if args[i] is not None:
+            new_args[i] = emitter.method(args[i], "view", wide)
+            if flip:
+                new_args[i] = emitter.call("torch.bitwise_xor", new_args[i], _SIGN_BIT)
+    outs_info = [
+        dataclasses.replace(o, dtype="int64") if o is not None and o.dtype == "uint64" else o
+        for o in node.outputs
+    ]
+    wnode = dataclasses.replace(node, inputs=ins, outputs=outs_info)
+    outs = list(RULES[node.op_type](wnode, new_args, emitter))
+    for i, o in enumerate(node.outputs):
+        if i < len(outs) and outs[i] is not None and o is not None and o.dtype == "uint64":
+            y = outs[i]
+            if flip:
+                y = emitter.call("torch.bitwise_xor", y, _SIGN_BIT)
+            outs[i] = emitter.method(y, "view", Dtype("uint64"))
     return outs
 
 

@@ -27,6 +27,11 @@ ONNX_ELEM_TYPES = {
     14: "complex64",
     15: "complex128",
     16: "bfloat16",
+    17: "float8_e4m3fn",
+    18: "float8_e4m3fnuz",
+    19: "float8_e5m2",
+    20: "float8_e5m2fnuz",
+    24: "float8_e8m0fnu",
 }
 
 # Opset-1 Cast names its target type with a string.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ramiel.lowering.api import NodeView, Value, is_float, is_int, rule
+from ramiel.lowering.api import FLOAT8_DTYPES, NodeView, Value, is_float, is_int, rule
 from ramiel.lowering.common import (
     const,
     dtype,
@@ -267,8 +267,10 @@ rule(*_BINARY, check=_check_legacy_broadcast)(_binary)
 @rule("Div", check=_check_legacy_broadcast)
 def _div(node: NodeView, args, em):
     """Div: true division for floats; integers truncate toward zero (C semantics, as the ONNX
-    reference and onnxruntime do)."""
+    reference and onnxruntime do); uint64, which torch cannot divide, by ``ops.div_uint64``."""
     b = _legacy_broadcast(node, args, em)
+    if in_dtype(node) == "uint64":
+        return [em.call("ops.div_uint64", args[0], b)]
     if is_int(in_dtype(node)):
         return [em.call("torch.div", args[0], b, rounding_mode="trunc")]
     return [em.call("operator.truediv", args[0], b)]
@@ -285,12 +287,17 @@ def _mod(node: NodeView, args, em):
 
 @rule("Pow", check=_check_legacy_broadcast)
 def _pow(node: NodeView, args, em):
-    """Pow: the output has the base's type (opset >= 12 allows another exponent type)."""
+    """Pow: the output has the base's type (opset >= 12 allows another exponent type; a uint64
+    exponent, which torch does not promote with other types, is taken by torch.pow as it is when
+    the base is a float, the only case :func:`~ramiel.lowering.api.check_supported` lets
+    through)."""
     b = _legacy_broadcast(node, args, em)
     y = em.call("torch.pow", args[0], b)
     ta, tb = in_dtype(node, 0), in_dtype(node, 1)
-    if ta != tb and torch.promote_types(getattr(torch, ta), getattr(torch, tb)) != getattr(
-        torch, ta
+    if (
+        ta != tb
+        and tb != "uint64"
+        and torch.promote_types(getattr(torch, ta), getattr(torch, tb)) != getattr(torch, ta)
     ):
         y = em.method(y, "to", dtype(ta))
     return [y]
@@ -396,19 +403,63 @@ def _check_cast(node: NodeView) -> str | None:
     from ramiel.lowering.api import SUPPORTED_DTYPES
 
     target = _cast_target(node)
-    if target not in SUPPORTED_DTYPES | {"uint16", "uint32", "uint64"}:
+    if target not in SUPPORTED_DTYPES | FLOAT8_DTYPES | {"uint16", "uint32", "uint64"}:
         return f"cast to {target}"
+    if target == "float8_e8m0fnu" and node.attrs.get("round_mode") not in (None, *_E8M0_ROUNDING):
+        return f"round_mode '{node.attrs['round_mode']}' (the spec's are up, down and nearest)"
     return None
+
+
+#: Largest finite value of each float8 type that has a sign (the Cast spec's FLT_MAX).
+_F8_MAX = {
+    "float8_e4m3fn": 448.0,
+    "float8_e4m3fnuz": 240.0,
+    "float8_e5m2": 57344.0,
+    "float8_e5m2fnuz": 57344.0,
+}
+#: float8_e4m3fn rounds |x| above 464 = 448 + half its last step of 32 past FLT_MAX: NaN by the
+#: spec's saturate=0 table, where torch's cast gives 448. (Where torch rounds past FLT_MAX for the
+#: other types it gives the spec's value: NaN for the fnuz types, +-inf for e5m2.)
+_E4M3FN_ROUNDS_PAST_MAX = 464.0
+_E8M0_ROUNDING = ("up", "down", "nearest")
 
 
 @rule("Cast", "CastLike", check=_check_cast)
 def _cast(node: NodeView, args, em):
     """Cast(to) / CastLike(target): ``x.to(dtype)``; float → int truncates toward zero, nonzero →
-    True for bool. A cast to the input's own type is the input itself."""
+    True for bool. A cast to the input's own type is the input itself.
+
+    float8 targets follow the spec's tables (Cast-19/21/23/24/25): torch's cast rounds to
+    nearest even as ONNX does but does not saturate, so ``saturate=1`` (the default) clamps to
+    ±FLT_MAX first (±inf too; NaN stays NaN); with ``saturate=0`` out-of-range values become NaN
+    (the fn/fnuz types) or ±inf (e5m2), which torch's cast gives except for float8_e4m3fn (it
+    saturates: the values that round past FLT_MAX are set to NaN first). The fnuz types have no
+    -0 and one NaN (0x80), as torch's types. Non-float sources are cast to float32 first (exact
+    wherever float8 is not out of range). FLOAT8E8M0 targets take ``ops.cast_e8m0`` (the spec's
+    round_mode, which torch's cast does not offer). float8 sources are widened to float32 first
+    (exact) when the target is another type.
+    """
     target = _cast_target(node)
-    if target == in_dtype(node):
-        return [args[0]]
-    return [em.method(args[0], "to", dtype(target))]
+    source = in_dtype(node)
+    x = args[0]
+    if target == source:
+        return [x]
+    if source in FLOAT8_DTYPES and target != "float32":
+        x, source = em.method(x, "to", dtype("float32")), "float32"
+    saturate = node.attrs.get("saturate") != 0  # from opset 19, default 1
+    if target == "float8_e8m0fnu":
+        mode = node.attrs.get("round_mode") or "up"
+        return [em.call("ops.cast_e8m0", x, saturate=saturate, round_mode=mode)]
+    if target in _F8_MAX:
+        if not is_float(source):
+            x = em.method(x, "to", dtype("float32"))
+        fmax = _F8_MAX[target]
+        if saturate:
+            x = em.call("torch.clamp", x, -fmax, fmax)
+        elif target == "float8_e4m3fn":
+            past = em.call("operator.gt", em.call("torch.abs", x), _E4M3FN_ROUNDS_PAST_MAX)
+            x = em.method(x, "masked_fill", past, float("nan"))
+    return [em.method(x, "to", dtype(target))]
 
 
 def _check_dropout(node: NodeView) -> str | None:

@@ -32,6 +32,7 @@ from ramiel.lowering.api import (
     with_defaults,
 )
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
+from ramiel.weights import numpy_from_torch, torch_from_numpy
 
 _DTYPE_NAMES = {
     onnx.TensorProto.FLOAT: "float32",
@@ -50,6 +51,11 @@ _DTYPE_NAMES = {
     onnx.TensorProto.STRING: "string",
     onnx.TensorProto.COMPLEX64: "complex64",
     onnx.TensorProto.COMPLEX128: "complex128",
+    onnx.TensorProto.FLOAT8E4M3FN: "float8_e4m3fn",
+    onnx.TensorProto.FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
+    onnx.TensorProto.FLOAT8E5M2: "float8_e5m2",
+    onnx.TensorProto.FLOAT8E5M2FNUZ: "float8_e5m2fnuz",
+    onnx.TensorProto.FLOAT8E8M0: "float8_e8m0fnu",
 }
 
 #: Constant folding in :func:`node_views` keeps outputs up to this many elements.
@@ -239,6 +245,11 @@ _TORCH_DTYPES = {
     "uint32": torch.uint32,
     "uint64": torch.uint64,
     "bool": torch.bool,
+    "float8_e4m3fn": torch.float8_e4m3fn,
+    "float8_e4m3fnuz": torch.float8_e4m3fnuz,
+    "float8_e5m2": torch.float8_e5m2,
+    "float8_e5m2fnuz": torch.float8_e5m2fnuz,
+    "float8_e8m0fnu": torch.float8_e8m0fnu,
 }
 
 
@@ -269,19 +280,15 @@ def _propagate_shapes(view: NodeView, infos: dict[str, TensorInfo]) -> None:
 
 
 def _to_torch(a: np.ndarray) -> torch.Tensor:
-    a = np.asarray(a)
-    if a.dtype.name == "bfloat16":
-        return torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)
-    return torch.from_numpy(np.array(a, copy=True, order="C"))
+    return torch_from_numpy(np.array(a, copy=True, order="C"))
 
 
 def _to_numpy(t: Any) -> np.ndarray:
     if not isinstance(t, torch.Tensor):
         return np.asarray(t)
-    t = t.detach()
     if t.dtype == torch.bfloat16:
         t = t.float()
-    return t.contiguous().numpy()
+    return numpy_from_torch(t.contiguous())
 
 
 @dataclass

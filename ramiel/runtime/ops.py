@@ -30,6 +30,60 @@ def shrink(x: Tensor, lambd: float, bias: float) -> Tensor:
     return torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, zero))
 
 
+def div_uint64(a: Tensor, b: Tensor) -> Tensor:
+    """Unsigned 64-bit division ``a // b`` of uint64 tensors (broadcasting), which torch lacks.
+
+    Computed on the int64 reinterpretation of the bits (Hacker's Delight, 2nd ed., 9-3): a divisor
+    of 2**63 or more gives 0 or 1 (``a >= b`` unsigned, comparing with the sign bits flipped);
+    otherwise ``q = ((a >> 1) // b) << 1`` (``a >> 1`` logical, so both are non-negative) is the
+    quotient or one less, and one more when the remainder ``a - q * b`` (exact modulo 2**64: torch's
+    int64 arithmetic wraps) is still ``>= b``. Division by zero raises, as for other integers.
+    """
+    x, y = torch.broadcast_tensors(a.view(torch.int64), b.view(torch.int64))
+    sign = -(2**63)
+    big = y < 0
+    divisor = torch.where(big, 1, y)
+    q = torch.div((x >> 1) & (2**63 - 1), divisor, rounding_mode="floor") << 1
+    r = x - q * divisor
+    q = q + ((r ^ sign) >= (divisor ^ sign)).to(torch.int64)
+    q = torch.where(big, ((x ^ sign) >= (y ^ sign)).to(torch.int64), q)
+    return q.view(torch.uint64)
+
+
+def cast_e8m0(x: Tensor, saturate: bool = True, round_mode: str = "up") -> Tensor:
+    """Cast to FLOAT8E8M0 (``torch.float8_e8m0fnu``: a biased power-of-two exponent, 0xFF NaN).
+
+    The value's float32 exponent field, rounded by ``round_mode`` by its 23 fraction bits: ``up``
+    adds one when any is set, ``down`` truncates, ``nearest`` adds one when the first is set and
+    any other is, or the exponent field is nonzero (the rule of the ONNX reference,
+    ``onnx.numpy_helper.to_float8e8m0``). A rounding that would pass E8M0_MAX (2**127, 0xFE) stays
+    there with ``saturate``, else becomes NaN. NaN stays NaN; ±inf is E8M0_MAX with ``saturate``,
+    else NaN (the Cast spec's table; onnx's reference gives NaN for both). The sign is ignored
+    (negative inputs are unspecified by the spec); 0 and values below 2**-127 give 0x00
+    (2**-127, E8M0_MIN). torch's own cast rounds differently, hence this helper.
+    """
+    bits = x.to(torch.float32).view(torch.int32)
+    exponent = (bits >> 23) & 0xFF
+    fraction = bits & 0x7FFFFF
+    special = exponent == 0xFF
+    if round_mode == "up":
+        carry = fraction != 0
+    elif round_mode == "nearest":
+        first = (fraction & 0x400000) != 0
+        carry = first & (((fraction & 0x3FFFFF) != 0) | (exponent > 0))
+    elif round_mode == "down":
+        carry = torch.zeros_like(special)
+    else:
+        raise ValueError(f"round_mode {round_mode!r}: expected 'up', 'down' or 'nearest'")
+    carry = carry & ~special
+    if saturate:
+        carry = carry & (exponent != 0xFE)
+    out = exponent + carry.to(torch.int32)
+    if saturate:
+        out = torch.where(special & (fraction == 0), 0xFE, out)
+    return out.to(torch.uint8).view(torch.float8_e8m0fnu)
+
+
 # -- pooling ----------------------------------------------------------------------------------------
 
 
