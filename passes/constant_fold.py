@@ -24,10 +24,19 @@ Which results become constants (the size policy)
       computed from one element and never materialised (ConstantOfShape; element-wise ops and
       data-movement ops such as Unsqueeze, Reshape, Transpose of splats).
     * Results with at most :data:`ramiel.weights.INLINE_LIMIT` (16) elements: inline ``dense``.
-    * Larger non-splat results (a Transpose of a real weight): *not folded*; the op stays and the
-      code generator evaluates such constant subgraphs once, when the generated model loads. The
-      IR text never holds megabytes of numbers, and this pass writes no weights file: the
-      ``ramiel.weights`` file an IR module names is read-only input, shared by other IR files.
+    * Larger non-splat results (a Transpose or Reshape of a real weight, the Gather of position
+      embeddings at constant positions, the Unsqueeze of batch-norm scales): folded when they
+      take no more bytes than the op's constant operands (:func:`fits_budget`; a splat operand
+      counts one element), so folding never makes the weights much larger than the model's
+      own: a Transpose, Reshape, Gather or Mul of a weight folds, an Expand or Tile of a
+      non-splat weight does not (it stays an op, computed at every inference). The result becomes
+      a new ``dense_resource`` tensor of the module's weight store (the ``ramiel.weights``
+      file, :func:`ramiel.weights.store_of`), held in memory until the IR is written: ``ramiel
+      compile`` saves it into its ``model.ir.safetensors`` and the generated ``weights.safetensors``
+      like any other weight; ``ramiel-opt`` writes the module's weights beside its output (see
+      :mod:`ramiel.tools.opt`). The input weights file is never modified. A module without a
+      weights file keeps every constant inline, and so do its folded results. Compared with
+      leaving such constant subgraphs to the generated code, no inference recomputes them.
 
 How ops are evaluated
     With ``onnx.reference.ReferenceEvaluator`` on a one-node model at the module's opset
@@ -42,6 +51,7 @@ How ops are evaluated
     * results whose element type or shape differ from the op's static result type (an evaluator
       or shape-inference disagreement, such as pooling with ``ceil_mode=1`` before opset 22);
     * ops whose operands or results exceed :data:`MAX_EVAL_ELEMENTS` elements;
+    * large non-splat results over the size budget above;
     * ops the evaluator fails on.
 
 Options
@@ -85,14 +95,19 @@ from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, onnx_dtype_of, opset_of, static_shape
 from ramiel.weights import (
     INLINE_LIMIT,
+    WEIGHTS_ATTR,
+    WeightStore,
     constant_value,
     dense_from_numpy,
     dense_splat,
     numpy_from_dense,
+    resource_key,
     splat_value,
+    store_of,
+    value_attr,
 )
 
-__all__ = ["ConstantFold", "MAX_EVAL_ELEMENTS", "fold_reason"]
+__all__ = ["ConstantFold", "MAX_EVAL_ELEMENTS", "fits_budget", "fold_reason"]
 
 MAX_EVAL_ELEMENTS = 1 << 22
 """Largest operand or result (elements) the pass materialises to evaluate an op (16 MiB f32)."""
@@ -226,6 +241,11 @@ class Const:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def stored_bytes(self) -> int:
+        """Bytes this value takes as a constant: one element for a splat."""
+        return self.dtype.itemsize * (1 if self.splat is not None else self.size)
+
     def array(self) -> np.ndarray:
         """The full value (materialises a splat)."""
         if self.full is None:
@@ -253,6 +273,12 @@ class Const:
         if arr.size <= INLINE_LIMIT:
             return dense_from_numpy(arr)
         return None
+
+
+def fits_budget(results: Sequence[Const], operands: Sequence[Const]) -> bool:
+    """May large non-splat ``results`` become new weights? Yes when their bytes are at most the
+    bytes of the ``operands`` (the op's constant operands, a splat counting one element)."""
+    return sum(c.stored_bytes for c in results) <= sum(c.stored_bytes for c in operands)
 
 
 def fold_reason(op_type: str, opset: int) -> str | None:
@@ -399,6 +425,11 @@ class _Folder:
         self.module = module
         self.values: dict[SSAValue, Const] = {}
         self.evaluator = _Evaluator()
+        # where large results go: the module's weights file, or inline (a module without one)
+        self.store: WeightStore | None = (
+            store_of(module) if WEIGHTS_ATTR in module.attributes else None
+        )
+        self._taken: set[str] | None = None  # the store's keys, read when first needed
 
     # -- constants --------------------------------------------------------------------------
 
@@ -447,7 +478,7 @@ class _Folder:
                 inputs.append(None)
                 continue
             if _large_resource(v):
-                return None  # not even read: the result could not be inlined anyway
+                return None  # not even read: too large to evaluate
             c = self.value(v)
             if c is None:
                 return None
@@ -554,10 +585,24 @@ class _Folder:
         return values
 
     def replace(self, op: OnnxOp, values: Sequence[Const | None]) -> bool:
-        """Replace ``op`` by constants; ``False`` (and no change) if a value is too large."""
-        attrs = [None if c is None else c.attr() for c in values]
-        if any(c is not None and a is None for c, a in zip(values, attrs, strict=True)):
-            return False
+        """Replace ``op`` by constants; ``False`` (and no change) if large values are over the
+        size budget (:func:`fits_budget`)."""
+        attrs: list[DenseIntOrFPElementsAttr | DenseResourceAttr | None] = [
+            None if c is None else c.attr() for c in values
+        ]
+        large = [
+            i
+            for i, (c, a) in enumerate(zip(values, attrs, strict=True))
+            if c is not None and a is None
+        ]
+        if large:
+            operands = [self.value(v) for v in op.operands if not isinstance(v.type, NoneType)]
+            known = [c for c in operands if c is not None]
+            big = [c for i in large if (c := values[i]) is not None]
+            if len(known) != len(operands) or not fits_budget(big, known):
+                return False
+            for i, c in zip(large, big, strict=True):
+                attrs[i] = self._weight(op.results[i], c)
         block = op.parent
         assert block is not None
         for r, c, a in zip(op.results, values, attrs, strict=True):
@@ -571,6 +616,20 @@ class _Folder:
             self.values[new.results[0]] = c
         block.erase_op(op)
         return True
+
+    def _weight(self, result: SSAValue, c: Const) -> DenseIntOrFPElementsAttr | DenseResourceAttr:
+        """A large folded value: a new tensor of the module's weight store, keyed after the
+        result's name (inline ``dense`` when the module has no weights file)."""
+        if self.store is None:
+            return dense_from_numpy(c.array())
+        if self._taken is None:
+            self._taken = set(self.store.keys())
+        owner = result.owner
+        name = result.name_hint or (owner.node_name if isinstance(owner, OnnxOp) else "") or "c"
+        key = resource_key(f"{name}_folded", self._taken)
+        attr = value_attr(c.array(), key, self.store)
+        assert isinstance(attr, DenseIntOrFPElementsAttr | DenseResourceAttr)
+        return attr
 
     # -- types ------------------------------------------------------------------------------
 

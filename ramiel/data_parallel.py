@@ -9,9 +9,10 @@ operations of B samples together. This module holds what it is measured and test
   each worker runs the *sequential* batch-1 module on its samples, one after another. It is an ordinary :class:`~ramiel.runtime.Program`
   (P clusters, no cluster-to-cluster channel) with the hyperclustered module's input and output
   names (``<name>__s<k>``), so it runs on every runtime backend and takes the same feeds.
-* :func:`randomize_weights`: the zoo models build every weight with ``ConstantOfShape`` (one
-  repeated value), which gives nearly uniform, degenerate outputs; this rebuilds a model with
-  seeded random weights of the same shapes, so that numerics tests can tell samples apart.
+* :func:`randomize_weights` (re-exported from :mod:`ramiel.models`): the zoo models build every
+  weight with ``ConstantOfShape`` (one repeated value), which gives nearly uniform, degenerate
+  outputs; this rebuilds a model with seeded random weights of the same shapes, so that
+  numerics tests can tell samples apart.
 * :func:`fixed_batch_reshapes` and :func:`free_batch`: whether a batch-1 model can be run on a
   whole batch at once (its Reshapes must not spell out a batch of 1), and the model with a
   symbolic leading dimension to import with ``--input-shape NAME=B,...``.
@@ -28,6 +29,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
+from ramiel.models import randomize_weights
 from ramiel.passes.hypercluster import sample_name
 from ramiel.runtime import ChannelSpec, Program
 
@@ -156,76 +158,6 @@ def _constant_arrays(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
                 if a.name == "value":
                     arrays[n.output[0]] = numpy_helper.to_array(a.t)
     return arrays
-
-
-def randomize_weights(
-    model: onnx.ModelProto, seed: int = 0, max_elements: int | None = None
-) -> onnx.ModelProto:
-    """A copy of ``model`` whose float weights are seeded random arrays of the same shapes.
-
-    Every float32 ``ConstantOfShape`` with a constant shape becomes an initializer, and every
-    float32 initializer of rank >= 1 is redrawn; initializers of other types (shapes, indices)
-    and scalars are kept. With ``max_elements``, larger tensors keep their values too: the
-    16-100 M-element fully connected layers of AlexNet, VGG and ZFNet take seconds to draw and
-    to store, and stay cheap splats.
-
-    Values follow the consumer so that deep networks keep moderate magnitudes: He-scaled normals
-    for Conv/Gemm/MatMul weights, uniform [0.5, 1.5) for BatchNormalization scale and variance
-    and for the per-channel scales of the Mul/Unsqueeze form of batch norm, N(0, 0.1²)
-    otherwise. Without batch statistics the magnitudes still grow with depth (ResNet-50's logits
-    reach ~1e4), so Softmax outputs of deep models saturate; compare their logits as well.
-    """
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    g = m.graph
-    arrays = _constant_arrays(g)
-    consumer: dict[str, tuple[str, int]] = {}
-    for n in g.node:
-        for i, name in enumerate(n.input):
-            consumer.setdefault(name, (n.op_type, i))
-    rng = np.random.default_rng(seed)
-
-    def draw(name: str, shape: tuple[int, ...]) -> np.ndarray:
-        op, idx = consumer.get(name, ("", 0))
-        if op in ("Conv", "Gemm", "MatMul") and idx == 1 and len(shape) >= 2:
-            fan_in = int(np.prod(shape[1:])) if op == "Conv" else int(min(shape))
-            if op == "MatMul":
-                fan_in = shape[-2]
-            scale = np.float32(np.sqrt(2.0 / max(fan_in, 1)))
-            return rng.standard_normal(shape, dtype=np.float32) * scale
-        if (op == "BatchNormalization" and idx in (1, 4)) or (
-            op in ("Mul", "Unsqueeze") and idx in (0, 1)
-        ):
-            return rng.uniform(0.5, 1.5, shape).astype(np.float32)
-        return rng.standard_normal(shape, dtype=np.float32) * np.float32(0.1)
-
-    def too_big(shape: tuple[int, ...]) -> bool:
-        return max_elements is not None and int(np.prod(shape)) > max_elements
-
-    kept_nodes = []
-    new_inits: list[onnx.TensorProto] = []
-    for n in g.node:
-        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in arrays:
-            dtype = onnx.TensorProto.FLOAT
-            for a in n.attribute:
-                if a.name == "value":
-                    dtype = a.t.data_type
-            shape = tuple(int(d) for d in arrays[n.input[0]])
-            if dtype == onnx.TensorProto.FLOAT and not too_big(shape):
-                new_inits.append(numpy_helper.from_array(draw(n.output[0], shape), n.output[0]))
-                continue
-        kept_nodes.append(n)
-    for i, t in enumerate(g.initializer):
-        shape = tuple(int(d) for d in t.dims)
-        if t.data_type == onnx.TensorProto.FLOAT and len(shape) >= 1 and not too_big(shape):
-            g.initializer[i].CopyFrom(numpy_helper.from_array(draw(t.name, shape), t.name))
-    g.initializer.extend(new_inits)
-    if m.ir_version < 4:  # initializers must also be graph inputs before IR version 4
-        for t in new_inits:
-            g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims))
-    del g.node[:]
-    g.node.extend(kept_nodes)
-    return m
 
 
 def fixed_batch_reshapes(model: onnx.ModelProto) -> list[str]:

@@ -41,6 +41,32 @@ class DynamicShapeError(RamielError):
     """An input dimension is symbolic or unknown and was not bound with ``--input-shape``."""
 
 
+class DataDependentShapeError(RamielError):
+    """Values whose shape is not static after import and constant folding: it depends on the
+    input data (NonZero, a Reshape or Expand whose shape operand is computed at run time, ...).
+
+    Ramiel sizes every tensor and channel buffer at compile time, so such a model cannot be
+    compiled; :class:`~ramiel.passes.lower_to_torchpy.LowerToTorchpy` raises this before
+    lowering. ``items`` lists ``(op_type, node_name, opset, value, shape)`` tuples, one per op
+    whose inputs are static but whose result is not (values computed from such a result are
+    not listed again): ``value`` is the result's SSA name (from the ONNX tensor name) and
+    ``shape`` its IR shape (``2x?``: ``?`` is a dimension only the data decide; ``*``: unknown
+    rank).
+    """
+
+    def __init__(self, items: list[tuple[str, str, int, str, str]]):
+        self.items = items
+        parts = [
+            f"{op} node '{node}' (opset {opset}): {value} has shape {shape}"
+            for op, node, opset, value, shape in items[:4]
+        ]
+        more = f"; and {len(items) - 4} more" if len(items) > 4 else ""
+        super().__init__(
+            "shape not static: it depends on the input data, and Ramiel sizes every tensor and "
+            "channel buffer at compile time: " + "; ".join(parts) + more
+        )
+
+
 class SchedulingError(RamielError):
     """A clustering request that cannot be satisfied (a cycle, zero clusters, ...)."""
 

@@ -478,14 +478,30 @@ __all__ = [
 ]
 
 
-def randomize_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
-    """A copy of ``model`` whose weights are seeded random values of the same shapes.
+def randomize_weights(
+    model: onnx.ModelProto, seed: int = 0, max_elements: int | None = None
+) -> onnx.ModelProto:
+    """A copy of ``model`` whose float weights are seeded random values of the same shapes.
 
-    Every ConstantOfShape with a constant shape (the zoo models' weights) becomes an initializer,
-    and every float initializer with more than one element is redrawn: He-scaled normal for
-    Conv/Gemm/MatMul weights, uniform [0.5, 1.5] for BatchNormalization scales and variances and
-    for multipliers, normal(0, 0.1) otherwise. Initializers are also listed as graph inputs when
-    the IR version requires it (< 4).
+    The zoo models build every weight with ``ConstantOfShape`` (one repeated value), which gives
+    nearly uniform, degenerate outputs; numerics tests and ``ramiel run --random-weights`` use
+    this to tell samples and wrong values apart. Every float32 ``ConstantOfShape`` whose shape is
+    a constant (initializer or ``Constant`` node) becomes an initializer, the initializers that
+    only fed it are dropped, and every float32 initializer with more than one element is redrawn
+    (except the ``scales``/``roi`` of Resize and Upsample); other types (shapes, indices) and
+    single-element constants (epsilons, exponents) are kept. Initializers are also listed as
+    graph inputs when the IR version requires it (< 4).
+
+    ``max_elements``: tensors with more elements keep their values (the 16-100 M-element fully
+    connected layers of AlexNet, VGG and ZFNet take seconds to draw and store, and stay cheap
+    splats); ``None``: no limit.
+
+    Values follow the first consumer so that deep networks keep moderate magnitudes:
+    He-scaled uniform (variance 2 / fan-in) for Conv/ConvTranspose/Gemm/MatMul weights, uniform
+    [0.5, 1.5) for BatchNormalization scales and variances and for the Mul/Unsqueeze form of
+    batch norm, uniform (-0.17, 0.17) (standard deviation ~0.1) otherwise. Without batch
+    statistics the magnitudes still grow with depth (ResNet-50's logits reach ~1e4), so Softmax
+    outputs of deep models saturate; compare their logits as well.
     """
     from onnx import numpy_helper
 
@@ -494,21 +510,27 @@ def randomize_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
     g = m.graph
     rng = np.random.default_rng(seed)
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    shapes = dict(inits)
+    for n in g.node:
+        if n.op_type == "Constant":
+            for a in n.attribute:
+                if a.name == "value":
+                    shapes[n.output[0]] = numpy_helper.to_array(a.t)
     consumers: dict[str, tuple[str, int]] = {}
     for n in g.node:
         for i, name in enumerate(n.input):
             consumers.setdefault(name, (n.op_type, i))
 
-    def uniform(shape: tuple[int, ...], lo: float, hi: float):
+    def uniform(shape: tuple[int, ...], lo: float, hi: float) -> np.ndarray:
         w = rng.random(shape, dtype=np.float32)  # float32 uniform: fast for 100M-weight layers
         w *= np.float32(hi - lo)
         w += np.float32(lo)
         return w
 
-    def draw(name: str, shape: tuple[int, ...]):
+    def draw(name: str, shape: tuple[int, ...]) -> np.ndarray:
         op, idx = consumers.get(name, ("", 0))
         if op in ("Conv", "Gemm", "MatMul", "ConvTranspose") and idx == 1 and len(shape) >= 2:
-            fan_in = int(np.prod(shape[1:])) if op != "MatMul" else shape[0]
+            fan_in = int(np.prod(shape[1:])) if op != "MatMul" else shape[-2]
             if op == "Gemm":
                 fan_in = shape[-1]
             a = float(np.sqrt(6.0 / max(fan_in, 1)))  # He: variance 2 / fan_in
@@ -517,26 +539,45 @@ def randomize_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
             return uniform(shape, 0.5, 1.5)
         return uniform(shape, -0.17, 0.17)  # standard deviation ~0.1
 
+    def redraw(name: str, shape: tuple[int, ...]) -> bool:
+        op, idx = consumers.get(name, ("", 0))
+        size = int(np.prod(shape))
+        if op in ("Resize", "Upsample") and idx >= 1:
+            return False
+        return size > 1 and (max_elements is None or size <= max_elements)
+
     keep = []
     for n in g.node:
-        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in inits:
-            shape = tuple(int(d) for d in inits[n.input[0]])
-            g.initializer.append(numpy_helper.from_array(draw(n.output[0], shape), n.output[0]))
-            if m.ir_version < 4:
-                g.input.append(onnx.helper.make_tensor_value_info(n.output[0], 1, shape))
-        else:
-            keep.append(n)
+        value_type = next(
+            (a.t.data_type for a in n.attribute if a.name == "value"), onnx.TensorProto.FLOAT
+        )
+        if (
+            n.op_type == "ConstantOfShape"
+            and n.input
+            and n.input[0] in shapes
+            and value_type == onnx.TensorProto.FLOAT
+        ):
+            shape = tuple(int(d) for d in shapes[n.input[0]])
+            if redraw(n.output[0], shape):
+                w = draw(n.output[0], shape)
+                g.initializer.append(numpy_helper.from_array(w, n.output[0]))
+                if m.ir_version < 4:
+                    g.input.append(onnx.helper.make_tensor_value_info(n.output[0], 1, shape))
+                continue
+        keep.append(n)
     del g.node[:]
     g.node.extend(keep)
     used = {name for n in g.node for name in n.input} | {o.name for o in g.output}
-    kept = [t for t in g.initializer if t.name in used]
+    dropped = {t.name for t in g.initializer if t.name not in used}
+    kept = [t for t in g.initializer if t.name not in dropped]
     del g.initializer[:]
     g.initializer.extend(kept)
-    inputs = [x for x in g.input if x.name in used]
+    inputs = [x for x in g.input if x.name not in dropped]
     del g.input[:]
     g.input.extend(inputs)
     for t in g.initializer:
-        arr = numpy_helper.to_array(t)
-        if arr.dtype == np.float32 and arr.size > 1 and t.name in inits:
-            t.CopyFrom(numpy_helper.from_array(draw(t.name, arr.shape), t.name))
+        if t.name in inits and t.data_type == onnx.TensorProto.FLOAT:
+            shape = tuple(int(d) for d in t.dims)
+            if redraw(t.name, shape):
+                t.CopyFrom(numpy_helper.from_array(draw(t.name, shape), t.name))
     return m

@@ -15,7 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from ramiel.tools import driver, translate
+from ramiel.tools import driver, opt, translate
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -82,7 +82,9 @@ def test_unsupported_ops_listed_at_once(unsupported_model, tmp_path, capsys):
     assert "Relu" not in line
 
 
-@pytest.mark.parametrize("flag", [["--clusters", "0"], ["--clusters", "-2"], ["--batch", "0"]])
+@pytest.mark.parametrize(
+    "flag", [["--clusters", "0"], ["--clusters", "-2"], ["--batch", "0"], ["--cores", "0"]]
+)
 def test_bad_counts(flag, tmp_path, capsys):
     line = _run(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), *flag], capsys)
     assert "must be at least 1" in line
@@ -105,6 +107,58 @@ def test_dynamic_shape_without_binding(tmp_path, capsys):
     onnx.save(model, path)
     line = _run(driver, ["compile", path, "-o", str(tmp_path / "out")], capsys)
     assert "batch" in line and "--input-shape" in line
+
+
+@pytest.fixture(scope="module")
+def data_dependent_model(tmp_path_factory) -> str:
+    """NonZero (then a Cast of its result) and a Reshape to a shape given as a graph input: the
+    shapes of 'nz' and 'z' depend on the input data."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "n"])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["a", "b"])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("NonZero", ["r"], ["nz"], name="where nonzero"),
+        helper.make_node("Cast", ["nz"], ["y"], to=TensorProto.FLOAT, name="to float"),
+        helper.make_node("Reshape", ["r", "s"], ["z"], name="reshape"),
+    ]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x, s], [y, z]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    path = str(tmp_path_factory.mktemp("data_dependent") / "data_dependent.onnx")
+    onnx.save(model, path)
+    return path
+
+
+def _assert_data_dependent_message(message: str) -> None:
+    assert "shape not static: it depends on the input data" in message
+    assert "NonZero node 'where nonzero' (opset 17): result 'nz' has shape 2x?" in message
+    assert "Reshape node 'reshape' (opset 17): result 'z' has shape ?x?" in message
+    assert "Cast" not in message and "Relu" not in message  # only where static shapes end
+
+
+def test_data_dependent_shape_cli(data_dependent_model, tmp_path, capsys):
+    """A compile-time error naming op, node, opset and value, not a failure of the runner."""
+    out = tmp_path / "out"
+    line = _run(driver, ["compile", data_dependent_model, "-o", str(out)], capsys)
+    _assert_data_dependent_message(line)
+    assert not (out / "model.py").exists()
+    line = _run(driver, ["run", data_dependent_model], capsys)
+    _assert_data_dependent_message(line)
+
+
+def test_data_dependent_shape_api(data_dependent_model):
+    import ramiel
+    from ramiel.errors import DataDependentShapeError
+
+    with pytest.raises(DataDependentShapeError) as info:
+        ramiel.compile(data_dependent_model, clusters=2)
+    _assert_data_dependent_message(str(info.value))
+    assert [item[:3] for item in info.value.items] == [
+        ("NonZero", "where nonzero", 17),
+        ("Reshape", "reshape", 17),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,6 +215,24 @@ def test_translate_not_torchpy(tmp_path, capsys):
 def test_translate_missing_file(tmp_path, capsys):
     line = _run(translate, ["--to-python", str(tmp_path / "nope.mlir")], capsys)
     assert line == f"error: {tmp_path / 'nope.mlir'}: no such file"
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        # xDSL's pipeline lexer knows no '.': the value must be quoted (the flag form
+        # --estimate-cost{profile=a.json} quotes it itself)
+        ("estimate-cost{profile=a.json}", "unknown token at column 24 (quote option values"),
+        ("dce,,", "expected pass name here at column 5"),
+        ("dce{", "expected argument name here at column 5"),
+    ],
+)
+def test_opt_malformed_pipeline(spec, reason, tmp_path, capsys):
+    """xDSL raises ArgSpecParseError, a BaseException: still one line, exit status 1."""
+    f = tmp_path / "onnx.mlir"
+    f.write_text(ONNX_DIALECT)
+    line = _run(opt, ["-p", spec, str(f)], capsys)
+    assert line.startswith(f"error: bad pass pipeline '{spec}': {reason}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -172,8 +172,76 @@ def test_splats_are_never_materialised():
     assert splat_value(attr) == np.float32(1.0)
 
 
-def test_large_non_splat_results_are_left_to_the_runtime():
+def _weights_model(w: np.ndarray) -> onnx.ModelProto:
+    """``y = x @ Transpose(w)`` and ``z = Expand(w, (4, *w.shape))``: a weight transposed as in
+    PyTorch's linear layers, and a constant result four times the weight's size."""
+    k, n = w.shape
+    nodes = [
+        helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+        helper.make_node("MatMul", ["x", "wt"], ["y"]),
+        helper.make_node("Expand", ["w", "shape"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, n])],
+        [
+            helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, k]),
+            helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, [4, k, n]),
+        ],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(i64(4, k, n), "shape")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_large_results_fold_into_new_weights(tmp_path):
+    """A large Transpose of a weight becomes a new weight of the module's store (the input file
+    unchanged); the Expand to four times the weight's size stays an op."""
+    from safetensors.numpy import load_file
+    from xdsl.dialects.builtin import DenseResourceAttr
+
+    from ramiel.importer import ImportOptions
+    from ramiel.weights import set_ir_base_dir, store_of
+
+    w = f32(8, 6)
+    path = str(tmp_path / "m.safetensors")
+    set_ir_base_dir(str(tmp_path))
+    module = import_onnx(
+        _weights_model(w), ImportOptions(weights_path=path, weights_ref="m.safetensors")
+    )
+    ConstantFold().apply(None, module)
+    DeadCodeElimination().apply(None, module)
+    module.verify()
+    ops = {o.op_type: o for o in module.walk() if isinstance(o, OnnxOp)}
+    assert "Transpose" not in ops and "Expand" in ops
+    attr = ops["MatMul"].operands[1].owner.properties["value"]
+    assert isinstance(attr, DenseResourceAttr)
+    np.testing.assert_array_equal(constant_value(attr, module), w.T)
+    assert store_of(module).new_keys() == [attr.resource_handle.data]
+    assert sorted(load_file(path)) == ["w"]  # saved only when the IR is written
+
+
+def test_large_results_stay_inline_without_a_weights_file():
     model = _one_node_model("Transpose", 17, {"perm": [1, 0]}, [f32(8, 8)])
     module, (got,) = _fold(model)
-    assert got is None
-    assert [o for o in module.walk() if isinstance(o, OnnxOp) and o.op_type == "Transpose"]
+    assert got is not None and got.shape == (8, 8)
+    assert not [o for o in module.walk() if isinstance(o, OnnxOp) and o.op_type == "Transpose"]
+
+
+@pytest.mark.parametrize(
+    "results, operands, fits",
+    [
+        ([(8, 8)], [(8, 8)], True),  # Transpose, Reshape
+        ([(1, 64, 256)], [(64, 256), (1, 64)], True),  # Gather of embeddings
+        ([(4, 8, 8)], [(8, 8), (3,)], False),  # Expand
+    ],
+)
+def test_fits_budget(results, operands, fits):
+    from ramiel.passes.constant_fold import Const, fits_budget
+
+    def full(shape):
+        return Const.of(np.zeros(shape, np.float32))
+
+    assert fits_budget([full(s) for s in results], [full(s) for s in operands]) is fits
+    splat = Const((1024, 1024), np.dtype(np.float32), splat=np.float32(1).reshape(()))
+    assert not fits_budget([full((8, 8))], [splat])  # a splat operand counts one element

@@ -5,7 +5,7 @@ The oracle is the *sequential batch-1 module* of the same model, run once per sa
 outputs of the hyperclustered parallel module (and of its own sequential module) must equal it to
 1e-3 of the largest output magnitude. The zoo models build their weights with ConstantOfShape
 splats, which make every sample's output nearly the same; the models are rebuilt with seeded
-random weights (:func:`ramiel.data_parallel.randomize_weights`) and, where they end in a Softmax
+random weights (:func:`ramiel.models.randomize_weights`) and, where they end in a Softmax
 that random weights saturate, with the Softmax input (the logits) as an extra graph output.
 Each test also checks that the samples' outputs differ by much more than the tolerance, so that a
 mix-up of samples could not pass.
@@ -29,9 +29,9 @@ from ramiel.data_parallel import (
     data_parallel_from_compiled,
     fixed_batch_reshapes,
     free_batch,
-    randomize_weights,
     split_batch,
 )
+from ramiel.models import randomize_weights
 from ramiel.passes.hypercluster import sample_name
 from ramiel.runtime import start
 
@@ -266,3 +266,19 @@ def test_cli_compile_batch(tmp_path, zoo_models: dict[str, str], capsys):
     assert "est. makespan" in report
     assert main(["compile", path, "-o", str(tmp_path / "bad"), "--batch", "0"]) == 1
     assert "batch must be at least 1" in capsys.readouterr().err
+
+
+def test_cli_run_batch_checks_every_sample(zoo_models: dict[str, str], capsys):
+    """``ramiel run --batch 2``: each sample's outputs against onnxruntime on that sample's inputs
+    (the original model's input names, not the program's ``<name>__s<k>``)."""
+    from ramiel.tools.driver import main
+
+    path = zoo_models["light_squeezenet"]
+    argv = ["run", path, "--batch", "2", "--clusters", "2", "--random-weights", "--repeat", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "batch 2 (hyperclustered)" in out
+    for k in range(2):
+        assert f"output softmaxout_1 (sample {k}): max error vs onnxruntime" in out
+    assert "check against onnxruntime: OK (tolerance 1e-3; each of the 2 samples" in out
+    assert "onnxruntime (1 thread, 2 runs):" in out

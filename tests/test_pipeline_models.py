@@ -70,6 +70,31 @@ def test_models_branch(name, compiled):
     assert model.program.channels, "no channel at all"
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_no_constant_subgraph_is_recomputed(name, compiled):
+    """Constant folding leaves no op computed from constants alone in the compiled program (the
+    transformer's position-embedding Gather at constant positions becomes a weight), so no
+    inference recomputes one."""
+    from ramiel.clustering import is_ambient
+    from ramiel.dialects.onnx import OnnxOp
+    from ramiel.dialects.registry import make_context
+    from ramiel.parsing import parse_module
+
+    _, model = compiled(name)
+    with open(model.result.ir_path) as f:
+        module = parse_module(make_context(), f.read(), model.result.ir_path)
+    constants: set = set()
+    recomputed = []
+    for op in module.walk():
+        if not isinstance(op, OnnxOp):
+            continue
+        if is_ambient(op):
+            constants.update(op.results)
+        elif op.operands and all(v in constants for v in op.operands):
+            recomputed.append(op.node_name)
+    assert not recomputed
+
+
 @pytest.mark.parametrize("mode", ["sequential", "threads", "processes"])
 @pytest.mark.parametrize("name", NAMES)
 def test_model_matches_onnxruntime(name, mode, compiled, pipeline_helpers):

@@ -18,7 +18,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
-from xdsl.dialects.builtin import ModuleOp, NoneType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, NoneType
 from xdsl.printer import Printer
 
 from ramiel.dialects.onnx import OPS, OnnxOp, static_shape
@@ -112,7 +112,8 @@ def _folded_values(run: ZooRun, ctx) -> dict[str, object]:
     for op in module.walk():
         if isinstance(op, OPS["Constant"]) and op.node_name:
             attr = op.properties["value"]
-            s = splat_value(attr)
+            # a large folded result is a new weight (dense_resource), never a splat
+            s = splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
             shape = tuple(attr.type.get_shape())
             values[op.node_name] = (s, shape) if s is not None else constant_value(attr, module)
     return values

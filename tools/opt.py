@@ -12,6 +12,10 @@ Other flags: ``-o FILE``, ``--print-ir-after-all`` (IR after every pass, on stde
 verifier error as the output, exit status 0: for lit tests of invalid IR) and the rest of xDSL's
 ``xdsl-opt`` flags.
 
+Weights a pass adds (``--constant-fold`` folds large constant results into new weights) are
+written beside the output with the module's other weights (:func:`save_new_weights`); the input
+weights file is never modified.
+
 Errors are one line on stderr and exit status 1, never a traceback. An IR syntax error or an op
 that fails verification is reported at its position, MLIR-style, with the offending line::
 
@@ -35,7 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ramiel.dialects.registry import register_dialects
@@ -96,6 +100,19 @@ class _UsageError(RamielError):
     """A command-line error (unknown flag, bad pipeline)."""
 
 
+def _pipeline_syntax_error(spec: str, e: ArgSpecParseError) -> _UsageError:
+    """One line for xDSL's multi-line ArgSpecParseError (a BaseException, so it escapes
+    ``except Exception``): the column and the reason, plus a hint for unquoted option values."""
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    reason = lines[-1].strip() if lines else "syntax error"
+    col = re.search(r":\d+:(\d+)$", lines[1].strip()) if len(lines) > 1 else None
+    where = f" at column {col.group(1)}" if col else ""
+    hint = ""
+    if reason == "Unknown token":
+        hint = ' (quote option values that hold characters such as . or /: profile="a.json")'
+    return _UsageError(f"bad pass pipeline '{spec}': {reason[:1].lower()}{reason[1:]}{where}{hint}")
+
+
 def _usage_error(message: str) -> NoReturn:
     flag = re.search(r"unrecognized arguments: (--[a-z][a-z0-9-]*)", message)
     if flag:
@@ -142,7 +159,9 @@ class RamielOptMain(xDSLOptMain):
         spec = self.args.passes
         try:
             names = [p.name for p in parse_pipeline(spec)]
-        except Exception as e:  # xDSL's ArgSpecParseError and friends
+        except ArgSpecParseError as e:
+            raise _pipeline_syntax_error(spec, e) from None
+        except Exception as e:
             raise _UsageError(f"bad pass pipeline '{spec}': {e}") from None
         unknown = [n for n in names if n not in self.available_passes]
         if unknown:
@@ -167,6 +186,8 @@ class RamielOptMain(xDSLOptMain):
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, callback)
+        except ArgSpecParseError as e:
+            raise _pipeline_syntax_error(spec, e) from None
         except (ValueError, TypeError) as e:  # bad or missing pass options
             raise _UsageError(f"bad pass pipeline '{spec}': {e}") from None
 
@@ -186,8 +207,44 @@ class RamielOptMain(xDSLOptMain):
         return module
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
-        rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
+        if save_new_weights(prog, self.args.input_file, self.args.output_file) is None:
+            rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
         return super().output_resulting_program(prog)
+
+
+def save_new_weights(module, input_file: str | None, output_file: str | None) -> str | None:  # type: ignore[no-untyped-def]
+    """Write the module's weights beside the output if a pass added some; returns the file's path.
+
+    ``--constant-fold`` turns large constant results into new ``dense_resource`` tensors of the
+    module's weight store, held in memory (:mod:`ramiel.passes.constant_fold`). The module's
+    weights, old and new, go to ``<output>.safetensors`` beside ``-o FILE``
+    (``<input>.opt.safetensors`` in the current directory when printing to stdout), and
+    ``ramiel.weights`` names that file. The input weights file is left as it is, unless it is
+    that very file (``-o`` overwriting the IR it was imported with): then it gains the new
+    tensors. ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
+    cannot be written.
+    """
+    from xdsl.dialects.builtin import StringAttr
+
+    from ramiel.weights import WEIGHTS_ATTR, WeightStore, store_of
+
+    if not isinstance(module.attributes.get(WEIGHTS_ATTR), StringAttr):
+        return None
+    store = store_of(module)
+    if not store.new_keys():
+        return None
+    if output_file:
+        path = os.path.splitext(os.path.abspath(output_file))[0] + ".safetensors"
+    else:
+        stem = os.path.splitext(os.path.basename(input_file))[0] if input_file else "stdin"
+        path = os.path.abspath(f"{stem}.opt.safetensors")
+    copy = WeightStore(None)  # not store.save(path): the input file's store stays as it is
+    for key in store.keys():  # noqa: SIM118 - a WeightStore is not a dict
+        copy.add(key, store.get(key))
+    copy.save(path)
+    out_dir = os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd()
+    module.attributes[WEIGHTS_ATTR] = StringAttr(os.path.relpath(path, out_dir))
+    return path
 
 
 def rebase_weights_ref(module, input_file: str | None, output_file: str | None) -> None:  # type: ignore[no-untyped-def]

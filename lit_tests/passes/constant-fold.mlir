@@ -143,15 +143,37 @@ func.func @refine(%x: tensor<4x6xf32>) -> tensor<*xf32> {
 
 // -----
 
-// A large non-splat result is not folded (the IR never holds megabytes of numbers; the code
-// generator evaluates such constant subgraphs once at load time).
+// A large non-splat result no larger than its constant operands (a Transpose of a weight) is
+// folded, so no inference recomputes it. This module has no weights file (every constant is
+// inline), so the result is inline too; with one, it becomes a new weight
+// (constant-fold-weights.test).
 // CHECK-LABEL: func.func @large_result
-// CHECK:         %t = "onnx.Transpose"(%w)
+// CHECK-NEXT:    %w = "onnx.Constant"()
+// CHECK-NEXT:    %t = "onnx.Constant"() <{value = dense<{{\[}}[1, 6, 11, 16], [2, 7, 12, 17], [3, 8, 13, 18], [4, 9, 14, 19], [5, 10, 15, 20]]> : tensor<5x4xi64>}>
+// CHECK-NEXT:    func.return %t
 builtin.module attributes {onnx.opset = 13 : i64} {
 func.func @large_result() -> tensor<5x4xi64> {
   %w = "onnx.Constant"() <{value = dense<[[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 13, 14, 15], [16, 17, 18, 19, 20]]> : tensor<4x5xi64>}> : () -> tensor<4x5xi64>
   %t = "onnx.Transpose"(%w) : (tensor<4x5xi64>) -> tensor<5x4xi64>
   func.return %t : tensor<5x4xi64>
+}
+}
+
+// -----
+
+// A large non-splat result larger than its constant operands (an Expand or Tile of a weight) is
+// not folded: the weights would grow.
+// CHECK-LABEL: func.func @larger_than_operands
+// CHECK:         %e = "onnx.Expand"(%w, %shape)
+// CHECK:         %t = "onnx.Tile"(%w, %reps)
+builtin.module attributes {onnx.opset = 13 : i64} {
+func.func @larger_than_operands() -> (tensor<2x4x5xi64>, tensor<4x10xi64>) {
+  %w = "onnx.Constant"() <{value = dense<[[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 13, 14, 15], [16, 17, 18, 19, 20]]> : tensor<4x5xi64>}> : () -> tensor<4x5xi64>
+  %shape = "onnx.Constant"() <{value = dense<[2, 4, 5]> : tensor<3xi64>}> : () -> tensor<3xi64>
+  %e = "onnx.Expand"(%w, %shape) : (tensor<4x5xi64>, tensor<3xi64>) -> tensor<2x4x5xi64>
+  %reps = "onnx.Constant"() <{value = dense<[1, 2]> : tensor<2xi64>}> : () -> tensor<2xi64>
+  %t = "onnx.Tile"(%w, %reps) : (tensor<4x5xi64>, tensor<2xi64>) -> tensor<4x10xi64>
+  func.return %e, %t : tensor<2x4x5xi64>, tensor<4x10xi64>
 }
 }
 

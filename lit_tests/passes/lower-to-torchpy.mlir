@@ -5,6 +5,7 @@
 // RUN: ramiel-opt %s --split-input-file '--lower-to-torchpy{mode=sequential}' | filecheck %s --check-prefix=FLAT
 // RUN: %not ramiel-opt %S/Inputs/unsupported.mlir --lower-to-torchpy 2>&1 | filecheck %s --check-prefix=NOSUPPORT
 // RUN: %not ramiel-opt %s --split-input-file '--lower-to-torchpy{mode=parallel}' 2>&1 | filecheck %s --check-prefix=MODE
+// RUN: %not ramiel-opt %S/Inputs/data-dependent.mlir --lower-to-torchpy 2>&1 | filecheck %s --check-prefix=DYNSHAPE
 
 // A flat function becomes `forward`, whose arguments are the graph inputs. Constants become
 // weights (w.<key>), an anonymous PyTorch initializer (onnx::Conv_7) named after its user; each
@@ -108,6 +109,37 @@ func.func @main(%a: tensor<2xf32> {onnx.name = "a-b"}, %b: tensor<2xf32> {onnx.n
 }
 }
 
+// -----
+
+// Casts to float8 follow ONNX's tables, not torch's cast: saturate=1 (the default) clamps to the
+// type's largest value first; saturate=0 makes float8_e4m3fn's out-of-range values NaN (torch's
+// cast would saturate them); FLOAT8E8M0 rounds by round_mode in a runtime helper.
+// CHECK:      "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+// CHECK-NEXT: ^bb0(%x: tensor<4xf32>):
+// CHECK-NEXT:   %0 = "torchpy.call"(%x) <{callee = "torch.clamp", args = [0 : index, "-448.0", "448.0"]}>
+// CHECK-NEXT:   %a = "torchpy.method"(%0) <{method = "to", args = ["torch.float8_e4m3fn"]}> {onnx_node_name = "sat (Cast)"}
+// CHECK-NEXT:   %1 = "torchpy.call"(%x) <{callee = "torch.abs", args = [0 : index]}>
+// CHECK-NEXT:   %2 = "torchpy.call"(%1) <{callee = "operator.gt", args = [0 : index, "464.0"]}>
+// CHECK-NEXT:   %3 = "torchpy.method"(%x, %2) <{method = "masked_fill", args = [1 : index, "math.nan"]}>
+// CHECK-NEXT:   %b = "torchpy.method"(%3) <{method = "to", args = ["torch.float8_e4m3fn"]}> {onnx_node_name = "nosat (Cast)"}
+// CHECK-NEXT:   %c = "torchpy.method"(%x) <{method = "to", args = ["torch.float8_e5m2"]}> {onnx_node_name = "e5m2 (Cast)"}
+// CHECK-NEXT:   %d = "torchpy.call"(%x) <{callee = "ops.cast_e8m0", args = [0 : index], kwargs = {saturate = "True", round_mode = "'nearest'"}}> {onnx_node_name = "e8m0 (Cast)"}
+// CHECK-NEXT:   %4 = "torchpy.method"(%a) <{method = "to", args = ["torch.float32"]}>
+// CHECK-NEXT:   %e = "torchpy.method"(%4) <{method = "to", args = ["torch.float16"]}> {onnx_node_name = "back (Cast)"}
+builtin.module attributes {onnx.opset = 25 : i64} {
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xf8E8M0FNU>, tensor<4xf16>) {
+  %a = "onnx.Cast"(%x) <{to = 17 : si64}> {onnx_node_name = "sat"} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %b = "onnx.Cast"(%x) <{to = 17 : si64, saturate = 0 : si64}> {onnx_node_name = "nosat"} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %c = "onnx.Cast"(%x) <{to = 19 : si64, saturate = 0 : si64}> {onnx_node_name = "e5m2"} : (tensor<4xf32>) -> tensor<4xf8E5M2>
+  %d = "onnx.Cast"(%x) <{to = 24 : si64, round_mode = "nearest"}> {onnx_node_name = "e8m0"} : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>
+  %e = "onnx.Cast"(%a) <{to = 10 : si64}> {onnx_node_name = "back"} : (tensor<4xf8E4M3FN>) -> tensor<4xf16>
+  func.return %a, %b, %c, %d, %e : tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xf8E8M0FNU>, tensor<4xf16>
+}
+}
+
 // Every unsupported op is listed at once, with its node names.
 // NOSUPPORT: error: unsupported ONNX operator(s): Bernoulli (2 nodes 'coin1', 'coin2'; opset 17): no lowering rule for this operator; RandomNormalLike (node 'noise'; opset 17): no lowering rule for this operator
 // MODE: error: lower-to-torchpy: mode must be auto or sequential, not parallel
+// Shapes the input data decide (NonZero; Reshape to a shape given at run time): named where they
+// stop being static (not the Cast computed from NonZero's result), at compile time.
+// DYNSHAPE: error: shape not static: it depends on the input data, and Ramiel sizes every tensor and channel buffer at compile time: NonZero node 'where nonzero' (opset 17): result 'nz' has shape 2x?; Reshape node 'reshape' (opset 17): result 'z' has shape ?x?{{$}}

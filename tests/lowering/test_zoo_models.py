@@ -2,10 +2,10 @@
 lowering rules and compared with onnxruntime (rtol 1e-3 of the largest output magnitude).
 
 The light models build their weights with ConstantOfShape (every weight tensor is one repeated
-value), so their outputs are nearly uniform; a second run replaces each ConstantOfShape by a
-random initializer of the same shape (He-scaled for conv/gemm weights, positive for
-BatchNormalization scale/variance) to exercise the numerics (on the six models whose weights are
-small enough to randomise quickly).
+value), so their outputs are nearly uniform; a second run gives them seeded random weights of the
+same shapes (:func:`ramiel.models.randomize_weights`: He-scaled for conv/gemm weights, positive
+for BatchNormalization scale/variance) to exercise the numerics (on the six models whose weights
+are small enough to randomise quickly).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 import onnx
 import pytest
 from _lowering_cases import assert_close
-from onnx import numpy_helper
 
 from ramiel.lowering.node_view import Mismatch, run_graph_eagerly
+from ramiel.models import randomize_weights
 
 LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 MODELS = sorted(glob.glob(os.path.join(LIGHT_DIR, "light_*.onnx")))
@@ -35,39 +35,6 @@ def _feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
         shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
         feeds[vi.name] = rng.standard_normal(shape).astype(np.float32)
     return feeds
-
-
-def randomize_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
-    """Replace every ConstantOfShape with a random initializer of its (constant) shape."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    g = m.graph
-    inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    consumers: dict[str, tuple[str, int]] = {}
-    for n in g.node:
-        for i, name in enumerate(n.input):
-            consumers.setdefault(name, (n.op_type, i))
-    rng = np.random.default_rng(seed)
-    keep = []
-    for n in g.node:
-        if n.op_type != "ConstantOfShape" or n.input[0] not in inits:
-            keep.append(n)
-            continue
-        shape = tuple(int(d) for d in inits[n.input[0]])
-        op, idx = consumers.get(n.output[0], ("", 0))
-        if op in ("Conv", "Gemm") and idx == 1 and len(shape) >= 2:
-            fan_in = int(np.prod(shape[1:])) if op == "Conv" else shape[-1]
-            w = rng.standard_normal(shape, dtype=np.float32) * np.float32(np.sqrt(2.0 / fan_in))
-        elif op in ("BatchNormalization", "Mul", "Unsqueeze") and idx in (1, 4, 0):
-            w = rng.uniform(0.5, 1.5, shape).astype(np.float32)
-        else:
-            w = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.1)
-        g.initializer.append(numpy_helper.from_array(w, n.output[0]))
-        if m.ir_version < 4:
-            g.input.append(onnx.helper.make_tensor_value_info(n.output[0], 1, shape))
-    del g.node[:]
-    g.node.extend(keep)
-    return m
 
 
 def _compare(model: onnx.ModelProto, ort_session_options) -> None:
