@@ -11,6 +11,7 @@ op                  Python
 ``torchpy.put``     ``ch.put("y__c0_c1", y)`` -- send a tensor on a channel
 ``torchpy.call``    ``y = F.conv2d(x, w.conv1_w, stride=(2, 2))`` -- one PyTorch/Python call
 ``torchpy.method``  ``y = x.reshape(1, -1)`` -- one method call on operand 0
+``torchpy.set_threads`` ``torch.set_num_threads(2)`` -- intra-op threads of the calling worker
 ``torchpy.return``  ``return y``
 ``torchpy.weight``  ``w.conv1_w`` -- a weight (read-only constant), printed where it is used
 ``torchpy.program`` the ``PROGRAM = Program(...)`` table: graph inputs/outputs and channels
@@ -161,6 +162,37 @@ class PutOp(IRDLOperation):
 
     def __init__(self, channel: str, value: SSAValue):
         super().__init__(properties={"channel": StringAttr(channel)}, operands=[value])
+
+
+@irdl_op_definition
+class SetThreadsOp(IRDLOperation):
+    """``torchpy.set_threads``: ``torch.set_num_threads(count)  # reason``.
+
+    With PyTorch's OpenMP backend the count applies to the calling thread only (the worker of the
+    cluster), so each cluster sets its own; ``--intra-op-threads`` decides the counts."""
+
+    name = "torchpy.set_threads"
+    count = prop_def(IntegerAttr)
+    reason = opt_prop_def(StringAttr)
+    traits = traits_def(HasParent(FuncOp))
+
+    def __init__(self, count: int, reason: str | None = None):
+        props: dict[str, Attribute] = {"count": IntegerAttr(count, IndexType())}
+        if reason:
+            props["reason"] = StringAttr(reason)
+        super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        if self.count.value.data < 1:
+            raise VerifyException(
+                f"torchpy.set_threads: count must be at least 1, got {self.count.value.data}"
+            )
+        parent = self.parent_op()
+        if isinstance(parent, FuncOp) and parent.kind.data != "cluster":
+            raise VerifyException(
+                "torchpy.set_threads is only allowed in a cluster function (in a sequential "
+                "function it would change the caller's thread count)"
+            )
 
 
 @irdl_op_definition
@@ -327,7 +359,7 @@ def call_like(op: Operation) -> bool:
 
 Torchpy = Dialect(
     "torchpy",
-    [FuncOp, ReturnOp, GetOp, PutOp, WeightOp, CallOp, MethodOp, ProgramOp],
+    [FuncOp, ReturnOp, GetOp, PutOp, SetThreadsOp, WeightOp, CallOp, MethodOp, ProgramOp],
     [ObjectType],
 )
 """The ``torchpy`` dialect."""

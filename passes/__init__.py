@@ -20,6 +20,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "clone": ("ramiel.passes.clone", "Clone"),
     "schedule-report": ("ramiel.passes.schedule_report", "ScheduleReport"),
     "hypercluster": ("ramiel.passes.hypercluster", "Hypercluster"),
+    "intra-op-threads": ("ramiel.passes.intra_op_threads", "IntraOpThreads"),
     "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
 }
 

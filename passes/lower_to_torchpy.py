@@ -12,10 +12,17 @@ tensor names that are stable across runs.
 * A flat ``@main`` becomes one ``torchpy.func @forward`` of kind ``sequential`` whose arguments are
   the graph inputs.
 
+In a cluster function, an op whose ``ramiel.threads`` (from ``--intra-op-threads``) differs from
+the count set before it is preceded by a ``torchpy.set_threads`` (the first one at the first such
+op); the sequential module ignores the counts (its caller chooses its threads).
+
 Options: ``mode=auto|sequential``: ``sequential`` flattens a clustered program first (the
 sequential version of the same model, with the same weight keys).
 
-Raises :class:`~ramiel.errors.UnsupportedOpError` listing every op that has no lowering rule.
+Raises :class:`~ramiel.errors.UnsupportedOpError` listing every op that has no lowering rule, then
+:class:`~ramiel.errors.DataDependentShapeError` listing every op whose result shape is not static
+(NonZero, a Reshape of a run-time shape, ...): channel buffers and lowering rules need static
+shapes.
 """
 
 from __future__ import annotations
@@ -38,11 +45,19 @@ from xdsl.dialects.builtin import (
     NoneType,
     StringAttr,
     TensorType,
+    UnrankedTensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.clustering import COST_ATTR, decluster, is_ambient, main_func, op_cost
+from ramiel.clustering import (
+    COST_ATTR,
+    THREADS_ATTR,
+    decluster,
+    is_ambient,
+    main_func,
+    op_cost,
+)
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
 from ramiel.dialects.onnx import (
@@ -52,7 +67,7 @@ from ramiel.dialects.onnx import (
     opset_of,
     python_from_attr,
 )
-from ramiel.errors import RamielError, UnsupportedOpError
+from ramiel.errors import DataDependentShapeError, RamielError, UnsupportedOpError
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
 from ramiel.weights import constant_value
 
@@ -101,6 +116,40 @@ def io_names(fn: func.FuncOp) -> tuple[list[str], list[str]]:
         names(fn.arg_attrs, len(ft.inputs.data), "input"),
         names(fn.res_attrs, len(ft.outputs.data), "output"),
     )
+
+
+def _is_static(t: Attribute) -> bool:
+    """Whether a value of type ``t`` has a static shape (non-tensor types count as static)."""
+    if isinstance(t, TensorType):
+        return all(d >= 0 for d in t.get_shape())
+    return not isinstance(t, UnrankedTensorType)
+
+
+def check_static_shapes(ops: list[Operation]) -> None:
+    """Raise :class:`~ramiel.errors.DataDependentShapeError` if an ``onnx`` op among ``ops``
+    (clusters are looked into) computes a used result whose shape is not static.
+
+    Only the ops where a shape stops being static are reported (static operands, a non-static
+    result: NonZero, a Reshape whose shape operand is a run-time value), not the ops computing
+    from their results. Unused results (an optional output nobody reads) are not checked.
+    """
+    items: list[tuple[str, str, int, str, str]] = []
+    for outer in ops:
+        for op in outer.walk():
+            if not isinstance(op, OnnxOp) or is_ambient(op):
+                continue
+            if not all(_is_static(v.type) for v in op.operands):
+                continue  # computed from a non-static value: its origin is reported
+            for i, r in enumerate(op.results):
+                if r.uses and not _is_static(r.type):
+                    t = r.type
+                    shape = "*"
+                    if isinstance(t, TensorType):
+                        shape = "x".join("?" if d < 0 else str(d) for d in t.get_shape())
+                    what = f"result '{r.name_hint}'" if r.name_hint else f"result {i}"
+                    items.append((op.op_type, op.node_name, opset_of(op), what, shape))
+    if items:
+        raise DataDependentShapeError(items)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,6 +218,8 @@ class _FuncBuilder:
     block: Block
     weights: dict[Operation, SSAValue] = field(default_factory=dict)
     node_ops: list[Operation] = field(default_factory=list)
+    track_threads: bool = False  # cluster functions: turn ramiel.threads into set_threads
+    threads: int | None = None  # the count the last set_threads set
 
     def materialize(self, v: Any) -> SSAValue:
         if isinstance(v, _Lazy):
@@ -314,6 +365,7 @@ class _Lowering:
                     self.unsupported.append((op.op_type, op.node_name, opset_of(op), why))
         if self.unsupported:
             raise UnsupportedOpError(self.unsupported)
+        check_static_shapes(ops)
 
     def lower_ops(
         self,
@@ -348,8 +400,20 @@ class _Lowering:
             elif isinstance(op, YieldOp | func.ReturnOp):
                 continue
             elif isinstance(op, OnnxOp):
-                node = self.node_view(op)
                 args = [value(v) if not isinstance(v.type, NoneType) else None for v in op.operands]
+                threads = op.attributes.get(THREADS_ATTR)
+                if fb.track_threads and isinstance(threads, IntegerAttr):
+                    t = int(threads.value.data)
+                    if t != fb.threads:
+                        if fb.threads is None:
+                            why = "this cluster's intra-op threads (--intra-op-threads)"
+                        elif t > fb.threads:
+                            why = "other clusters idle: more intra-op threads"
+                        else:
+                            why = "other clusters busy again"
+                        fb.block.add_op(tp.SetThreadsOp(t, why))
+                        fb.threads = t
+                node = self.node_view(op)
                 fb.node_ops = []
                 outs = lower_node(node, args, fb)
                 for r, o in zip(op.results, outs, strict=False):
@@ -453,6 +517,7 @@ class LowerToTorchpy(ModulePass):
     ) -> tp.FuncOp:
         block = Block()
         fb = _FuncBuilder(lowering, block)
+        fb.track_threads = True
         env: dict[SSAValue, Any] = {}
         args = list(fn.body.block.args)
         _, out_names = io_names(fn)

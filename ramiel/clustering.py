@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float64Type, FloatAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
@@ -353,6 +353,9 @@ def recluster(
     ops = compute_ops(fn.body.block)
     if not ops:
         return []
+    for op in ops:  # thread counts belong to the old clustering's schedule
+        op.attributes.pop(THREADS_ATTR, None)
+        op.attributes.pop(THREADED_COST_ATTR, None)
     gv = task_graph(ops, backend_of(module))
     current = [[gv.index[op] for op in c] for c in previous if c]
     result = [list(c) for c in algorithm(gv, current) if c]
@@ -371,6 +374,57 @@ def _best_order(g: TaskGraph, clusters: list[list[int]]) -> list[list[int]]:
     except SchedulingError:
         return ordered
     return clusters if given <= estimate_makespan(g, ordered).makespan else ordered
+
+
+THREADS_ATTR = "ramiel.threads"
+"""Discardable attribute: intra-op threads an op runs with (set by ``--intra-op-threads``)."""
+
+THREADED_COST_ATTR = "ramiel.threaded_cost_us"
+"""Discardable attribute: an op's estimated cost with its ``ramiel.threads`` threads (µs)."""
+
+
+def cluster_compute_ops(module: ModuleOp) -> list[list[Operation]]:
+    """The compute ops of every cluster of ``@main``, in order (one list for a flat ``@main``).
+
+    Position ``i`` of cluster ``c`` is the node ``clusters[c][i]`` of :func:`current_clustering`
+    (sends, receives and yields are not compute ops; a cloned op is listed in every cluster
+    holding a copy, as that copy). Like there, a cluster without compute ops is left out, so
+    ``c`` counts only the clusters that compute something.
+    """
+    block = main_func(module).body.block
+    clusters = clusters_of(block)
+    if not clusters:
+        return [compute_ops(block)]
+    per_cluster = [
+        [op for op in c.body.block.ops if not isinstance(op, RecvOp | SendOp | YieldOp)]
+        for c in clusters
+    ]
+    return [ops for ops in per_cluster if ops]
+
+
+def intra_op_threads(module: ModuleOp) -> tuple[list[list[int]], list[list[float]]] | None:
+    """``(threads, costs)`` per cluster and position (as :func:`cluster_compute_ops`) from the
+    ``ramiel.threads``/``ramiel.threaded_cost_us`` attributes of ``--intra-op-threads``; ``None``
+    when no op carries them. An op without them runs with one thread at its ``ramiel.cost_us``."""
+    per_cluster = cluster_compute_ops(module)
+    found = False
+    threads: list[list[int]] = []
+    costs: list[list[float]] = []
+    for ops in per_cluster:
+        ts, cs = [], []
+        for op in ops:
+            t = op.attributes.get(THREADS_ATTR)
+            c = op.attributes.get(THREADED_COST_ATTR)
+            if isinstance(t, IntegerAttr) and isinstance(c, FloatAttr):
+                found = True
+                ts.append(int(t.value.data))
+                cs.append(float(c.value.data))
+            else:
+                ts.append(1)
+                cs.append(op_cost(op, warn=False))
+        threads.append(ts)
+        costs.append(cs)
+    return (threads, costs) if found else None
 
 
 def current_clustering(module: ModuleOp) -> tuple[GraphView, list[list[int]]]:

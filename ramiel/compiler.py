@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ramiel.errors import SchedulingError
@@ -51,7 +51,9 @@ class CompileOptions:
     intra-op threads of each worker; ``clone``: duplicate cheap producers; ``profile``: a profile
     database for costs; ``input_shapes``: bindings for dynamic input dimensions; ``batch``: compile
     the program for B samples (``--hypercluster{batch=B}``: B inputs and B outputs per graph
-    input/output, named ``<name>__s<k>``).
+    input/output, named ``<name>__s<k>``); ``cores``: plan intra-op threads per op for this many
+    cores (``--intra-op-threads{cores=N}``: an op runs with more threads while other clusters
+    idle; the generated code sets them, overriding ``threads_per_worker``); ``None``: off.
     """
 
     clusters: int | None = None
@@ -62,6 +64,7 @@ class CompileOptions:
     input_shapes: Mapping[str, Sequence[int]] | None = None
     ort_optimize: bool = False
     batch: int = 1
+    cores: int | None = None
 
 
 @dataclass
@@ -102,7 +105,7 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
 
     from ramiel.dialects.torchpy import WeightOp
     from ramiel.runtime.weights import SPLAT_METADATA_KEY
-    from ramiel.weights import constant_value, splat_value
+    from ramiel.weights import constant_value, splat_value, torch_from_numpy
 
     tensors: dict[str, torch.Tensor] = {}
     splats: dict[str, list[int]] = {}
@@ -120,11 +123,7 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
                 assert arr is not None
                 # np.array, not np.ascontiguousarray: that one makes 0-d (scalar) weights 1-d
                 arr = np.array(arr, order="C", copy=True)
-            if arr.dtype.name == "bfloat16":  # ml_dtypes: torch takes its bits
-                t = torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16)
-            else:
-                t = torch.from_numpy(arr)
-            tensors[op.key.data] = t
+            tensors[op.key.data] = torch_from_numpy(arr)
     save_file(tensors, path, metadata={SPLAT_METADATA_KEY: json.dumps(splats)})
 
 
@@ -144,12 +143,13 @@ def compile_model(
     from ramiel.passes.dce import DeadCodeElimination
     from ramiel.passes.estimate_cost import EstimateCost
     from ramiel.passes.hypercluster import Hypercluster
+    from ramiel.passes.intra_op_threads import IntraOpThreads
     from ramiel.passes.linear_cluster import LinearCluster
     from ramiel.passes.lower_to_torchpy import LowerToTorchpy
     from ramiel.passes.merge import Merge
     from ramiel.passes.schedule_report import schedule_report
     from ramiel.printer import print_python
-    from ramiel.weights import set_ir_base_dir
+    from ramiel.weights import WEIGHTS_ATTR, set_ir_base_dir, store_of
 
     options = options or CompileOptions()
     say = progress or (lambda _msg: None)
@@ -172,6 +172,11 @@ def compile_model(
             ort_optimize=options.ort_optimize,
         ),
     )
+    if WEIGHTS_ATTR not in module.attributes:
+        # every initializer was inline; give the weights constant folding adds a file anyway
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(ir_weights)  # a previous compilation's
+        module.attributes[WEIGHTS_ATTR] = StringAttr("model.ir.safetensors")
     timings["import"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -186,10 +191,15 @@ def compile_model(
     ]
     if options.clone:
         passes += [Clone(), DeadCodeElimination()]
+    if options.cores is not None:
+        passes.append(IntraOpThreads(cores=options.cores, profile=options.profile))
     _run_passes(module, passes)
     report = schedule_report(module)
     timings["passes"] = time.perf_counter() - t
 
+    store = store_of(module)
+    if store.new_keys():  # large constants folded into new weights: model.mlir names them
+        store.save()
     ir_path = os.path.join(out_dir, "model.mlir")
     with open(ir_path, "w") as f:
         f.write(str(module) + "\n")

@@ -165,6 +165,10 @@ def statement(op: Operation, names: Names) -> str | None:
         return f"{names[op.result]} = ch.get({op.channel.data!r})"
     if isinstance(op, tp.PutOp):
         return f"ch.put({op.channel.data!r}, {names[op.value]})"
+    if isinstance(op, tp.SetThreadsOp):
+        why = tp.attr_text(op.reason) if op.reason is not None else None
+        note = f"  # {ascii(why)[1:-1]}" if why else ""
+        return f"torch.set_num_threads({op.count.value.data}){note}"
     if isinstance(op, tp.CallOp | tp.MethodOp):
         return _targets(op, names) + _call_text(op, names) + _comment(op)
     if isinstance(op, tp.ReturnOp):
@@ -335,6 +339,12 @@ def _program_text(
     for name, v in zip(out_order, outputs, strict=True):
         lines.append(f"        {name!r}: {_text(v) or None!r},")
     lines.append("    },")
+    most = max(
+        (op.count.value.data for f in funcs for op in f.walk() if isinstance(op, tp.SetThreadsOp)),
+        default=1,
+    )
+    if most > 1:  # the processes backend must not fork multi-threaded workers from a used parent
+        lines.append(f"    max_threads={most},")
     lines.append(")\n")
     return "\n".join(lines)
 

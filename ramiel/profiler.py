@@ -3,9 +3,12 @@
 The paper's profile database: each compute op of the cleaned-up ``onnx`` IR is run alone, through
 the same lowering rule the code generator uses (:mod:`ramiel.lowering`, executed eagerly), on
 random inputs of its static shapes (constant inputs take their real values), ``repeat`` times after
-one warm-up with one intra-op thread; the median time in µs is stored under
-:func:`ramiel.cost_model.profile_key` (op type, operand types, attributes). Identical ops are
-measured once. ``--estimate-cost{profile=FILE}`` and ``ramiel compile --profile FILE`` use it.
+one warm-up, with 1 and each intra-op thread count of ``threads`` (default: the usable cores;
+the counts alternate per op, so that drift of a shared machine hits them alike); the median time in
+µs is stored under :func:`ramiel.cost_model.profile_key` (op type, operand types, attributes),
+with ``@t<N>`` appended for N > 1 threads. Identical ops are measured once.
+``--estimate-cost{profile=FILE}``, ``--intra-op-threads{profile=FILE}`` and ``ramiel compile
+--profile FILE`` use it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 import torch
 
-from ramiel.cost_model import ProfileDB, profile_key
+from ramiel.cost_model import ProfileDB, profile_key, threads_key, usable_cores
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 
@@ -45,9 +48,11 @@ def profile_model(
     out: str,
     repeat: int = 10,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    threads: Sequence[int] | None = None,
 ) -> int:
     """Profile every compute op of ``model`` into the JSON database ``out``; returns the op count.
 
+    ``threads``: the intra-op thread counts to measure each op with (default ``(1, cores)``).
     An existing database is extended (entries for the same keys are replaced).
     """
     import tempfile
@@ -61,7 +66,11 @@ def profile_model(
     from ramiel.weights import set_ir_base_dir
 
     db = ProfileDB.load(out) if os.path.exists(out) else ProfileDB(out, {})
-    torch.set_num_threads(1)
+    if threads is not None and (not threads or min(threads) < 1):
+        raise ValueError(f"thread counts must be at least 1, got {list(threads)}")
+    # one thread always: it is the cost every pass reads (``ramiel.cost_us``)
+    counts = sorted({1, *(threads or (1, usable_cores()))})
+    caller_threads = torch.get_num_threads()
     gen = torch.Generator().manual_seed(0)
     with tempfile.TemporaryDirectory() as d:
         set_ir_base_dir(d)
@@ -91,15 +100,21 @@ def profile_model(
                     args.append(em.wrap(torch.from_numpy(info.const.copy())))
                 else:
                     args.append(em.wrap(_random(info.shape or (), info.dtype, gen)))
-            times = []
+            times: dict[int, list[float]] = {n: [] for n in counts}
             with torch.inference_mode():
-                lower_node(node, args, em)  # warm-up
-                for _ in range(repeat):
-                    t = time.perf_counter()
+                for n in counts:  # warm-up (and oneDNN's primitive cache) per thread count
+                    torch.set_num_threads(n)
                     lower_node(node, args, em)
-                    times.append((time.perf_counter() - t) * 1e6)
-            times.sort()
-            measured[key] = round(times[len(times) // 2], 2)
+                for _ in range(repeat):
+                    for n in counts:
+                        torch.set_num_threads(n)
+                        t = time.perf_counter()
+                        lower_node(node, args, em)
+                        times[n].append((time.perf_counter() - t) * 1e6)
+            for n, ts in times.items():
+                ts.sort()
+                measured[threads_key(key, n)] = round(ts[len(ts) // 2], 2)
+    torch.set_num_threads(caller_threads)
     db.times.update(measured)
     db.save(
         {
@@ -107,7 +122,7 @@ def profile_model(
             "cores": os.cpu_count(),
             "torch": torch.__version__,
             "date": date.today().isoformat(),
-            "threads": 1,
+            "threads": counts,
             "repeat": repeat,
         }
     )

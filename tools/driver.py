@@ -6,6 +6,9 @@
 * ``ramiel run [model.onnx]`` compiles (default model: ``light_inception_v1`` from the onnx wheel),
   runs once on deterministic inputs, compares the parallel and sequential modules with onnxruntime
   (largest error relative to the largest output magnitude) and prints the median latency of each.
+  With ``--batch B`` the program takes B samples (inputs/outputs ``<name>__s<k>``): each sample's
+  outputs are checked against onnxruntime run on the original model with that sample's inputs,
+  and onnxruntime's latency is that of B runs one after another.
 * ``ramiel profile model.onnx -o profile.json`` times every op in PyTorch on this machine (the
   profile database used by ``--profile``/``--estimate-cost{profile=FILE}``).
 
@@ -48,6 +51,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-clone", action="store_true", help="do not duplicate cheap producers")
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
     p.add_argument("--batch", type=int, default=1, help="compile for B samples (hyperclustering)")
+    p.add_argument(
+        "--cores",
+        type=int,
+        default=None,
+        help="give ops more intra-op threads while other clusters idle, planned for N cores "
+        "(--intra-op-threads)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,6 +82,12 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("model")
     pr.add_argument("-o", "--output", required=True, help="profile database (JSON)")
     pr.add_argument("--repeat", type=int, default=10)
+    pr.add_argument(
+        "--threads",
+        default=None,
+        metavar="N,M,...",
+        help="intra-op thread counts to time each op with (default: 1 and the number of cores)",
+    )
     pr.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     b = sub.add_parser(
         "bench", help="latency of the generated code vs intra-op threads and onnxruntime"
@@ -116,6 +132,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         input_shapes=dict(parse_input_shape(s) for s in args.input_shape),
         ort_optimize=args.ort_optimize,
         batch=args.batch,
+        cores=args.cores,
     )
 
 
@@ -190,50 +207,107 @@ def cmd_run(args: argparse.Namespace) -> int:
         sess = ort.InferenceSession(
             _ort_model(source, opts), so, providers=["CPUExecutionProvider"]
         )
-        ort_feeds = {k: v.numpy() for k, v in feeds.items()}
-        ref = sess.run(None, ort_feeds)
+        in_names = _sample_names(list(model.input_specs), opts.batch)
+        out_names = _sample_names(model.output_names, opts.batch)
+        base_outs = list(out_names[0])
+        ort_feeds = [
+            {base: feeds[name].numpy() for base, name in sample.items()} for sample in in_names
+        ]
+        refs = [sess.run(base_outs, f) for f in ort_feeds]
         par = model.run(feeds)
         torch.set_num_threads(1)
-        seq = model.sequential(*feeds.values())
-        seq = seq if isinstance(seq, tuple) else (seq,)
+        seq_outs = model.sequential(*feeds.values())
+        seq_outs = seq_outs if isinstance(seq_outs, tuple) else (seq_outs,)
+        seq = dict(zip(model.output_names, seq_outs, strict=True))
         print(f"model: {model_path}")
+        batch_note = f", batch {opts.batch} (hyperclustered)" if opts.batch > 1 else ""
         print(
             f"compiled in {sum(res.timings.values()):.2f} s; {res.clusters} clusters, backend "
-            f"{opts.backend}; estimated speed-up {res.report.speedup:.2f}x (W/CP "
+            f"{opts.backend}{batch_note}; estimated speed-up {res.report.speedup:.2f}x (W/CP "
             f"{res.report.parallelism:.2f})"
         )
         worst = 0.0
-        for i, name in enumerate(model.output_names):
-            r = np.asarray(ref[i])
-            scale = float(np.max(np.abs(r))) if r.size else 0.0
-            scale = scale if scale > 0 else 1.0
-            e_par = float(np.max(np.abs(par[name].numpy() - r))) / scale if r.size else 0.0
-            e_seq = float(np.max(np.abs(seq[i].numpy() - r))) / scale if r.size else 0.0
-            worst = max(worst, e_par, e_seq)
-            print(
-                f"output {name}: max error vs onnxruntime, relative to max |output| "
-                f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
-            )
-        if not args.random_weights and all(np.ptp(np.asarray(r)) == 0 for r in ref):
+        for k, (ref, names) in enumerate(zip(refs, out_names, strict=True)):
+            for base, r in zip(base_outs, ref, strict=True):
+                name = names[base]
+                e_par, scale = _rel_error(par[name], r)
+                e_seq, _ = _rel_error(seq[name], r)
+                worst = max(worst, e_par, e_seq)
+                what = f"{base} (sample {k})" if opts.batch > 1 else base
+                print(
+                    f"output {what}: max error vs onnxruntime, relative to max |output| "
+                    f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
+                )
+        if not args.random_weights and all(np.ptp(np.asarray(r)) == 0 for r in refs[0]):
             print(
                 "note: every output element is equal (constant weights, as in the zoo test "
                 "models): the check says little; rerun with --random-weights"
             )
         ok = worst <= 1e-3
-        print(f"check against onnxruntime: {'OK' if ok else 'MISMATCH'} (tolerance 1e-3)")
+        per_sample = (
+            f"; each of the {opts.batch} samples against onnxruntime on its own inputs"
+            if opts.batch > 1
+            else ""
+        )
+        verdict = "OK" if ok else "MISMATCH"
+        print(f"check against onnxruntime: {verdict} (tolerance 1e-3{per_sample})")
         n = args.repeat
+
+        def run_ort() -> None:
+            for f in ort_feeds:
+                sess.run(base_outs, f)
+
         lat_par = _median_ms(lambda: model.run(feeds), n)
         lat_seq = _median_ms(lambda: model.sequential(*feeds.values()), n)
-        lat_ort = _median_ms(lambda: sess.run(None, ort_feeds), n)
-        print(f"median latency over {n} runs (1 intra-op thread per worker):")
+        lat_ort = _median_ms(run_ort, n)
+        samples = f", {opts.batch} samples" if opts.batch > 1 else ""
+        if opts.cores is not None:
+            how = f"intra-op threads per op, planned for {opts.cores} cores"
+        else:
+            how = f"{opts.threads_per_worker} intra-op thread(s) per worker"
+        print(f"median latency over {n} runs ({how}{samples}):")
         print(f"  ramiel parallel ({res.clusters} clusters, {opts.backend}): {lat_par:8.2f} ms")
         print(f"  ramiel sequential:                     {lat_seq:8.2f} ms")
-        print(f"  onnxruntime (1 thread):                {lat_ort:8.2f} ms")
+        runs = f", {opts.batch} runs" if opts.batch > 1 else ""
+        print(f"  {f'onnxruntime (1 thread{runs}):':<39}{lat_ort:8.2f} ms")
         return 0 if ok else 2
     finally:
         model.close()
         if tmp is not None:
             tmp.cleanup()
+
+
+def _sample_names(names: Sequence[str], batch: int) -> list[dict[str, str]]:
+    """Per sample, the compiled program's input/output names keyed by the ONNX graph's names.
+
+    ``names``: the compiled program's inputs or outputs in order; for ``batch`` B > 1 they are
+    sample-major ``<name>__s<k>`` (:func:`ramiel.passes.hypercluster.sample_name`), so the
+    first ``len(names) / B`` are sample 0's. Returns B dicts ``{onnx name: program name}``.
+    """
+    if batch == 1:
+        return [{n: n for n in names}]
+    from ramiel.passes.hypercluster import sample_name
+
+    per = len(names) // batch
+    suffix = sample_name("", 0)
+    bases = [n[: -len(suffix)] for n in names[:per]]
+    out = [{b: sample_name(b, k) for b in bases} for k in range(batch)]
+    expected = [n for sample in out for n in sample.values()]
+    assert expected == list(names), f"not a {batch}-sample program: {list(names)}"
+    return out
+
+
+def _rel_error(got, ref) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Largest absolute error of ``got`` (a tensor) against ``ref`` (an array), relative to the
+    largest ``|ref|`` (1 when that is 0); returns (error, that scale)."""
+    import numpy as np
+
+    r = np.asarray(ref)
+    if not r.size:
+        return 0.0, 1.0
+    scale = float(np.max(np.abs(r)))
+    scale = scale if scale > 0 else 1.0
+    return float(np.max(np.abs(got.numpy() - r))) / scale, scale
 
 
 def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
@@ -250,7 +324,20 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from ramiel.profiler import profile_model
 
     shapes = dict(parse_input_shape(s) for s in args.input_shape)
-    n = profile_model(args.model, args.output, repeat=args.repeat, input_shapes=shapes)
+    threads = None
+    if args.threads:
+        try:
+            threads = [int(x) for x in args.threads.split(",") if x.strip()]
+        except ValueError:
+            threads = []
+        if not threads or min(threads) < 1:
+            print(
+                f"error: --threads wants positive integers, got '{args.threads}'", file=sys.stderr
+            )
+            return 2
+    n = profile_model(
+        args.model, args.output, repeat=args.repeat, input_shapes=shapes, threads=threads
+    )
     print(f"profiled {n} ops of {args.model} into {args.output}")
     return 0
 

@@ -166,3 +166,24 @@ builtin.module {
 builtin.module {
   "torchpy.return"() : () -> ()
 }
+
+// -----
+
+// torchpy.set_threads sets at least one intra-op thread.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.set_threads: count must be at least 1, got 0
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    "torchpy.set_threads"() <{count = 0 : index}> : () -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.set_threads: count must be at least 1, got -2
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    "torchpy.set_threads"() <{count = -2 : index}> : () -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+}

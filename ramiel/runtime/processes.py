@@ -26,10 +26,12 @@ parent is single-threaded, else ``forkserver``. ``fork`` after the parent used i
 a child that runs a parallel region with more than one thread (reproduced here with GNU OpenMP:
 children with ``torch.set_num_threads(2)`` hung, with 1 thread they ran), so each worker calls
 ``torch.set_num_threads(threads_per_worker)`` before anything else, and multi-threaded workers are
-forked from the clean forkserver instead. ``spawn``/``forkserver`` workers re-import the cluster
-functions by module name, or from ``Program.module_path`` (or the module's ``__file__``) when the
-module was loaded from a file path (see :func:`~ramiel.runtime.program.load_program`); functions
-defined inside other functions cannot be re-imported and need ``fork``.
+forked from the clean forkserver instead (a worker is multi-threaded also when its cluster function
+raises its own count, ``Program.max_threads > 1``, as with ``--intra-op-threads``).
+``spawn``/``forkserver`` workers re-import the cluster functions by module name, or from
+``Program.module_path`` (or the module's ``__file__``) when the module was loaded from a file path
+(see :func:`~ramiel.runtime.program.load_program`); functions defined inside other functions
+cannot be re-imported and need ``fork``.
 
 Failure handling: every wait in a worker polls an abort flag and its parent's liveness every
 :data:`~ramiel.runtime.channels.POLL_S`; the caller's wait is bounded by ``timeout_s``. On any
@@ -253,7 +255,9 @@ class ProcessRunner(Runner):
         self._start_ws: list[Any] = []
         self._done_rs: list[Any] = []
         self._sems: list[Any] = []
-        self.start_method = choose_start_method(start_method, threads_per_worker)
+        # the cluster functions may raise their own intra-op threads (--intra-op-threads)
+        most = max(threads_per_worker, program.max_threads)
+        self.start_method = choose_start_method(start_method, most)
         self._names = list(program.clusters)
         try:
             self._launch(copy_on_get, startup_timeout_s)

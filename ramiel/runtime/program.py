@@ -225,6 +225,10 @@ class Program:
         module_path: file of the generated module that defines the cluster functions, so that a
             worker started with ``spawn``/``forkserver`` can re-import it (set by
             :func:`load_program`; optional when the functions' module is importable by name).
+        max_threads: the most intra-op threads a cluster function sets itself
+            (``torch.set_num_threads`` in its body, from ``--intra-op-threads``; 1 when it sets
+            none). The processes backend forks multi-threaded workers only from a clean
+            forkserver, so it needs to know.
     """
 
     name: str
@@ -233,6 +237,7 @@ class Program:
     inputs: dict[str, list[str]]
     outputs: dict[str, str]
     module_path: str | None = field(default=None)
+    max_threads: int = 1
 
     def validate(self) -> None:
         """Check the program's structure.

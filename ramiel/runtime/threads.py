@@ -269,14 +269,18 @@ class InlineRunner(Runner):
     ) -> dict[str, torch.Tensor]:
         r = self._r
         r.feed(inputs, epoch)
-        with torch.no_grad():
-            # Topological order + check_finished: every get finds its channel already put.
-            for c in self._order:
-                try:
-                    self.program.clusters[c](r.endpoints[c], self.weights)
-                except Exception as e:
-                    raise _worker_error(c, e, skip_frames=1) from e
-                r.check_finished(c, epoch)
+        caller_threads = torch.get_num_threads()  # cluster functions may set their own
+        try:
+            with torch.no_grad():
+                # Topological order + check_finished: every get finds its channel already put.
+                for c in self._order:
+                    try:
+                        self.program.clusters[c](r.endpoints[c], self.weights)
+                    except Exception as e:
+                        raise _worker_error(c, e, skip_frames=1) from e
+                    r.check_finished(c, epoch)
+        finally:
+            torch.set_num_threads(caller_threads)
         return r.collect(check_versions=False)
 
     def _shutdown(self, failed: bool) -> None:

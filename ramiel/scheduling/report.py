@@ -48,6 +48,9 @@ class ScheduleReport:
         transfers: number of values sent between clusters.
         transfer_bytes: bytes sent between clusters.
         transfer_us: summed transfer cost of those values.
+        threaded_ops: op copies that run with more than one intra-op thread
+            (``--intra-op-threads``); the makespan counts their shorter times.
+        max_threads: the most intra-op threads any op runs with.
     """
 
     clusters: list[ClusterStats]
@@ -62,15 +65,27 @@ class ScheduleReport:
     transfers: int
     transfer_bytes: int
     transfer_us: float
+    threaded_ops: int = 0
+    max_threads: int = 1
 
     @classmethod
-    def from_clustering(cls, g: TaskGraph, clusters: Sequence[Sequence[int]]) -> ScheduleReport:
+    def from_clustering(
+        cls,
+        g: TaskGraph,
+        clusters: Sequence[Sequence[int]],
+        threads: Sequence[Sequence[int]] | None = None,
+        costs: Sequence[Sequence[float]] | None = None,
+    ) -> ScheduleReport:
         """Compute the report of ``clusters`` (simulated in their given order). O(n + e).
+
+        ``threads``/``costs`` (per cluster and position, from ``--intra-op-threads``): each copy's
+        intra-op threads and its cost with them (µs); the makespan is simulated with those costs,
+        while W, CP and the per-cluster work stay one-thread figures.
 
         Raises:
             SchedulingError: an invalid clustering, a cyclic graph or orders that deadlock.
         """
-        sched = estimate_makespan(g, clusters)
+        sched = estimate_makespan(g, clusters, costs)
         trs = transfers(g, clusters)
         k = len(clusters)
         t_in = [0] * k
@@ -113,6 +128,8 @@ class ScheduleReport:
             transfers=len(trs),
             transfer_bytes=sum(t.nbytes for t in trs),
             transfer_us=math.fsum(t.comm_us for t in trs),
+            threaded_ops=sum(t > 1 for ts in threads for t in ts) if threads else 0,
+            max_threads=max((t for ts in threads for t in ts), default=1) if threads else 1,
         )
 
     def to_dict(self) -> dict:
@@ -173,6 +190,14 @@ class ScheduleReport:
                 f"{self.transfers} ({self.transfer_bytes} bytes, {self.transfer_us:.1f} us)",
             ),
         ]
+        if self.threaded_ops:
+            summary.insert(
+                5,
+                (
+                    "intra-op threads",
+                    f"{self.threaded_ops} op(s) with up to {self.max_threads} threads",
+                ),
+            )
         kw = max(len(k) for k, _ in summary)
         out.append("")
         out += [f"{k.ljust(kw)}  {v}" for k, v in summary]

@@ -234,20 +234,46 @@ def _node_lists(cp: _Copies) -> Clustering:
     return [[node[x] for x in m] for m in cp.members]
 
 
-def estimate_makespan(g: TaskGraph, clusters: Sequence[Sequence[int]]) -> Schedule:
+def estimate_makespan(
+    g: TaskGraph,
+    clusters: Sequence[Sequence[int]],
+    costs: Sequence[Sequence[float]] | None = None,
+) -> Schedule:
     """Simulate ``clusters`` executing in their listed orders; see the module docstring. O(n + e).
 
-    Returns a :class:`Schedule` with per-node start and finish times (µs) and the makespan.
+    ``costs[c][i]``, when given, replaces the cost of the ``i``-th node of cluster ``c`` (µs), e.g.
+    its time with more intra-op threads (:mod:`ramiel.scheduling.threads`); by default every copy
+    costs its node's ``g.cost``. Returns a :class:`Schedule` with per-node start and finish times
+    (µs) and the makespan.
 
     Raises:
         SchedulingError: an invalid clustering, or orders that deadlock (a cluster waits for a value
             that another cluster only produces after something the first one has not run yet); the
-            message names the copies on the waiting cycle.
+            message names the copies on the waiting cycle; ``costs`` with another shape than
+            ``clusters`` or a cost that is negative or not finite.
     """
     cp = _Copies(g, clusters)
     size = cp.size
     node, ccl, out, out_comm = cp.node, cp.ccl, cp.out, cp.out_comm
-    cost = g.cost
+    if costs is None:
+        cost = g.cost if cp.where is None else [g.cost[v] for v in node]
+    else:
+        if len(costs) != len(cp.members):
+            raise SchedulingError(
+                f"costs given for {len(costs)} cluster(s), the clustering has {len(cp.members)}"
+            )
+        cost = [0.0] * size
+        for c, m in enumerate(cp.members):
+            if len(costs[c]) != len(m):
+                raise SchedulingError(
+                    f"cluster {c}: {len(costs[c])} costs given for {len(m)} nodes"
+                )
+            for i, (x, us) in enumerate(zip(m, costs[c], strict=True)):
+                if not math.isfinite(us) or us < 0:
+                    raise SchedulingError(
+                        f"cluster {c}, position {i}: cost must be a finite number >= 0, got {us!r}"
+                    )
+                cost[x] = us
     indeg = list(cp.indeg)
     nxt = [-1] * size
     for m in cp.members:
@@ -263,7 +289,7 @@ def estimate_makespan(g: TaskGraph, clusters: Sequence[Sequence[int]]) -> Schedu
         x = stack.pop()
         done += 1
         t0 = ready[x]
-        f = t0 + cost[node[x]]
+        f = t0 + cost[x]
         start[x] = t0
         finish[x] = f
         c = ccl[x]

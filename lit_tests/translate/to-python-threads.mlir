@@ -1,0 +1,60 @@
+// torchpy.set_threads prints as torch.set_num_threads(N) with its reason as a comment; a program
+// that raises a worker's count above 1 says so in PROGRAM (max_threads), so that the processes
+// backend starts such workers from a clean forkserver.
+// RUN: ramiel-translate --to-python %s | filecheck %s
+// RUN: ramiel-translate --to-python %s -o %t.py && %python -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" %t.py
+// RUN: ramiel-opt %s | ramiel-opt | filecheck %s --check-prefix=IR
+// RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' '--intra-op-threads{cores=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=LOWERED
+// RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=NONE
+
+// IR:      "torchpy.set_threads"() <{count = 2 : index, reason = "more threads"}> : () -> ()
+// IR:      "torchpy.set_threads"() <{count = 1 : index}> : () -> ()
+
+// CHECK:      def cluster_c0(ch, w):
+// CHECK-NEXT:     """{{.*}}"""
+// CHECK-NEXT:     x = ch.get('x__c0')
+// CHECK-NEXT:     torch.set_num_threads(2)  # more threads
+// CHECK-NEXT:     y = torch.relu(x)
+// CHECK-NEXT:     torch.set_num_threads(1){{$}}
+// CHECK-NEXT:     z = torch.sigmoid(y)
+// CHECK-NEXT:     ch.put('y__out', z)
+// CHECK:      PROGRAM = Program(
+// CHECK:          max_threads=2,
+// CHECK-NEXT: )
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+    "torchpy.set_threads"() <{count = 2 : index, reason = "more threads"}> : () -> ()
+    %y = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.set_threads"() <{count = 1 : index}> : () -> ()
+    %z = "torchpy.call"(%y) <{callee = "torch.sigmoid", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.put"(%z) <{channel = "y__out"}> : (tensor<2xf32>) -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = ["y__out"], input_order = ["x"], output_order = ["y"]}> : () -> ()
+}
+
+// A fork-join (stem and head 1000 µs, branches 2000 µs) through the whole text pipeline: the
+// stem and the head run with 2 threads, the branches side by side with 1.
+// LOWERED:      def cluster_c0(ch, w):
+// LOWERED-NEXT:     """{{.*}}"""
+// LOWERED-NEXT:     x = ch.get('x__c0')
+// LOWERED-NEXT:     torch.set_num_threads(2)  # this cluster's intra-op threads (--intra-op-threads)
+// LOWERED-NEXT:     s = torch.relu(x)  # stem (Relu)
+// LOWERED-NEXT:     ch.put('s__c0_c1', s)
+// LOWERED-NEXT:     torch.set_num_threads(1)  # other clusters busy again
+// LOWERED-NEXT:     b1 = torch.sigmoid(s)  # b1 (Sigmoid)
+// LOWERED-NEXT:     b2 = ch.get('b2__c1_c0')
+// LOWERED-NEXT:     torch.set_num_threads(2)  # other clusters idle: more intra-op threads
+// LOWERED-NEXT:     j = b1 + b2  # head (Add)
+// LOWERED:      def cluster_c1(ch, w):
+// LOWERED-NEXT:     """{{.*}}"""
+// LOWERED-NEXT:     s = ch.get('s__c0_c1')
+// LOWERED-NEXT:     torch.set_num_threads(1)  # this cluster's intra-op threads (--intra-op-threads)
+// LOWERED-NEXT:     b2 = torch.tanh(s)  # b2 (Tanh)
+// LOWERED-NOT:      set_num_threads
+// LOWERED:          max_threads=2,
+// Without --intra-op-threads: neither.
+// NONE:         def cluster_c0(ch, w):
+// NONE-NOT:         set_num_threads
+// NONE-NOT:         max_threads

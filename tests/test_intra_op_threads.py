@@ -1,0 +1,212 @@
+"""Hybrid inter-/intra-op parallelism end to end: ``cores=N`` (``--intra-op-threads``).
+
+A branchy model (the zoo's light_inception_v1 with seeded random weights) compiled with
+``cores=2`` must compute what onnxruntime computes on both backends, with the generated code
+setting the intra-op threads of each worker; the processes backend must not hang when the parent
+has used its OpenMP pool before forking workers that raise their own count. The command-line
+side: ``ramiel profile --threads`` and ``ramiel compile --cores``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.tools import driver
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+INCEPTION = os.path.join(ZOO_DIR, "light_inception_v1.onnx")
+
+
+class _Case:
+    def __init__(self, out_dir: str, helpers) -> None:
+        model = helpers.randomize_weights(onnx.load(INCEPTION), seed=1)
+        rng = np.random.default_rng(2)
+        self.feeds = {
+            k: rng.standard_normal(v.shape).astype(np.float32)
+            for k, v in helpers.onnx_backend_inputs(model).items()
+        }
+        self.ref = helpers.ort_run(model, self.feeds)
+        self.result = compile_model(model, out_dir, CompileOptions(clusters=2, cores=2))
+
+    def run(self, backend: str) -> list[np.ndarray]:
+        model = CompiledModel(self.result, CompileOptions(clusters=2, backend=backend, cores=2))
+        try:
+            got = model.run({k: torch.from_numpy(v) for k, v in self.feeds.items()})
+            return [got[n].numpy() for n in model.output_names]
+        finally:
+            model.close()
+            del model
+            gc.collect()
+
+
+@pytest.fixture(scope="module")
+def inception(tmp_path_factory, pipeline_helpers) -> _Case:
+    return _Case(str(tmp_path_factory.mktemp("inception-cores2")), pipeline_helpers)
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads():
+    prev = torch.get_num_threads()
+    yield
+    torch.set_num_threads(prev)
+
+
+def test_generated_code_sets_threads(inception):
+    res = inception.result
+    assert res.clusters == 2
+    with open(res.parallel_path) as f:
+        par = f.read()
+    with open(res.sequential_path) as f:
+        seq = f.read()
+    counts = [int(n) for n in re.findall(r"^    torch\.set_num_threads\((\d+)\)", par, re.M)]
+    assert 2 in counts and 1 in counts, counts
+    assert set(counts) <= {1, 2}
+    # every cluster function sets its count before its first op
+    for body in par.split("\ndef cluster_")[1:]:
+        assert "torch.set_num_threads(" in body
+    assert "    max_threads=2,\n" in par
+    assert "set_num_threads" not in seq  # the sequential module leaves threads to its caller
+    assert inception.result.report.threaded_ops > 0
+    assert inception.result.report.max_threads == 2
+    with open(os.path.join(res.out_dir, "schedule.txt")) as f:
+        text = f.read()
+    assert re.search(r"^intra-op threads  \d+ op\(s\) with up to 2 threads$", text, re.M), text
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_outputs_match_onnxruntime(backend, inception, pipeline_helpers):
+    torch.set_num_threads(1)
+    outs = inception.run(backend)
+    assert len(outs) == len(inception.ref)
+    for got, ref in zip(outs, inception.ref, strict=True):
+        assert np.all(np.isfinite(got))
+        pipeline_helpers.assert_close(got, ref, 1e-3, f"inception cores=2 ({backend})")
+
+
+def test_threads_backend_leaves_the_callers_count(inception):
+    torch.set_num_threads(1)
+    inception.run("threads")
+    assert torch.get_num_threads() == 1
+
+
+def test_processes_after_the_parent_used_openmp(inception, pipeline_helpers):
+    """fork() after the parent ran a parallel region hangs a child that then runs one with more
+    threads (GNU OpenMP); workers that raise their own count must come from the forkserver."""
+    torch.set_num_threads(2)
+    a = torch.randn(512, 512)
+    for _ in range(3):
+        a @ a  # the parent's OpenMP pool is now started
+    model = CompiledModel(
+        inception.result, CompileOptions(clusters=2, backend="processes", cores=2)
+    )
+    try:
+        assert model.program.max_threads == 2
+        got = model.run({k: torch.from_numpy(v) for k, v in inception.feeds.items()})
+        assert model._runner.start_method != "fork"
+        name = model.output_names[0]
+        pipeline_helpers.assert_close(got[name].numpy(), inception.ref[0], 1e-3, "processes")
+    finally:
+        model.close()
+
+
+# ------------------------------------------------------------------ command line
+def _conv_model(path: str, c: int = 3, k: int = 8, hw: int = 32) -> onnx.ModelProto:
+    """x -> Conv(3x3, c -> k channels, hw x hw) -> Relu -> y; the default profiles in a moment."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((k, c, 3, 3)).astype(np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, hw, hw])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, k, hw, hw])
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "tiny", [x], [y], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return model
+
+
+def test_inline_backend_restores_the_callers_count(tmp_path, pipeline_helpers):
+    """The inline backend runs the cluster functions in the caller's thread: their
+    set_num_threads calls must not leak into the caller. One cluster (the inline backend needs an
+    acyclic cluster graph) and a convolution large enough to gain from 2 threads."""
+    model = _conv_model(str(tmp_path / "conv.onnx"), c=64, k=64, hw=56)
+    feeds = {"x": np.random.default_rng(1).standard_normal((1, 64, 56, 56)).astype(np.float32)}
+    ref = pipeline_helpers.ort_run(model, feeds)
+    res = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=1, cores=2))
+    with open(res.parallel_path) as f:
+        assert "torch.set_num_threads(2)" in f.read()
+    torch.set_num_threads(1)
+    compiled = CompiledModel(res, CompileOptions(clusters=1, backend="inline", cores=2))
+    try:
+        got = compiled.run({"x": torch.from_numpy(feeds["x"])})
+    finally:
+        compiled.close()
+    assert torch.get_num_threads() == 1
+    pipeline_helpers.assert_close(got["y"].numpy(), ref[0], 1e-3, "conv cores=2 (inline)")
+
+
+def test_profile_threads_writes_per_count_keys(tmp_path, capsys):
+    model = str(tmp_path / "tiny.onnx")
+    _conv_model(model)
+    db = tmp_path / "prof.json"
+    prev = torch.get_num_threads()
+    rc = driver.main(["profile", model, "-o", str(db), "--threads", "1,2", "--repeat", "2"])
+    assert rc == 0, capsys.readouterr().err
+    assert torch.get_num_threads() == prev  # the caller's count is restored
+    data = json.loads(db.read_text())
+    keys = set(data["times_us"])
+    assert data["meta"]["threads"] == [1, 2]
+    for op in ("Conv(", "Relu("):
+        one = [k for k in keys if k.startswith(op) and "@t" not in k]
+        assert len(one) == 1, keys
+        assert f"{one[0]}@t2" in keys
+    assert all(v > 0 for v in data["times_us"].values())
+    # the database feeds --intra-op-threads through compile --profile --cores
+    out = tmp_path / "out"
+    rc = driver.main(
+        ["compile", model, "-o", str(out), "--profile", str(db), "--cores", "2", "--clusters", "1"]
+    )
+    assert rc == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["0", "1,0", "-1", "a,b", "2,x"])
+def test_profile_bad_thread_counts(spec, tmp_path, capsys):
+    model = str(tmp_path / "tiny.onnx")
+    _conv_model(model)
+    db = tmp_path / "prof.json"
+    rc = driver.main(["profile", model, "-o", str(db), "--threads", spec])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.strip() == f"error: --threads wants positive integers, got '{spec}'"
+    assert not db.exists()
+
+
+def test_compile_cores_writes_the_report_line(tmp_path, capsys):
+    out = tmp_path / "out"
+    model = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    rc = driver.main(["compile", model, "-o", str(out), "--clusters", "2", "--cores", "2"])
+    assert rc == 0, capsys.readouterr().err
+    text = (out / "schedule.txt").read_text()
+    assert re.search(r"^intra-op threads  \d+ op\(s\) with up to 2 threads$", text, re.M), text
+    data = json.loads((out / "schedule.json").read_text())
+    assert data["max_threads"] == 2 and data["threaded_ops"] > 0
+    assert "torch.set_num_threads(2)" in (out / "model.py").read_text()
+    # without --cores: no counts, no line
+    out1 = tmp_path / "out1"
+    assert driver.main(["compile", model, "-o", str(out1), "--clusters", "2"]) == 0
+    assert "intra-op threads" not in (out1 / "schedule.txt").read_text()
+    assert "set_num_threads" not in (out1 / "model.py").read_text()
