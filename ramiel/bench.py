@@ -1,13 +1,20 @@
 """``ramiel bench``: latency of the generated code against PyTorch intra-op threads and onnxruntime.
 
-For each model, in one process and **interleaved** (every round times each configuration once, in
-a rotating order, so that drift of a shared, noisy machine hits all configurations alike):
+For each model, **interleaved** (every round times each configuration once, in a rotating order,
+so that drift of a shared, noisy machine hits all configurations alike), each configuration in a
+**process of its own** (:class:`Isolated`: spawned, so that no two configurations share an OpenMP
+thread pool -- GNU OpenMP stops spin-waiting in every pool once a process has more pool threads
+than cores, which slowed ``seq-2t`` by 15-25 % when all ran in one process -- nor malloc arenas or
+onnxruntime pools; the time of a call is measured inside that process):
 
 * ``seq-1t``/``seq-Pt``: the sequential generated module (``model_seq.py``) with 1 and P intra-op
   threads (``torch.set_num_threads``), under ``torch.inference_mode``;
 * ``par-<backend>-CxT``: the parallel generated module (``model.py``) with C clusters of T intra-op
   threads each, for every useful split of the P cores (C >= 2, T = P // C) and both runtime
   backends (``threads``, ``processes``); workers are started before timing;
+* ``par-<backend>-CxH``: hybrid, compiled with ``--intra-op-threads{cores=P}`` (every op its own
+  intra-op thread count, more while other clusters idle), with C = P clusters on both backends and
+  C = 1 on the threads backend (the one-cluster fallback with per-op thread counts);
 * ``ort-1t``/``ort-Pt``: onnxruntime's sequential executor with 1 and P intra-op threads, and
   ``ort-par-P``: its parallel executor (``ORT_PARALLEL``, P inter-op threads of 1 intra-op thread),
   all on the original ONNX file with onnxruntime's default graph optimisations.
@@ -146,6 +153,8 @@ class Config:
         threads: intra-op threads (per worker for ``ramiel-par``).
         backend: runtime backend of ``ramiel-par`` (``threads``/``processes``).
         ort_parallel: onnxruntime's ``ORT_PARALLEL`` executor with ``clusters`` inter-op threads.
+        hybrid: ``ramiel-par`` compiled with ``--intra-op-threads{cores=threads}``: every op
+            carries its own intra-op thread count (more while other clusters idle).
     """
 
     key: str
@@ -154,11 +163,17 @@ class Config:
     threads: int = 1
     backend: str | None = None
     ort_parallel: bool = False
+    hybrid: bool = False
 
     @property
     def label(self) -> str:
         if self.engine == "ramiel-seq":
             return f"Ramiel sequential, {self.threads} thread(s)"
+        if self.engine == "ramiel-par" and self.hybrid:
+            return (
+                f"Ramiel parallel, {self.backend}, {self.clusters} cluster(s), intra-op threads "
+                f"per op for {self.threads} cores"
+            )
         if self.engine == "ramiel-par":
             return f"Ramiel parallel, {self.backend}, {self.clusters}x{self.threads}"
         if self.ort_parallel:
@@ -170,10 +185,9 @@ def configs_for(workers: int) -> list[Config]:
     """The configurations of one model for ``workers`` (P) cores.
 
     Parallel splits: C clusters of T = P // C threads for every C in 2..P (P=2: 2x1), with both
-    backends. The one-cluster fallback (1 x P threads) is ``seq-Pt``: timing it through the
-    threads runtime as well would put a second OpenMP thread pool into the process, and GNU
-    OpenMP then all but stops spin-waiting in every pool (more managed threads than cores), which
-    slowed ``seq-2t`` by 15-25 % here.
+    backends. Hybrid (``--intra-op-threads{cores=P}``, each op its own thread count, key
+    ``…-CxH``): P clusters on both backends, and one cluster on the threads backend (the
+    one-cluster fallback, each op with the thread count its profile says is fastest).
     """
     p = max(1, workers)
     cfgs = [Config("seq-1t", "ramiel-seq")]
@@ -183,6 +197,9 @@ def configs_for(workers: int) -> list[Config]:
         t = p // c
         for backend in ("threads", "processes"):
             cfgs.append(Config(f"par-{backend}-{c}x{t}", "ramiel-par", c, t, backend))
+    if p > 1:
+        for c, backend in ((p, "threads"), (p, "processes"), (1, "threads")):
+            cfgs.append(Config(f"par-{backend}-{c}xH", "ramiel-par", c, p, backend, hybrid=True))
     cfgs.append(Config("ort-1t", "ort"))
     if p > 1:
         cfgs.append(Config(f"ort-{p}t", "ort", threads=p))
@@ -257,6 +274,7 @@ class Plan:
     attempts: int = 3
     busy_cores: float = 0.25
     quiet_wait_s: float = 180.0
+    malloc_tuning: bool = False  # tune_malloc() in every configuration's process
 
     @classmethod
     def quick(cls) -> Plan:
@@ -274,7 +292,9 @@ def measure_interleaved(
 ) -> dict[str, Timing]:
     """Time every callable round-robin (rotating the order each round); see :class:`Plan`.
 
-    ``faults``: a counter (e.g. :func:`minor_faults`) read around every call.
+    ``faults``: a counter (e.g. :func:`minor_faults`) read around every call. A callable that
+    returns a :class:`Measured` (a configuration in its own process) is timed by what it reports,
+    measured inside its process, instead of by ``clock`` around the call.
     """
     keys = list(fns)
     for _ in range(plan.warmup):
@@ -291,8 +311,13 @@ def measure_interleaved(
                 sleep(plan.gap_s)
             f = faults() if faults else 0
             t = clock()
-            fns[k]()
-            samples[k].append((clock() - t) * 1e3)
+            out = fns[k]()
+            elapsed = (clock() - t) * 1e3
+            if isinstance(out, Measured):
+                samples[k].append(out.ms)
+                flts[k].append(out.faults)
+                continue
+            samples[k].append(elapsed)
             if faults:
                 flts[k].append(faults() - f)
         r += 1
@@ -417,6 +442,7 @@ class ConfigResult:
     actual_clusters: int | None = None  # clusters the compiler made (merge may make fewer)
     max_rel_err: float | None = None  # vs seq-1t outputs
     error: str | None = None
+    hybrid: bool = False  # per-op intra-op threads (--intra-op-threads)
 
 
 @dataclass
@@ -625,6 +651,144 @@ def _ort_session(path: str, cfg: Config, input_shapes: Mapping[str, Sequence[int
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One call of a configuration that runs in its own process (:class:`Isolated`), measured
+    there: wall time in ms and that process's minor page faults during the call."""
+
+    ms: float
+    faults: int
+
+
+@dataclass
+class Recipe:
+    """What a configuration's own process needs to build its callable (picklable).
+
+    ``kind``: ``seq`` (the sequential module of ``result`` at ``threads`` intra-op threads),
+    ``par`` (the parallel module of ``result`` run with ``options``; workers started before the
+    first timed call) or ``ort`` (onnxruntime on ``path`` as ``config`` says); ``feeds``: the
+    graph inputs; ``out_names``: the output order; ``malloc_tuning``: call :func:`tune_malloc`
+    first."""
+
+    kind: str
+    feeds: dict[str, np.ndarray]
+    out_names: list[str]
+    result: Any = None
+    options: Any = None
+    threads: int = 1
+    path: str | None = None
+    config: Config | None = None
+    malloc_tuning: bool = True
+
+
+def _build(recipe: Recipe) -> tuple[Callable[[], tuple[Any, ...]], Any]:
+    """The callable of ``recipe`` and the object to ``close()`` afterwards (or ``None``)."""
+    import torch
+
+    from ramiel.compiler import CompiledModel, CompileOptions
+
+    feeds = {k: torch.from_numpy(v) for k, v in recipe.feeds.items()}
+    if recipe.kind == "seq":
+        m = CompiledModel(recipe.result, CompileOptions())
+        return _SeqRunner(m, recipe.threads, feeds), m
+    if recipe.kind == "par":
+        m = CompiledModel(recipe.result, recipe.options)
+        m.run(feeds)  # starts the workers (process workers fork before any torch compute here)
+        return _par_fn(m, feeds, recipe.out_names), m
+    assert recipe.path is not None and recipe.config is not None
+    sess = _ort_session(recipe.path, recipe.config, None)
+    return _ort_fn(sess, recipe.feeds), None
+
+
+def _serve(conn: Any, recipe: Recipe) -> None:
+    """Main function of a configuration's process: build the callable, say ``ready``, then
+    answer ``run`` (one timed call: a :class:`Measured`) and ``outputs`` (the outputs as numpy
+    arrays) until ``stop`` or the pipe closes."""
+    closer = None
+    try:
+        if recipe.malloc_tuning:
+            tune_malloc()
+        fn, closer = _build(recipe)
+        conn.send(("ready", None))
+        while True:
+            try:
+                msg = conn.recv()
+            except EOFError:
+                return
+            if msg == "run":
+                f0 = minor_faults()
+                t = time.perf_counter()
+                fn()
+                ms = (time.perf_counter() - t) * 1e3
+                conn.send(("ok", Measured(ms, minor_faults() - f0)))
+            elif msg == "outputs":
+                conn.send(("ok", _numpy(fn())))
+            else:
+                return
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, then the process ends
+        with contextlib.suppress(Exception):
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                closer.close()
+
+
+class Isolated:
+    """A configuration served by its own process (``spawn``ed, so it shares no OpenMP pool,
+    malloc arena or onnxruntime thread pool with the others, as in a user's process of its own).
+
+    Calling it runs one inference there and returns the :class:`Measured` time; ``outputs()``
+    returns the outputs. Every wait is bounded (``timeout_s``): a process that dies or hangs
+    becomes a :class:`RuntimeError`, never a hang. ``close()`` stops the process.
+    """
+
+    def __init__(self, recipe: Recipe, timeout_s: float = 300.0):
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        self.timeout_s = timeout_s
+        self.conn, child = ctx.Pipe()
+        # not a daemon: the processes backend starts worker processes of its own there
+        self.proc = ctx.Process(target=_serve, args=(child, recipe), name="ramiel-bench-config")
+        self.proc.start()
+        child.close()
+
+    def _ask(self, msg: str | None) -> Any:
+        if msg is not None:
+            self.conn.send(msg)
+        if not self.conn.poll(self.timeout_s):
+            self.close()
+            raise RuntimeError(f"configuration process did not answer within {self.timeout_s} s")
+        try:
+            status, value = self.conn.recv()
+        except EOFError:
+            code = self.proc.exitcode
+            raise RuntimeError(f"configuration process died (exit code {code})") from None
+        if status == "error":
+            raise RuntimeError(value)
+        return value
+
+    def wait_ready(self) -> None:
+        self._ask(None)
+
+    def __call__(self) -> Measured:
+        return self._ask("run")
+
+    def outputs(self) -> list[np.ndarray]:
+        return self._ask("outputs")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.conn.send("stop")
+        self.proc.join(10.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5.0)
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
 class _SeqRunner:
     """The sequential module at a fixed intra-op thread count (set before every call)."""
 
@@ -713,27 +877,36 @@ def _bench_model(
     cfgs = configs_for(p)
     seq_model = CompiledModel(best, CompileOptions(clusters=p))
     feeds = random_inputs(seq_model.input_specs, seed=0)
-    compiled: dict[tuple[int, str], Any] = {}
+    compiled: dict[tuple[int, str, bool], Any] = {}
     models: dict[str, Any] = {}
     for cfg in cfgs:
         if cfg.engine != "ramiel-par":
             continue
         assert cfg.backend is not None
-        ck = (cfg.clusters, cfg.backend)
+        ck = (cfg.clusters, cfg.backend, cfg.hybrid)
         if ck not in compiled:
-            say(f"{res.name}: compile {cfg.clusters} clusters, {cfg.backend}, profiled")
-            d = os.path.join(work, f"par-{cfg.backend}-{cfg.clusters}")
-            opts = CompileOptions(clusters=cfg.clusters, backend=cfg.backend, profile=db)
+            how = ", intra-op threads per op" if cfg.hybrid else ""
+            say(f"{res.name}: compile {cfg.clusters} clusters, {cfg.backend}{how}, profiled")
+            d = os.path.join(work, f"par-{cfg.backend}-{cfg.clusters}{'-h' if cfg.hybrid else ''}")
+            opts = CompileOptions(
+                clusters=cfg.clusters,
+                backend=cfg.backend,
+                profile=db,
+                cores=cfg.threads if cfg.hybrid else None,
+            )
             compiled[ck] = compile_model(res.path, d, opts)
         r = compiled[ck]
-        if res.work_ms is None:
+        if res.work_ms is None and not cfg.hybrid:
             rep = r.report
             res.work_ms = rep.work_us / 1e3
             res.cp_ms = rep.critical_path_us / 1e3
             res.parallelism = rep.parallelism
             res.bound = min(float(p), rep.parallelism)
         opts = CompileOptions(
-            clusters=cfg.clusters, backend=cfg.backend, threads_per_worker=cfg.threads, profile=db
+            clusters=cfg.clusters,
+            backend=cfg.backend,
+            threads_per_worker=1 if cfg.hybrid else cfg.threads,
+            profile=db,
         )
         models[cfg.key] = CompiledModel(r, opts)
     if res.work_ms is None:  # P = 1: still report W and CP
@@ -743,41 +916,49 @@ def _bench_model(
         res.parallelism = rep.parallelism
         res.bound = min(float(p), rep.parallelism)
 
-    # 4. Callables. Process workers first (fork before any thread pool of this model exists).
-    say(f"{res.name}: start workers")
+    # 4. One process per configuration (started together; each loads its module or session).
+    say(f"{res.name}: start {len(cfgs)} configuration processes")
     fns: dict[str, Callable[[], Any]] = {}
-    order = sorted(cfgs, key=lambda c: c.backend != "processes")
-    ort_feeds = {k: v.numpy() for k, v in feeds.items()}
-    out_names = seq_model.output_names
+    np_feeds = {k: v.numpy() for k, v in feeds.items()}
+    out_names = list(seq_model.output_names)
     results = {
-        c.key: ConfigResult(c.key, c.label, c.engine, c.clusters, c.threads, c.backend)
+        c.key: ConfigResult(
+            c.key, c.label, c.engine, c.clusters, c.threads, c.backend, hybrid=c.hybrid
+        )
         for c in cfgs
     }
+    procs: dict[str, Isolated] = {}
     try:
-        for cfg in order:
+        for cfg in cfgs:
             cr = results[cfg.key]
+            common = {
+                "feeds": np_feeds,
+                "out_names": out_names,
+                "malloc_tuning": plan.malloc_tuning,
+            }
+            if cfg.engine == "ramiel-seq":
+                recipe = Recipe("seq", result=best, threads=cfg.threads, **common)
+            elif cfg.engine == "ramiel-par":
+                m = models[cfg.key]
+                recipe = Recipe("par", result=m.result, options=m.options, **common)
+                cr.est_makespan_ms = round(m.report.makespan_us / 1e3, 4)
+                cr.est_speedup = round(m.report.speedup, 4)
+                cr.actual_clusters = len(m.program.clusters)
+            else:
+                recipe = Recipe("ort", path=res.path, config=cfg, **common)
+            procs[cfg.key] = Isolated(recipe)
+        for cfg in cfgs:
             try:
-                if cfg.engine == "ramiel-seq":
-                    fns[cfg.key] = _SeqRunner(seq_model, cfg.threads, feeds)
-                elif cfg.engine == "ramiel-par":
-                    m = models[cfg.key]
-                    m.run(feeds)  # starts the workers
-                    fns[cfg.key] = _par_fn(m, feeds, out_names)
-                    cr.est_makespan_ms = round(m.report.makespan_us / 1e3, 4)
-                    cr.est_speedup = round(m.report.speedup, 4)
-                    cr.actual_clusters = len(m.program.clusters)
-                else:
-                    sess = _ort_session(res.path, cfg, None)
-                    fns[cfg.key] = _ort_fn(sess, ort_feeds)
+                procs[cfg.key].wait_ready()
+                fns[cfg.key] = procs[cfg.key]
             except Exception as e:
-                cr.error = f"{type(e).__name__}: {e}"
-        fns = {c.key: fns[c.key] for c in cfgs if c.key in fns}
+                results[cfg.key].error = f"{type(e).__name__}: {e}"
 
         # 5. Correctness against seq-1t, then the interleaved timing.
-        ref = fns["seq-1t"]()
-        for k, fn in list(fns.items()):
+        ref = procs["seq-1t"].outputs()
+        for k in list(fns):
             try:
-                results[k].max_rel_err = _rel_err(_numpy(fn()), _numpy(ref))
+                results[k].max_rel_err = _rel_err(procs[k].outputs(), ref)
             except Exception as e:
                 results[k].error = f"{type(e).__name__}: {e}"
                 del fns[k]
@@ -824,6 +1005,8 @@ def _bench_model(
                 )
                 res.trace_path = tp
     finally:
+        for proc in procs.values():
+            proc.close()
         for m in models.values():
             m.close()
         torch.set_num_threads(caller_threads)
@@ -855,14 +1038,19 @@ def _summarise(res: ModelResult) -> None:
     for c in res.configs:
         if c.timing and seq1:
             c.speedup = round(seq1 / c.timing.median, 4)
-    par = [c for c in res.configs if c.engine == "ramiel-par" and c.clusters > 1 and c.timing]
+    # Ramiel's configurations: every parallel module, the hybrid one-cluster fallback included
+    par = [
+        c
+        for c in res.configs
+        if c.engine == "ramiel-par" and (c.clusters > 1 or c.hybrid) and c.timing
+    ]
     intra = [c for c in res.configs if c.engine == "ramiel-seq" and c.timing]
     if par:
         res.best_par = min(par, key=lambda c: c.timing.median).key  # type: ignore[union-attr]
     if intra:
         res.best_intra = min(intra, key=lambda c: c.timing.median).key  # type: ignore[union-attr]
-    if res.bound:
-        for c in par:
+    if res.bound:  # the bound min(P, W/CP) holds for task parallelism alone, not hybrids
+        for c in (c for c in par if not c.hybrid):
             if c.speedup is not None:
                 res.efficiency[c.key] = round(c.speedup / res.bound, 4)
     for c in res.configs:
@@ -1573,6 +1761,7 @@ def run_bench(
     if malloc_tuning:
         env.malloc_tuned = tune_malloc()
     plan = Plan.quick() if quick else Plan()
+    plan = dataclasses.replace(plan, malloc_tuning=env.malloc_tuned)
     os.makedirs(out_dir, exist_ok=True)
     caller_threads = torch.get_num_threads()
     results = []

@@ -141,10 +141,15 @@ def test_configs_for_two_and_four_workers() -> None:
         "seq-2t",
         "par-threads-2x1",
         "par-processes-2x1",
+        "par-threads-2xH",
+        "par-processes-2xH",
+        "par-threads-1xH",
         "ort-1t",
         "ort-2t",
         "ort-par-2",
     ]
+    hybrid = {c.key: c for c in bench.configs_for(2) if c.hybrid}
+    assert hybrid["par-threads-1xH"].clusters == 1 and hybrid["par-threads-2xH"].threads == 2
     four = {c.key: c for c in bench.configs_for(4)}
     assert {"par-threads-2x2", "par-threads-3x1", "par-threads-4x1"} <= set(four)
     assert four["par-processes-2x2"].threads == 2 and four["ort-par-4"].ort_parallel
@@ -195,7 +200,7 @@ def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
     assert json.loads((out / "extra.json").read_text()) == data
     assert set(data) == {"environment", "models"}
     m = data["models"][0]
-    assert m["name"] == "tiny" and len(m["configs"]) == 7
+    assert m["name"] == "tiny" and len(m["configs"]) == 10
     assert len(m["configs"][0]["timing"]["samples"]) == 3
     png = (out / "speedups.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
