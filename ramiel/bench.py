@@ -1313,7 +1313,7 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
         f"est. speed-up = W / estimated makespan of the par-…-{p}x1 schedule (profiled costs); "
         f"speed-up = measured seq-1t / par-…-{p}x1 (the faster backend); efficiency = speed-up / "
         f"bound. `clusters`: how many clusters the compiler made when asked for {p} (merging "
-        "may leave fewer; a 1-cluster program runs on one worker thread). `noise`: cores other processes kept busy while the model was timed / the lowest "
+        "may leave fewer; the cores left free become intra-op threads: a 1-cluster program runs in the caller's thread with P of them, as `CompiledModel` runs it). `noise`: cores other processes kept busy while the model was timed / the lowest "
         f"speed-up of {p} threads of perfectly parallel work over one, measured just before and "
         f"after (ideal: 0 / {p}). Next-to-last column: the fastest multi-cluster configuration "
         "against the fastest "

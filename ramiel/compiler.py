@@ -271,15 +271,34 @@ class CompiledModel:
     def report(self) -> ScheduleReport:
         return self.result.report
 
+    def runtime_config(self) -> tuple[str, int]:
+        """The backend and intra-op threads per worker the parallel module runs with.
+
+        The options' backend and ``threads_per_worker``, except where the compiler made fewer
+        clusters than ``clusters`` asked for (merging keeps a cluster only where it estimates a
+        gain): the cores left free go to intra-op threads (each worker gets
+        ``threads_per_worker * (asked // made)``), and a one-cluster program on the threads backend
+        runs in the caller's thread (``inline``: no hand-off to a worker thread; the caller's thread
+        count is restored after each call). So a model without useful task parallelism falls back
+        to plain intra-op parallelism on the same cores.
+        """
+        from ramiel.cost_model import usable_cores
+
+        made = max(1, len(self.program.clusters))
+        asked = self.options.clusters or usable_cores()
+        threads = self.options.threads_per_worker * max(1, asked // made)
+        backend = self.options.backend
+        if made == 1 and backend == "threads":
+            backend = "inline"
+        return backend, threads
+
     def _start(self) -> Any:
         if self._runner is None:
             from ramiel.runtime import start
 
+            backend, threads = self.runtime_config()
             self._runner = start(
-                self.program,
-                self.weights,
-                backend=self.options.backend,
-                threads_per_worker=self.options.threads_per_worker,
+                self.program, self.weights, backend=backend, threads_per_worker=threads
             )
         return self._runner
 

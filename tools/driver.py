@@ -261,10 +261,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         lat_seq = _median_ms(lambda: model.sequential(*feeds.values()), n)
         lat_ort = _median_ms(run_ort, n)
         samples = f", {opts.batch} samples" if opts.batch > 1 else ""
+        backend, threads = model.runtime_config()
         if opts.cores is not None:
             how = f"intra-op threads per op, planned for {opts.cores} cores"
+        elif backend == "inline":
+            how = f"one cluster, run in the caller's thread with {threads} intra-op thread(s)"
         else:
-            how = f"{opts.threads_per_worker} intra-op thread(s) per worker"
+            how = f"{threads} intra-op thread(s) per worker"
         print(f"median latency over {n} runs ({how}{samples}):")
         print(f"  ramiel parallel ({res.clusters} clusters, {opts.backend}): {lat_par:8.2f} ms")
         print(f"  ramiel sequential:                     {lat_seq:8.2f} ms")

@@ -192,8 +192,8 @@ def start(
             ``"processes"`` (one process per cluster, shared-memory channel buffers), or
             ``"inline"`` (clusters run one after another in the caller's thread, for debugging;
             needs an acyclic cluster graph).
-        threads_per_worker: intra-op threads per worker (``torch.set_num_threads`` in the worker);
-            ignored by ``inline``.
+        threads_per_worker: intra-op threads per worker (``torch.set_num_threads`` in the worker;
+            ``inline`` sets the caller's count for the call and restores it afterwards).
         timeout_s: default limit for one inference, seconds.
         **options: backend options: ``copy_on_put`` (threads), ``start_method`` and
             ``startup_timeout_s`` (processes).

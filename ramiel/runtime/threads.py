@@ -270,6 +270,7 @@ class InlineRunner(Runner):
         r = self._r
         r.feed(inputs, epoch)
         caller_threads = torch.get_num_threads()  # cluster functions may set their own
+        torch.set_num_threads(self.threads_per_worker)
         try:
             with torch.no_grad():
                 # Topological order + check_finished: every get finds its channel already put.
