@@ -1049,8 +1049,9 @@ def _summarise(res: ModelResult) -> None:
         res.best_par = min(par, key=lambda c: c.timing.median).key  # type: ignore[union-attr]
     if intra:
         res.best_intra = min(intra, key=lambda c: c.timing.median).key  # type: ignore[union-attr]
-    if res.bound:  # the bound min(P, W/CP) holds for task parallelism alone, not hybrids
-        for c in (c for c in par if not c.hybrid):
+    if res.bound:  # the bound min(P, W/CP) holds for task parallelism alone: not for hybrids,
+        # nor for a program the merge left with one cluster (it runs with P intra-op threads)
+        for c in (c for c in par if not c.hybrid and (c.actual_clusters or c.clusters) > 1):
             if c.speedup is not None:
                 res.efficiency[c.key] = round(c.speedup / res.bound, 4)
     for c in res.configs:
@@ -1747,6 +1748,10 @@ def run_bench(
 
     if render_from is not None:
         results, env = load_json(render_from)
+        for r in results:  # derived numbers follow the current rules
+            if r.configs and not r.error:
+                r.efficiency, r.notes = {}, []
+                _summarise(r)
         return (
             results,
             env,
