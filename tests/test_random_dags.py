@@ -165,7 +165,15 @@ def test_random_dag_every_clustering(spec, tmp_path_factory, pipeline_helpers):
         BUILT.append(result.clusters)
         with CompiledModel(result, opts) as m:
             par = m.run(torch_feeds)
-            seq = m.sequential(*[torch_feeds[k] for k in m.input_specs])
+            # the parallel run's intra-op thread count (fewer clusters than asked give the free
+            # cores to intra-op threads), so that the same calls give the same bits
+            _backend, threads = m.runtime_config()
+            caller = torch.get_num_threads()
+            torch.set_num_threads(threads)
+            try:
+                seq = m.sequential(*[torch_feeds[k] for k in m.input_specs])
+            finally:
+                torch.set_num_threads(caller)
         seq = seq if isinstance(seq, tuple) else (seq,)
         what = f"clusters={n} clone={clone} ({result.clusters} built)"
         for name, r, s in zip(out_names, ref, seq, strict=True):
