@@ -4,10 +4,10 @@ Hybrid inter-/intra-op parallelism. The clusters of ``@main`` run concurrently o
 worker each; while fewer clusters than cores are busy (before the first fork, after the last join,
 while a cluster waits for a transfer, or always in a one-cluster program) an op can use the idle
 cores through PyTorch's intra-op threads. This pass chooses, for every op of every cluster, the
-thread count that shortens the estimated makespan without ever letting the busy clusters' threads
-exceed N in the estimate (:func:`ramiel.scheduling.threads.assign_threads`: promotion rounds on the
-simulated schedule, then a repair that only lowers counts; kept only if it beats one thread
-everywhere).
+fastest thread count up to N // (clusters that may run meanwhile, by dependences: whatever the op
+times), keeps the OpenMP pools within N (1 + the sum over clusters of their widest count - 1 <= N,
+else GNU OpenMP stops spin-waiting), and keeps the result only if it beats one thread everywhere
+in the estimate (:func:`ramiel.scheduling.threads.assign_threads`).
 
 Sets on every compute op ``ramiel.threads`` (i64, at least 1) and ``ramiel.threaded_cost_us``
 (f64, its estimated cost with that many threads), and the module attribute ``ramiel.cores``.

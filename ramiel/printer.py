@@ -339,12 +339,15 @@ def _program_text(
     for name, v in zip(out_order, outputs, strict=True):
         lines.append(f"        {name!r}: {_text(v) or None!r},")
     lines.append("    },")
-    most = max(
-        (op.count.value.data for f in funcs for op in f.walk() if isinstance(op, tp.SetThreadsOp)),
-        default=1,
-    )
-    if most > 1:  # the processes backend must not fork multi-threaded workers from a used parent
-        lines.append(f"    max_threads={most},")
+    widths = {}
+    for f in funcs:
+        counts = [op.count.value.data for op in f.walk() if isinstance(op, tp.SetThreadsOp)]
+        if counts and max(counts) > 1:
+            widths[cluster_names[f.sym_name.data]] = max(counts)
+    if widths:  # the processes backend must not fork multi-threaded workers from a used parent
+        lines.append(f"    max_threads={max(widths.values())},")
+        # the threads backend runs the widest cluster in the caller's thread
+        lines.append(f"    threads={widths!r},")
     lines.append(")\n")
     return "\n".join(lines)
 

@@ -77,6 +77,10 @@ def test_generated_code_sets_threads(inception):
     for body in par.split("\ndef cluster_")[1:]:
         assert "torch.set_num_threads(" in body
     assert "    max_threads=2,\n" in par
+    # on 2 cores only one cluster may own an OpenMP pool (1 + 1 threads); it is named, and the
+    # threads backend runs it in the caller's thread
+    widths = re.findall(r"^    threads=(\{.*\}),$", par, re.M)
+    assert len(widths) == 1 and len(eval(widths[0])) == 1, widths  # noqa: S307 - our own output
     assert "set_num_threads" not in seq  # the sequential module leaves threads to its caller
     assert inception.result.report.threaded_ops > 0
     assert inception.result.report.max_threads == 2

@@ -1,6 +1,7 @@
 // torchpy.set_threads prints as torch.set_num_threads(N) with its reason as a comment; a program
 // that raises a worker's count above 1 says so in PROGRAM (max_threads), so that the processes
-// backend starts such workers from a clean forkserver.
+// backend starts such workers from a clean forkserver, and names the widest clusters (threads),
+// so that the threads backend runs the widest one in the caller's thread.
 // RUN: ramiel-translate --to-python %s | filecheck %s
 // RUN: ramiel-translate --to-python %s -o %t.py && %python -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" %t.py
 // RUN: ramiel-opt %s | ramiel-opt | filecheck %s --check-prefix=IR
@@ -20,6 +21,7 @@
 // CHECK-NEXT:     ch.put('y__out', z)
 // CHECK:      PROGRAM = Program(
 // CHECK:          max_threads=2,
+// CHECK-NEXT:     threads={'c0': 2},
 // CHECK-NEXT: )
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
@@ -54,7 +56,9 @@ builtin.module {
 // LOWERED-NEXT:     b2 = torch.tanh(s)  # b2 (Tanh)
 // LOWERED-NOT:      set_num_threads
 // LOWERED:          max_threads=2,
+// LOWERED-NEXT:     threads={'c0': 2},
 // Without --intra-op-threads: neither.
 // NONE:         def cluster_c0(ch, w):
 // NONE-NOT:         set_num_threads
 // NONE-NOT:         max_threads
+// NONE-NOT:         threads=

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,10 @@ POLL_S = 0.05
 
 class Aborted(BaseException):  # noqa: N818 - control flow, not an error
     """Raised inside a worker that waits on a channel after the inference was aborted."""
+
+
+class Deadline(BaseException):  # noqa: N818 - control flow, not an error
+    """Raised inside the cluster the caller's thread runs when a get waits past the deadline."""
 
 
 def _check_tensor(cluster: str, name: str, spec: ChannelSpec, t: object) -> None:
@@ -75,12 +80,16 @@ def _who(c: str | None) -> str:
 class ThreadState:
     """What the caller shares with its worker threads: the current epoch and the abort flag."""
 
-    __slots__ = ("epoch", "abort", "copy_on_put")
+    __slots__ = ("epoch", "abort", "copy_on_put", "caller", "deadline")
 
     def __init__(self, copy_on_put: bool):
         self.epoch = 0
         self.abort = False
         self.copy_on_put = copy_on_put
+        #: the cluster run in the caller's thread (threads backend), whose gets time out at
+        #: ``deadline`` (``time.monotonic()``) with :class:`Deadline`; ``None``: none
+        self.caller: str | None = None
+        self.deadline = 0.0
 
 
 class Slot:
@@ -146,9 +155,12 @@ class ThreadEndpoint:
         lock = slot.lock
         assert lock is not None
         if not lock.acquire(False):
+            timed = st.caller == self.cluster
             while not lock.acquire(True, POLL_S):
                 if st.abort:
                     raise Aborted
+                if timed and time.monotonic() > st.deadline:
+                    raise Deadline
         if st.abort:
             raise Aborted
         slot.get_epoch = st.epoch

@@ -229,6 +229,9 @@ class Program:
             (``torch.set_num_threads`` in its body, from ``--intra-op-threads``; 1 when it sets
             none). The processes backend forks multi-threaded workers only from a clean
             forkserver, so it needs to know.
+        threads: cluster name -> the most intra-op threads that cluster's function sets itself,
+            for the clusters that set more than 1 (the threads backend runs the widest of them
+            in the caller's thread; see :mod:`ramiel.runtime.threads`).
     """
 
     name: str
@@ -238,6 +241,16 @@ class Program:
     outputs: dict[str, str]
     module_path: str | None = field(default=None)
     max_threads: int = 1
+    threads: dict[str, int] = field(default_factory=dict)
+
+    def widest_cluster(self) -> str | None:
+        """The cluster that sets the most intra-op threads (the first of a tie), or ``None``
+        when none sets more than 1."""
+        best: str | None = None
+        for c in self.clusters:
+            if self.threads.get(c, 1) > (self.threads.get(best, 1) if best else 1):
+                best = c
+        return best
 
     def validate(self) -> None:
         """Check the program's structure.

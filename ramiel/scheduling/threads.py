@@ -12,14 +12,34 @@ Algorithm (:func:`assign_threads`), on the execution model of
 ``t`` intra-op threads; from a profile database measured per thread count, or the analytic model):
 
 1. Start with one thread everywhere and simulate.
-2. *Promotion* (at most ``rounds`` times, until nothing changes): give every copy the count
+2. *Limits.* By default (``overlap="dependences"``) an op may take ``cores // conc(x)`` threads,
+   where ``conc(x)`` counts the clusters that *may* run while ``x`` runs whatever the op times
+   (:func:`concurrent_clusters`: those with a copy that is neither an ancestor nor a descendant
+   of ``x`` once cluster order is added to the dataflow), and each op takes the fastest count
+   within its limit; steps 2'-3 are then not needed. The estimated schedule's own overlaps trust
+   its timing, and that is fragile: an OpenMP region waits for its slowest thread, so a 2-thread
+   op that meets a busy cluster on 2 cores runs no faster than with 1 thread (measured: such
+   plans on 2 cores lost 5-25 % against one thread per cluster). ``overlap="schedule"`` uses
+   them anyway:
+2'. *Promotion* (at most ``rounds`` times, until nothing changes): give every copy the count
    ``t <= cores // active(x)`` of the current schedule with the lowest cost (more threads are not
    always faster: a small convolution slows down with two), then simulate again. Shorter ops move
    later ops earlier, so ``active`` changes between rounds.
 3. *Repair* (counts only go down, so it ends): while some copy has more threads than
    ``cores // active(x)`` allows in the current schedule, lower it to its best allowed count and
    simulate again. The result never oversubscribes the cores in the estimate.
-4. Keep the result only if its estimated makespan beats one thread everywhere.
+4. *OpenMP pools* (``pools=True``): each cluster's worker thread that runs an op with ``t > 1``
+   threads owns an OpenMP pool of ``t - 1`` extra threads for as long as it lives, and GNU
+   OpenMP (PyTorch's intra-op backend on Linux) all but stops spin-waiting in *every* pool once it
+   manages more threads than there are cores (``gomp_managed_threads > gomp_available_cpus``
+   in libgomp's ``do_spin``): each parallel region then wakes sleeping threads through the
+   kernel. Measured on 2 cores: the sequential light_inception_v1 with 2 threads in a worker
+   thread took 56 ms next to a main thread that owned a pool, 44 ms when it did not (41 ms in the
+   main thread). So the pools must fit: ``1 + sum over clusters of (widest count - 1) <= cores``
+   (the 1 is the thread that runs the process: the runtime runs the widest cluster in the
+   caller's thread, which reuses its pool). While they do not, the cluster whose width costs
+   least to lower gets a cap one lower, and steps 1-3 run again under the caps.
+5. Keep the result only if its estimated makespan beats one thread everywhere.
 
 Cost: O(rounds · (n + e + n·k·log n)) for n copies and k clusters. The related classic problem is
 scheduling *malleable* (moldable) tasks (Turek, Wolf & Yu 1992; Ludwig & Tiwari 1994); here the
@@ -34,7 +54,7 @@ from dataclasses import dataclass
 
 from ramiel.errors import SchedulingError
 from ramiel.scheduling.graph import TaskGraph
-from ramiel.scheduling.simulate import Schedule, estimate_makespan
+from ramiel.scheduling.simulate import Schedule, _Copies, estimate_makespan
 
 _EPS = 1e-9
 
@@ -85,12 +105,74 @@ def active_clusters(schedule: Schedule) -> list[list[int]]:
     return out
 
 
+def concurrent_clusters(g: TaskGraph, clusters: Sequence[Sequence[int]]) -> list[list[int]]:
+    """``conc[c][i]``: 1 + the number of other clusters that *may* run while the ``i``-th copy of
+    cluster ``c`` runs, whatever the op times: those holding a copy that is neither an ancestor
+    nor a descendant of it in the happens-before graph (dataflow edges between copies, with the
+    provider rule of :mod:`ramiel.scheduling.simulate`, plus "next in the same cluster" edges).
+    A comparable copy finished before this one started or starts after it finished, so a cluster
+    whose copies are all comparable is idle (finished, or blocked on a get) meanwhile.
+    ``conc >= active_clusters(any schedule)``. O((n + e) · n / 64 + n · k) word operations with
+    bitsets, for n copies, e edges and k clusters.
+
+    Raises:
+        SchedulingError: an invalid clustering or orders that deadlock.
+    """
+    cp = _Copies(g, clusters)
+    size = cp.size
+    succ: list[list[int]] = [list(cp.out[x]) for x in range(size)]
+    for m in cp.members:
+        ms = list(m)
+        for a, b in zip(ms, ms[1:], strict=False):
+            succ[a].append(b)
+    indeg = [0] * size
+    for x in range(size):
+        for y in succ[x]:
+            indeg[y] += 1
+    order = [x for x in range(size) if indeg[x] == 0]
+    for x in order:  # Kahn; ``order`` grows while it is walked
+        for y in succ[x]:
+            indeg[y] -= 1
+            if indeg[y] == 0:
+                order.append(y)
+    if len(order) != size:
+        estimate_makespan(g, clusters)  # raises the deadlock error with its explanation
+        raise SchedulingError("the cluster orders deadlock")  # pragma: no cover
+    anc = [0] * size
+    for x in order:
+        bit = anc[x] | (1 << x)
+        for y in succ[x]:
+            anc[y] |= bit
+    desc = [0] * size
+    for x in reversed(order):
+        d = 0
+        for y in succ[x]:
+            d |= desc[y] | (1 << y)
+        desc[x] = d
+    masks = []
+    for m in cp.members:
+        mask = 0
+        for x in m:
+            mask |= 1 << x
+        masks.append(mask)
+    out: list[list[int]] = []
+    for c, m in enumerate(cp.members):
+        row = []
+        for x in m:
+            comparable = anc[x] | desc[x] | (1 << x)
+            row.append(1 + sum(1 for d, mask in enumerate(masks) if d != c and mask & ~comparable))
+        out.append(row)
+    return out
+
+
 def assign_threads(
     g: TaskGraph,
     clusters: Sequence[Sequence[int]],
     cores: int,
     cost_at: Sequence[Sequence[float]],
     rounds: int = 8,
+    pools: bool = True,
+    overlap: str = "dependences",
 ) -> ThreadAssignment:
     """Choose intra-op threads per op of ``clusters`` on ``cores`` cores (module docstring).
 
@@ -101,6 +183,12 @@ def assign_threads(
         cost_at: ``cost_at[t - 1][v]``: cost of node ``v`` with ``t`` threads, µs, for
             ``t = 1 .. len(cost_at)``; counts above ``len(cost_at)`` are not considered.
         rounds: at most this many promotion rounds.
+        pools: keep the OpenMP pools within ``cores`` (step 4 of the module docstring).
+        overlap: ``"dependences"`` (default): an op's limit is ``cores // conc`` with ``conc``
+            from :func:`concurrent_clusters` (the clusters that *may* run meanwhile, whatever the
+            op times; steps 2-3 reduce to one choice); ``"schedule"``: ``cores // active`` from
+            the estimated schedule (promotion and repair, steps 2-3), which trusts the estimate's
+            timing.
 
     Returns:
         A :class:`ThreadAssignment`; one thread everywhere when nothing beats it.
@@ -111,6 +199,10 @@ def assign_threads(
     """
     if cores < 1:
         raise SchedulingError(f"intra-op threads: cores must be at least 1, got {cores}")
+    if overlap not in ("dependences", "schedule"):
+        raise SchedulingError(
+            f"intra-op threads: overlap must be 'dependences' or 'schedule', got {overlap!r}"
+        )
     if not cost_at:
         raise SchedulingError("intra-op threads: no costs given")
     for t, row in enumerate(cost_at, 1):
@@ -152,27 +244,68 @@ def assign_threads(
     ones = [[1] * len(m) for m in members]
     base_costs = costs_of(ones)
     base = estimate_makespan(g, members, base_costs)
-    threads, sched = ones, base
-    if widest > 1:
+
+    static = concurrent_clusters(g, members) if overlap == "dependences" else None
+
+    def plan(caps: list[int]) -> tuple[list[list[int]], Schedule]:
+        """Promotion and repair with the width of cluster ``c`` at most ``caps[c]``."""
+        threads, sched = ones, base
+        if max(caps, default=1) <= 1:
+            return threads, sched
+        if static is not None:  # limits that hold whatever the op times
+            threads = choose(
+                [
+                    [min(cap, max(1, cores // a)) for a in row]
+                    for row, cap in zip(static, caps, strict=True)
+                ]
+            )
+            return threads, estimate_makespan(g, members, costs_of(threads))
         for _ in range(rounds):  # promotion
             active = active_clusters(sched)
-            new = choose([[max(1, cores // a) for a in act] for act in active])
+            new = choose(
+                [
+                    [min(cap, max(1, cores // a)) for a in act]
+                    for act, cap in zip(active, caps, strict=True)
+                ]
+            )
             if new == threads:
                 break
             threads = new
             sched = estimate_makespan(g, members, costs_of(threads))
+        threads = [list(r) for r in threads]
         while True:  # repair: only lower counts
             active = active_clusters(sched)
             changed = False
             for c, m in enumerate(members):
                 for i, v in enumerate(m):
-                    limit = max(1, cores // active[c][i])
+                    limit = min(caps[c], max(1, cores // active[c][i]))
                     if threads[c][i] > limit:
                         threads[c][i] = best_within(v, limit, 1)
                         changed = True
             if not changed:
                 break
             sched = estimate_makespan(g, members, costs_of(threads))
+        return threads, sched
+
+    threads, sched = ones, base
+    if widest > 1:
+        caps = [widest] * len(members)
+        threads, sched = plan(caps)
+        while pools and 1 + sum(max(r, default=1) - 1 for r in threads) > cores:
+            # lower the cap of the cluster where that costs least (ties: the later cluster)
+            best: tuple[float, int, list[list[int]], Schedule] | None = None
+            for c, row in enumerate(threads):
+                width = max(row, default=1)
+                if width <= 1:
+                    continue
+                trial = list(caps)
+                trial[c] = width - 1
+                t2, s2 = plan(trial)
+                if best is None or s2.makespan <= best[0] + _EPS:
+                    best = (s2.makespan, c, t2, s2)
+            assert best is not None  # some width > 1, or the pools would fit
+            caps[best[1]] = max(threads[best[1]], default=1) - 1
+            threads, sched = best[2], best[3]
     if sched.makespan < base.makespan - _EPS:
         return ThreadAssignment(threads, costs_of(threads), sched, base.makespan)
     return ThreadAssignment(ones, base_costs, base, base.makespan)

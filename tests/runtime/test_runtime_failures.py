@@ -47,8 +47,10 @@ def last(ch, w):
     ch.put("y__out", b * 2)
 
 
-def three(name: str, middle) -> Program:
-    """c0 -> c1 (``middle``) -> c2: c2 blocks on c1 when c1 misbehaves."""
+def three(name: str, middle, threads: dict[str, int] | None = None) -> Program:
+    """c0 -> c1 (``middle``) -> c2: c2 blocks on c1 when c1 misbehaves. ``threads``: the
+    clusters that set their own intra-op threads (the threads backend runs the widest in the
+    caller's thread)."""
     return Program(
         name=name,
         clusters={"c0": first, "c1": middle, "c2": last},
@@ -60,6 +62,8 @@ def three(name: str, middle) -> Program:
         },
         inputs={"x": ["x__c0"]},
         outputs={"y": "y__out"},
+        max_threads=max((threads or {}).values(), default=1),
+        threads=dict(threads or {}),
     )
 
 
@@ -255,3 +259,79 @@ def test_unknown_backend_and_option():
         start(three("x", ok_c1), backend="gpu")
     with pytest.raises(TypeError):
         start(three("x", ok_c1), backend="threads", no_such_option=1)
+
+
+# ----------------------------------------------------- the cluster run in the caller's thread
+RAN_IN: dict[str, str] = {}
+
+
+def where_c0(ch, w):
+    RAN_IN["c0"] = threading.current_thread().name
+    first(ch, w)
+
+
+def where_c2(ch, w):
+    RAN_IN["c2"] = threading.current_thread().name
+    torch.set_num_threads(2)  # as a cluster of --intra-op-threads does
+    last(ch, w)
+
+
+def test_caller_runs_the_widest_cluster():
+    p = three("widest", ok_c1, threads={"c2": 2})
+    p.clusters["c0"] = where_c0
+    p.clusters["c2"] = where_c2
+    caller_threads = torch.get_num_threads()
+    with start(p, backend="threads", timeout_s=30) as r:
+        assert p.widest_cluster() == "c2"
+        workers = sorted(t.name for t in threading.enumerate() if t.name.startswith("ramiel-"))
+        assert workers == ["ramiel-widest-c0", "ramiel-widest-c1"]  # no thread for c2
+        for k in range(3):
+            assert torch.equal(r(X * k)[0], (X * k + 1 - 1) * 2)
+            ran = dict(RAN_IN)
+            assert ran == {"c0": "ramiel-widest-c0", "c2": threading.current_thread().name}
+            assert torch.get_num_threads() == caller_threads  # restored after the call
+
+
+def test_threads_per_worker_above_one_runs_the_first_cluster_in_the_caller():
+    p = three("tpw", ok_c1)
+    p.clusters["c0"] = where_c0
+    assert p.widest_cluster() is None
+    with start(p, backend="threads", threads_per_worker=2, timeout_s=30) as r:
+        assert torch.equal(r(X)[0], X * 2)
+        assert RAN_IN["c0"] == threading.current_thread().name
+
+
+def test_caller_cluster_raises():
+    r = start(three("caller_raises", raise_c1, threads={"c1": 2}), backend="threads", timeout_s=30)
+    assert torch.equal(r(X)[0], (X + 1) * 2)
+    with pytest.raises(WorkerError) as info:
+        r(X * 100)
+    assert info.value.cluster == "c1"
+    assert "boom: sum is 606" in str(info.value)
+    assert r.closed  # the workers (c0, c2) were stopped; no_leaks checks their threads ended
+
+
+def test_caller_cluster_waits_on_a_failing_worker():
+    r = start(three("worker_raises", raise_c1, threads={"c2": 2}), backend="threads", timeout_s=30)
+    with pytest.raises(WorkerError) as info:
+        r(X * 100)
+    assert info.value.cluster == "c1"
+    assert r.closed
+
+
+def test_caller_cluster_waits_on_a_hung_worker():
+    HANG.clear()
+    r = start(
+        three("caller_hang", hang_thread_c1, threads={"c2": 2}), backend="threads", timeout_s=0.5
+    )
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(WorkerTimeout) as info:
+            r(X)
+        assert time.monotonic() - t0 < 10
+        assert info.value.clusters == ["c1", "c2"]  # c0 finished; c2 is the caller's
+        assert [t.name for t in r.stuck_threads] == ["ramiel-caller_hang-c1"]
+    finally:
+        HANG.set()
+        for t in r.stuck_threads:
+            t.join(10)

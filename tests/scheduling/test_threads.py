@@ -27,7 +27,7 @@ from ramiel.scheduling import (
     merge_clusters,
     order_clusters,
 )
-from ramiel.scheduling.threads import active_clusters, assign_threads
+from ramiel.scheduling.threads import active_clusters, assign_threads, concurrent_clusters
 
 EPS = 1e-9
 
@@ -177,8 +177,27 @@ def test_fork_join_on_four_cores_splits_them():
         [50.0, 140.0, 140.0, 50.0],
         [45.0, 120.0, 120.0, 45.0],
     ]
-    r = assign_threads(g, [[0, 1, 3], [2]], 4, cost_at)
+    # without the pool constraint: 4 threads for the stem and head, 2 + 2 for the branches...
+    r = assign_threads(g, [[0, 1, 3], [2]], 4, cost_at, pools=False)
     assert r.threads == [[4, 2, 4], [2]]
+    # ...but that is 1 + 3 + 1 = 5 OpenMP threads on 4 cores; lowering c0 to 3 costs least
+    r = assign_threads(g, [[0, 1, 3], [2]], 4, cost_at)
+    assert r.threads == [[3, 2, 3], [2]]
+    # s (3 threads), transfer, b2 (2 threads), transfer, j (3 threads)
+    assert r.makespan == 50.0 + 10.0 + 180.0 + 10.0 + 50.0
+
+
+def test_two_cores_only_one_cluster_owns_a_pool():
+    # a chain s -> b -> j split as c0 = [s, j], c1 = [b]: every op runs alone, so without the
+    # pool constraint both clusters take 2 threads: 1 + 1 + 1 OpenMP threads on 2 cores
+    g = graph([100, 400, 100], [(0, 1, 0), (1, 2, 0)], ["s", "b", "j"])
+    cost_at = [list(g.cost), [50.0, 220.0, 50.0]]
+    free = assign_threads(g, [[0, 2], [1]], 2, cost_at, pools=False)
+    assert free.threads == [[2, 2], [2]] and free.makespan == 320.0
+    r = assign_threads(g, [[0, 2], [1]], 2, cost_at)
+    # lowering c0 costs 100 µs, lowering c1 180 µs: c0 gives up its pool
+    assert r.threads == [[1, 1], [2]]
+    assert r.makespan == 100.0 + 220.0 + 100.0
 
 
 def test_more_cores_than_cost_rows():
@@ -217,7 +236,7 @@ def test_promotion_that_would_oversubscribe_is_undone(rounds):
     # With both, y ends at 60 and z runs 110-230 -- now overlapping w (110-120), so z may not keep
     # 2 threads: the repair (rounds=1) or the next promotion round lowers it again.
     g, clusters, cost_at = repair_case()
-    r = assign_threads(g, clusters, 2, cost_at, rounds=rounds)
+    r = assign_threads(g, clusters, 2, cost_at, rounds=rounds, overlap="schedule")
     assert r.threads == [[1, 1], [1, 2, 1]]
     assert r.makespan == 310.0 < r.single_thread_makespan == 360.0
     act = active_clusters(r.schedule)
@@ -228,9 +247,44 @@ def test_promotion_that_would_oversubscribe_is_undone(rounds):
     )
 
 
+def test_dependences_do_not_trust_the_estimated_timing():
+    # c0 = s -> a (long) -> b -> j, c1 = c (short) with s -> c -> j. In the estimate c has long
+    # finished when b runs, so the schedule lets b take 2 threads; but c may run late (a slow
+    # transfer, a busy core), and a 2-thread region that meets a busy cluster waits for its
+    # slowest thread, so by dependences b keeps 1. s and j run alone either way.
+    edges = [(0, 1, 0), (1, 2, 0), (2, 3, 0), (0, 4, 0), (4, 3, 0)]
+    g = graph([100, 300, 100, 100, 50], edges, ["s", "a", "b", "j", "c"])
+    clusters = [[0, 1, 2, 3], [4]]
+    cost_at = [list(g.cost), [60.0, 180.0, 60.0, 60.0, 30.0]]
+    assert concurrent_clusters(g, clusters) == [[1, 2, 2, 1], [2]]
+    by_schedule = assign_threads(g, clusters, 2, cost_at, overlap="schedule")
+    assert by_schedule.threads == [[2, 1, 2, 2], [1]]
+    r = assign_threads(g, clusters, 2, cost_at)
+    assert r.threads == [[2, 1, 1, 2], [1]]
+    assert by_schedule.makespan < r.makespan < r.single_thread_makespan
+    with pytest.raises(SchedulingError, match="overlap must be"):
+        assign_threads(g, clusters, 2, cost_at, overlap="timing")
+
+
+def test_concurrent_clusters_bounds_every_schedule():
+    # comparable copies never overlap, so conc >= the overlaps of the estimated schedule
+    g, clusters, cost_at = repair_case()
+    conc = concurrent_clusters(g, clusters)
+    assert conc == [[2, 2], [2, 1, 2]]
+    for costs in (cost_at[0], cost_at[1]):
+        act = active_clusters(
+            estimate_makespan(g, clusters, [[costs[v] for v in m] for m in clusters])
+        )
+        assert all(
+            a <= c for ra, rc in zip(act, conc, strict=True) for a, c in zip(ra, rc, strict=True)
+        )
+
+
 def test_no_promotion_rounds_gives_one_thread():
     g = fork_join()
-    r = assign_threads(g, [[0, 1, 3], [2]], 2, [list(g.cost), [1.0] * 4], rounds=0)
+    r = assign_threads(
+        g, [[0, 1, 3], [2]], 2, [list(g.cost), [1.0] * 4], rounds=0, overlap="schedule"
+    )
     assert r.threads == [[1, 1, 1], [1]]
 
 
@@ -247,11 +301,17 @@ def test_clones_get_counts_per_copy():
     g = graph([100, 0, 300, 300, 100], edges, ["x", "const", "a", "b", "out"])
     clusters = [[0, 1, 2, 4], [1, 3]]
     cost_at = [list(g.cost), [60.0, 0.0, 180.0, 180.0, 60.0]]
-    r = assign_threads(g, clusters, 2, cost_at)
+    r = assign_threads(g, clusters, 2, cost_at, overlap="schedule")
     assert r.threads == [[2, 2, 1, 2], [1, 1]]  # x and out run alone, a and b side by side
     # a 1 µs constant in cluster 1 at time 0 overlaps x: x may then not take 2 threads
-    r = assign_threads(g, clusters, 2, [[100, 1, 300, 300, 100], [60.0, 1.0, 180.0, 180.0, 60.0]])
+    cost_1 = [[100, 1, 300, 300, 100], [60.0, 1.0, 180.0, 180.0, 60.0]]
+    r = assign_threads(g, clusters, 2, cost_1, overlap="schedule")
     assert r.threads[0][0] == 1
+    # by dependences, cluster 1's copy of const may run while x does, whatever its cost
+    for costs in (cost_at, cost_1):
+        r = assign_threads(g, clusters, 2, costs)
+        assert r.threads == [[1, 1, 1, 2], [1, 1]]
+        assert concurrent_clusters(g, clusters) == [[2, 2, 2, 1], [2, 2]]
     assert math.isclose(r.makespan, simulate_costs(g, clusters, r.costs))
 
 
@@ -363,6 +423,13 @@ def test_assign_threads_properties(problem, rounds):
             assert t * act[c][i] <= cores or t == 1
     # ...and at every instant
     assert oversubscribed(r.schedule, r.threads, cores) == []
+    # (f) by dependences: no count above cores // (clusters that may run meanwhile)
+    conc = concurrent_clusters(g, clusters)
+    for ts, cs, acts in zip(r.threads, conc, act, strict=True):
+        for t, cc, a in zip(ts, cs, acts, strict=True):
+            assert a <= cc and (t == 1 or t * cc <= cores)
+    # (e) the OpenMP pools fit: 1 + sum of (widest count - 1) per cluster <= cores
+    assert 1 + sum(max(ts, default=1) - 1 for ts in r.threads) <= max(cores, 1)
     # a gain is reported only with threads that differ from one
     if r.makespan < single - 1e-9:
         assert any(t > 1 for ts in r.threads for t in ts)
