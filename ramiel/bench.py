@@ -155,6 +155,8 @@ class Config:
         ort_parallel: onnxruntime's ``ORT_PARALLEL`` executor with ``clusters`` inter-op threads.
         hybrid: ``ramiel-par`` compiled with ``--intra-op-threads{cores=threads}``: every op
             carries its own intra-op thread count (more while other clusters idle).
+        tuned: the program ``ramiel tune`` chose for ``threads`` cores (:mod:`ramiel.tune`:
+            the fastest of its candidates in a timing of its own, before this one).
     """
 
     key: str
@@ -164,9 +166,12 @@ class Config:
     backend: str | None = None
     ort_parallel: bool = False
     hybrid: bool = False
+    tuned: bool = False
 
     @property
     def label(self) -> str:
+        if self.tuned:
+            return f"Ramiel tuned for {self.threads} cores (ramiel tune)"
         if self.engine == "ramiel-seq":
             return f"Ramiel sequential, {self.threads} thread(s)"
         if self.engine == "ramiel-par" and self.hybrid:
@@ -187,7 +192,8 @@ def configs_for(workers: int) -> list[Config]:
     Parallel splits: C clusters of T = P // C threads for every C in 2..P (P=2: 2x1), with both
     backends. Hybrid (``--intra-op-threads{cores=P}``, each op its own thread count, key
     ``…-CxH``): P clusters on both backends, and one cluster on the threads backend (the
-    one-cluster fallback, each op with the thread count its profile says is fastest).
+    one-cluster fallback, each op with the thread count its profile says is fastest). ``tuned``:
+    what ``ramiel tune`` chooses for P cores (P > 1).
     """
     p = max(1, workers)
     cfgs = [Config("seq-1t", "ramiel-seq")]
@@ -200,6 +206,7 @@ def configs_for(workers: int) -> list[Config]:
     if p > 1:
         for c, backend in ((p, "threads"), (p, "processes"), (1, "threads")):
             cfgs.append(Config(f"par-{backend}-{c}xH", "ramiel-par", c, p, backend, hybrid=True))
+        cfgs.append(Config("tuned", "ramiel-par", 1, p, "threads", tuned=True))
     cfgs.append(Config("ort-1t", "ort"))
     if p > 1:
         cfgs.append(Config(f"ort-{p}t", "ort", threads=p))
@@ -443,6 +450,7 @@ class ConfigResult:
     max_rel_err: float | None = None  # vs seq-1t outputs
     error: str | None = None
     hybrid: bool = False  # per-op intra-op threads (--intra-op-threads)
+    tuned: bool = False  # the program ramiel tune chose
 
 
 @dataclass
@@ -472,6 +480,9 @@ class ModelResult:
     other_cores: float | None = None  # cores kept busy by other processes while timing
     machine_scaling: list[float] = field(default_factory=list)  # before and after timing
     attempts: int = 0  # timings of this model (repeated while the machine was busy)
+    tuned_choice: str | None = None  # the candidate ramiel tune chose (1x1, 1xP, 1xH, Px1, PxH)
+    tuned_candidates: list[dict[str, Any]] = field(default_factory=list)  # its own timing
+    tune_s: float = 0.0  # ramiel tune's wall time (compiles and timing)
 
     def config(self, key: str) -> ConfigResult | None:
         return next((c for c in self.configs if c.key == key), None)
@@ -880,6 +891,23 @@ def _bench_model(
     compiled: dict[tuple[int, str, bool], Any] = {}
     models: dict[str, Any] = {}
     for cfg in cfgs:
+        if cfg.tuned:
+            from ramiel.tune import tune
+
+            say(f"{res.name}: ramiel tune")
+            t = time.perf_counter()
+            tr = tune(
+                res.path,
+                os.path.join(work, "tuned"),
+                cores=cfg.threads,
+                profile=db,
+                budget_s=3.0 if plan.max_reps <= 3 else 15.0,
+            )
+            res.tune_s = round(time.perf_counter() - t, 3)
+            res.tuned_choice = tr.choice
+            res.tuned_candidates = tr.to_json()["candidates"]
+            models[cfg.key] = CompiledModel(tr.result, tr.options)
+            continue
         if cfg.engine != "ramiel-par":
             continue
         assert cfg.backend is not None
@@ -923,7 +951,14 @@ def _bench_model(
     out_names = list(seq_model.output_names)
     results = {
         c.key: ConfigResult(
-            c.key, c.label, c.engine, c.clusters, c.threads, c.backend, hybrid=c.hybrid
+            c.key,
+            c.label,
+            c.engine,
+            c.clusters,
+            c.threads,
+            c.backend,
+            hybrid=c.hybrid,
+            tuned=c.tuned,
         )
         for c in cfgs
     }
@@ -1042,7 +1077,7 @@ def _summarise(res: ModelResult) -> None:
     par = [
         c
         for c in res.configs
-        if c.engine == "ramiel-par" and (c.clusters > 1 or c.hybrid) and c.timing
+        if c.engine == "ramiel-par" and (c.clusters > 1 or c.hybrid) and c.timing and not c.tuned
     ]
     intra = [c for c in res.configs if c.engine == "ramiel-seq" and c.timing]
     if par:
@@ -1319,7 +1354,10 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
         f"after (ideal: 0 / {p}). Next-to-last column: the fastest multi-cluster configuration "
         "against the fastest "
         f"intra-op-only one (seq-1t, seq-{p}t), i.e. what Ramiel gains over falling back to one "
-        "cluster.",
+        "cluster. `tuned`: the program `ramiel tune` chose (the fastest of one cluster with 1, "
+        f"{p} or per-op threads, {p} clusters with 1 or per-op threads, in a timing of its own "
+        "before this one), and how it compares with the best intra-op-only configuration "
+        "(`ties`: the 95 % intervals of the two medians overlap).",
         "",
         "Method: all configurations of a model are timed round-robin in one process (rotating "
         "order), each call after an untimed pause (so that threads spinning after the previous "
@@ -1342,6 +1380,7 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
         "speed-up",
         "eff.",
         "best par vs best seq",
+        "tuned vs best seq",
         "noise",
     ]
     out.append("| " + " | ".join(head) + " |")
@@ -1366,7 +1405,7 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
             m = r.median(k)
             s = _ms(m)
             cells.append(f"**{s}**" if m is not None and m == best_lat else s)
-        cells += [_x(est), _x(sp), _pct(eff), _verdict(r), _noise(r)]
+        cells += [_x(est), _x(sp), _pct(eff), _verdict(r), _tuned_verdict(r), _noise(r)]
         out.append("| " + " | ".join(cells) + " |")
     out += ["", "Bold: the fastest configuration of the row.", ""]
     out += _target_lines(results, p)
@@ -1477,6 +1516,22 @@ def _verdict(r: ModelResult) -> str:
     return f"{word} {ratio:.2f}× ({r.best_par} vs {r.best_intra})"
 
 
+def _tuned_verdict(r: ModelResult) -> str:
+    """``ramiel tune``'s program against the fastest intra-op-only configuration: ``wins``/
+    ``loses`` only where the 95 % intervals of the two medians do not overlap, else ``ties``."""
+    tc, bi = r.config("tuned"), r.config(r.best_intra) if r.best_intra else None
+    if tc is None or tc.timing is None or bi is None or bi.timing is None:
+        return "–"
+    ratio = bi.timing.median / tc.timing.median
+    if tc.timing.ci[1] < bi.timing.ci[0]:
+        word = "wins"
+    elif tc.timing.ci[0] > bi.timing.ci[1]:
+        word = "**loses**"
+    else:
+        word = "ties"
+    return f"{word} {ratio:.2f}× ({r.tuned_choice} vs {bi.key})"
+
+
 def _target_lines(results: Sequence[ModelResult], p: int) -> list[str]:
     out = ["## Targets", ""]
     for r in results:
@@ -1488,6 +1543,15 @@ def _target_lines(results: Sequence[ModelResult], p: int) -> list[str]:
             f"- {r.name}: {key} speed-up {_x(sp)} of bound {r.bound or 0:.2f} = efficiency "
             f"{_pct(eff)} — {'met' if ok else '**missed**'} (target ≥ {_pct(TARGET_EFFICIENCY)}; "
             f"the schedule itself was estimated at {_x(est)})"
+        )
+    tuned = [r for r in results if not r.error and _tuned_verdict(r) != "–"]
+    if tuned:
+        lose = [r.name for r in tuned if _tuned_verdict(r).startswith("**loses")]
+        win = [r.name for r in tuned if _tuned_verdict(r).startswith("wins")]
+        out.append(
+            "- `ramiel tune`'s program vs the best intra-op-only configuration (95 % intervals of "
+            f"the medians): slower on {', '.join(lose) if lose else 'no model'}; faster on "
+            f"{', '.join(win) if win else 'no model'}; a tie (overlapping intervals) on the rest"
         )
     losers = [r for r in results if not r.error and _verdict(r).startswith("**loses")]
     if losers:
@@ -1532,6 +1596,18 @@ def _model_lines(r: ModelResult) -> list[str]:
             + " before, ".join(f"{x:.2f}×" for x in r.machine_scaling)
             + " after timing."
             if r.machine_scaling
+            else ""
+        )
+        + (
+            f" `ramiel tune` ({r.tune_s:.0f} s) chose {r.tuned_choice}; its own medians: "
+            + ", ".join(
+                f"{c['key']} {c['median_ms']:.2f} ms"
+                if c.get("median_ms") is not None
+                else f"{c['key']} failed"
+                for c in r.tuned_candidates
+            )
+            + "."
+            if r.tuned_choice
             else ""
         )
     )

@@ -89,6 +89,20 @@ def _parser() -> argparse.ArgumentParser:
         help="intra-op thread counts to time each op with (default: 1 and the number of cores)",
     )
     pr.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    t = sub.add_parser(
+        "tune",
+        help="compile the few programs Ramiel can make of a model, time them, keep the fastest",
+    )
+    t.add_argument("model")
+    t.add_argument("-o", "--output", required=True, help="output directory")
+    t.add_argument("--cores", type=int, default=None, help="cores to plan for (default: all)")
+    t.add_argument(
+        "--profile",
+        default=None,
+        help="profile database with 1 and N threads (default: made first, into the output)",
+    )
+    t.add_argument("--budget", type=float, default=20.0, help="timing budget, seconds")
+    t.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     b = sub.add_parser(
         "bench", help="latency of the generated code vs intra-op threads and onnxruntime"
     )
@@ -345,6 +359,33 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from ramiel.compiler import CompileOptions
+    from ramiel.importer import parse_input_shape
+    from ramiel.tune import tune
+
+    if args.cores is not None and args.cores < 1:
+        print(f"error: --cores must be at least 1, got {args.cores}", file=sys.stderr)
+        return 2
+    base = CompileOptions(input_shapes=dict(parse_input_shape(s) for s in args.input_shape))
+    console, say = _progress()
+    with console.status("tuning"):
+        res = tune(args.model, args.output, args.cores, args.profile, base, args.budget, say=say)
+    print(f"tuned {args.model} for {res.cores} core(s): {res.choice}")
+    best = min(c.median_ms for c in res.candidates if c.median_ms is not None)
+    for c in res.candidates:
+        if c.median_ms is None:
+            print(f"  {c.key:5s} failed: {c.error}")
+            continue
+        mark = "  <- chosen" if c.key == res.choice else ""
+        print(
+            f"  {c.key:5s} {c.clusters} cluster(s)  median {c.median_ms:8.2f} ms  "
+            f"min {c.min_ms:8.2f} ms  n={c.n:3d}  {c.median_ms / best:5.2f}x{mark}"
+        )
+    print(f"  program: {res.result.parallel_path} (settings in {args.output}/tune.json)")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from ramiel.bench import run_bench
 
@@ -385,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "run": cmd_run,
             "profile": cmd_profile,
             "bench": cmd_bench,
+            "tune": cmd_tune,
         }[args.cmd](args)
     except RamielError as e:
         print(f"error: {_one_line(str(e))}", file=sys.stderr)

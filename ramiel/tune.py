@@ -1,0 +1,223 @@
+"""``ramiel tune``: measure the few programs Ramiel can make of a model and keep the fastest.
+
+The static pipeline picks clusters from estimated costs, and on a small machine the estimate's
+margins are thinner than its errors: on 2 cores the measured latency of a 2-cluster program was
+0.93-1.43x of the sequential module's, where the estimate said 1.04-1.48x, and whether 1 or 2
+intra-op threads are faster for the whole model is not what the per-op profile predicts
+(light_shufflenet: 13.7 ms with 1 thread, 16.6 ms with 2, though most ops time faster with 2).
+So, once per model and machine, ``tune`` compiles each candidate (seconds) and times them side
+by side -- each in a process of its own (:class:`ramiel.bench.Isolated`), round robin, medians --
+then copies the fastest into the output directory with ``tune.json`` saying what was chosen and
+why. Candidates for P cores (all compiled with the same profile database):
+
+* ``1x1``, ``1xP``: one cluster run in the caller's thread with 1 or P intra-op threads (the
+  fall-back: the sequential program, as ``CompiledModel`` runs it);
+* ``1xH``: one cluster, each op with the thread count its profile says is fastest
+  (``--intra-op-threads{cores=P}``);
+* ``Px1``: P clusters, one thread each (threads backend), when the merge keeps more than one;
+* ``PxH``: P clusters with per-op threads where the others are idle, when it keeps more than one.
+
+The search is over at most five programs, not over schedules: it costs a few seconds of timing
+per model (``budget_s`` caps it), against the tens of minutes of search-based planners.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
+
+#: The files of a compiled program that ``tune`` copies from the winner to the output directory.
+PROGRAM_FILES = (
+    "model.py",
+    "model_seq.py",
+    "weights.safetensors",
+    "model.mlir",
+    "model.ir.safetensors",
+    "schedule.txt",
+    "schedule.json",
+)
+
+
+@dataclass
+class Candidate:
+    """One program ``tune`` times: its key (``1x1``, ``1xP``, ``1xH``, ``Px1``, ``PxH`` with P
+    replaced by the cores), compile options and results."""
+
+    key: str
+    options: CompileOptions
+    result: CompileResult | None = None
+    clusters: int = 0
+    median_ms: float | None = None
+    min_ms: float | None = None
+    n: int = 0
+    error: str | None = None
+
+
+@dataclass
+class TuneResult:
+    """What ``tune`` chose. ``choice``: the winning candidate's key; ``options``: its compile
+    options (``CompiledModel(result, options)`` runs it as timed); ``candidates``: every
+    candidate with its median (ms) or error."""
+
+    choice: str
+    options: CompileOptions
+    result: CompileResult
+    cores: int
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "choice": self.choice,
+            "cores": self.cores,
+            "options": {
+                "clusters": o.clusters,
+                "backend": o.backend,
+                "threads_per_worker": o.threads_per_worker,
+                "cores": o.cores,
+            },
+            "candidates": [
+                {
+                    "key": c.key,
+                    "clusters": c.clusters,
+                    "median_ms": c.median_ms,
+                    "min_ms": c.min_ms,
+                    "n": c.n,
+                    "error": c.error,
+                }
+                for c in self.candidates
+            ],
+        }
+
+
+def candidates_for(
+    cores: int, profile: str | None, base: CompileOptions | None = None
+) -> list[Candidate]:
+    """The candidate programs for ``cores`` cores (module docstring), in order of simplicity."""
+    base = base or CompileOptions()
+
+    def opts(**kw: Any) -> CompileOptions:
+        d = asdict(base)
+        d.update(profile=profile, backend="threads", cores=None, threads_per_worker=1)
+        d.update(kw)
+        return CompileOptions(**d)
+
+    p = max(1, cores)
+    out = [Candidate("1x1", opts(clusters=1))]
+    if p > 1:
+        out.append(Candidate(f"1x{p}", opts(clusters=1, threads_per_worker=p)))
+        out.append(Candidate("1xH", opts(clusters=1, cores=p)))
+        out.append(Candidate(f"{p}x1", opts(clusters=p)))
+        out.append(Candidate(f"{p}xH", opts(clusters=p, cores=p)))
+    return out
+
+
+def tune(
+    model: str,
+    out_dir: str,
+    cores: int | None = None,
+    profile: str | None = None,
+    base: CompileOptions | None = None,
+    budget_s: float = 20.0,
+    say: Callable[[str], None] = lambda _m: None,
+) -> TuneResult:
+    """Compile the candidates of ``model`` for ``cores`` cores, time them, keep the fastest.
+
+    ``profile``: a profile database with per-op times for 1 and ``cores`` threads (made with
+    ``ramiel profile --threads 1,P`` into ``out_dir/profile.json`` when not given). ``base``:
+    other compile options (input shapes, batch, ...). ``budget_s``: timing budget (seconds; at
+    least 5 rounds are always run). Writes the winner's program files and ``tune.json`` into
+    ``out_dir``; the candidates stay in ``out_dir/candidates/<key>``.
+
+    Raises:
+        RamielError: the model does not compile (as ``ramiel compile`` would).
+        RuntimeError: no candidate ran.
+    """
+    from ramiel.bench import Isolated, Plan, Recipe, measure_interleaved
+    from ramiel.cost_model import usable_cores
+    from ramiel.profiler import profile_model
+    from ramiel.runtime.entry import random_inputs
+
+    p = cores if cores is not None else usable_cores()
+    os.makedirs(out_dir, exist_ok=True)
+    if profile is None:
+        profile = os.path.join(out_dir, "profile.json")
+        say(f"profile (1 and {p} threads)")
+        shapes = (base.input_shapes if base else None) or None
+        profile_model(model, profile, repeat=5, input_shapes=shapes, threads=sorted({1, p}))
+    cands = candidates_for(p, profile, base)
+    for c in cands:
+        d = os.path.join(out_dir, "candidates", c.key)
+        say(f"compile {c.key}")
+        c.result = compile_model(model, d, c.options)
+        c.clusters = c.result.clusters
+    # a multi-cluster candidate the merge left with one cluster is a one-cluster program again
+    cands = [c for c in cands if c.options.clusters == 1 or c.clusters > 1]
+
+    first = CompiledModel(cands[0].result, cands[0].options)  # type: ignore[arg-type]
+    feeds = {k: v.numpy() for k, v in random_inputs(first.input_specs, seed=0).items()}
+    out_names = list(first.output_names)
+    first.close()
+    procs: dict[str, Isolated] = {}
+    try:
+        for c in cands:
+            procs[c.key] = Isolated(
+                Recipe("par", feeds, out_names, result=c.result, options=c.options)
+            )
+        fns = {}
+        for c in cands:
+            try:
+                procs[c.key].wait_ready()
+                fns[c.key] = procs[c.key]
+            except Exception as e:  # noqa: BLE001 - recorded, the other candidates go on
+                c.error = f"{type(e).__name__}: {e}"
+        if not fns:
+            raise RuntimeError(
+                "ramiel tune: no candidate program ran: "
+                + "; ".join(f"{c.key}: {c.error}" for c in cands)
+            )
+        say(f"timing {len(fns)} candidates")
+        plan = Plan(warmup=2, min_reps=5, max_reps=41, budget_s=budget_s, rel_ci=0.03)
+        timings = measure_interleaved(fns, plan)
+    finally:
+        for proc in procs.values():
+            proc.close()
+    for c in cands:
+        t = timings.get(c.key)
+        if t is not None and t.n:
+            c.median_ms, c.min_ms, c.n = round(t.median, 4), round(t.min, 4), t.n
+    timed = [c for c in cands if c.median_ms is not None]
+    win = min(timed, key=lambda c: c.median_ms)  # type: ignore[arg-type, return-value]
+    assert win.result is not None
+    for name in PROGRAM_FILES:
+        src = os.path.join(win.result.out_dir, name)
+        if os.path.exists(src):
+            shutil.copyfile(src, os.path.join(out_dir, name))
+    res = TuneResult(win.key, win.options, _moved(win.result, out_dir), p, cands)
+    with open(os.path.join(out_dir, "tune.json"), "w") as f:
+        json.dump(res.to_json(), f, indent=2)
+        f.write("\n")
+    return res
+
+
+def _moved(r: CompileResult, out_dir: str) -> CompileResult:
+    """``r`` with its paths in ``out_dir`` (where ``tune`` copied the winner's files)."""
+    from dataclasses import replace
+
+    def here(path: str) -> str:
+        return os.path.join(out_dir, os.path.basename(path))
+
+    return replace(
+        r,
+        out_dir=out_dir,
+        parallel_path=here(r.parallel_path),
+        sequential_path=here(r.sequential_path),
+        weights_path=here(r.weights_path),
+        ir_path=here(r.ir_path),
+    )

@@ -1,0 +1,115 @@
+"""``ramiel tune``: candidates, the choice (the fastest median of its own timing), the files it
+keeps, and that the chosen program computes what onnxruntime does."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper
+
+from ramiel.compiler import CompiledModel
+from ramiel.tools.driver import main
+from ramiel.tune import PROGRAM_FILES, candidates_for, tune
+
+
+def _fork_join(path: str) -> str:
+    """x -> two heavy conv branches -> concat: worth two clusters."""
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+    for b in ("l", "r"):
+        w1 = rng.standard_normal((32, 16, 3, 3)).astype(np.float32) * 0.1
+        w2 = rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1
+        inits += [
+            onnx.numpy_helper.from_array(w1, f"{b}w1"),
+            onnx.numpy_helper.from_array(w2, f"{b}w2"),
+        ]
+        nodes += [
+            helper.make_node(
+                "Conv", ["x", f"{b}w1"], [f"{b}1"], pads=[1, 1, 1, 1], name=f"{b}conv1"
+            ),
+            helper.make_node("Relu", [f"{b}1"], [f"{b}2"], name=f"{b}relu"),
+            helper.make_node(
+                "Conv", [f"{b}2", f"{b}w2"], [f"{b}3"], pads=[1, 1, 1, 1], name=f"{b}conv2"
+            ),
+        ]
+    nodes.append(helper.make_node("Concat", ["l3", "r3"], ["y"], axis=1, name="join"))
+    g = helper.make_graph(
+        nodes,
+        "fork_join",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 32, 32])],
+        inits,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8  # what onnxruntime reads
+    onnx.save(m, path)
+    return path
+
+
+def test_candidates():
+    keys = [c.key for c in candidates_for(2, "p.json")]
+    assert keys == ["1x1", "1x2", "1xH", "2x1", "2xH"]
+    by = {c.key: c.options for c in candidates_for(4, "p.json")}
+    assert (by["1x4"].clusters, by["1x4"].threads_per_worker, by["1x4"].cores) == (1, 4, None)
+    assert (by["1xH"].clusters, by["1xH"].cores) == (1, 4)
+    assert (by["4x1"].clusters, by["4x1"].threads_per_worker) == (4, 1)
+    assert (by["4xH"].clusters, by["4xH"].cores) == (4, 4)
+    assert all(o.profile == "p.json" and o.backend == "threads" for o in by.values())
+    assert [c.key for c in candidates_for(1, None)] == ["1x1"]
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tune")
+    model = _fork_join(str(d / "fj.onnx"))
+    return model, str(d / "out"), tune(model, str(d / "out"), cores=2, budget_s=2.0)
+
+
+def test_tune_keeps_the_fastest(tuned):
+    model, out, res = tuned
+    with open(os.path.join(out, "tune.json")) as f:
+        data = json.load(f)
+    timed = {c["key"]: c["median_ms"] for c in data["candidates"] if c["median_ms"] is not None}
+    assert {"1x1", "1x2", "1xH"} <= set(timed)
+    assert data["choice"] == res.choice == min(timed, key=timed.__getitem__)
+    assert all(c["n"] >= 5 for c in data["candidates"] if c["median_ms"] is not None)
+    # the multi-cluster candidates are there only where the merge kept more than one cluster
+    for c in data["candidates"]:
+        assert c["clusters"] >= 1
+        if c["key"].startswith("2x"):
+            assert c["clusters"] == 2
+    for name in ("model.py", "model_seq.py", "weights.safetensors", "schedule.txt"):
+        assert os.path.exists(os.path.join(out, name)), name
+    assert set(PROGRAM_FILES) >= {"model.py", "weights.safetensors"}
+    assert os.path.exists(os.path.join(out, "profile.json"))  # made with 1 and 2 threads
+    with open(os.path.join(out, "profile.json")) as f:
+        assert any(k.endswith("@t2") for k in json.load(f)["times_us"])
+
+
+def test_tuned_program_matches_onnxruntime(tuned):
+    import onnxruntime as ort
+
+    model, out, res = tuned
+    assert res.result.parallel_path == os.path.join(out, "model.py")
+    x = np.random.default_rng(1).standard_normal((1, 16, 32, 32)).astype(np.float32)
+    (ref,) = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    with CompiledModel(res.result, res.options) as m:
+        y = m(torch.from_numpy(x))
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_cli(tuned, tmp_path, capsys):
+    model, out, _ = tuned
+    prof = os.path.join(out, "profile.json")
+    rc = main(["tune", model, "-o", str(tmp_path / "cli"), "--profile", prof, "--budget", "1"])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert "tuned " in text and "<- chosen" in text
+    assert not os.path.exists(tmp_path / "cli" / "profile.json")  # the given one was used
+    assert main(["tune", model, "-o", str(tmp_path / "bad"), "--cores", "0"]) == 2
+    assert "--cores must be at least 1" in capsys.readouterr().err
