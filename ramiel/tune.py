@@ -81,6 +81,7 @@ class TuneResult:
                 "backend": o.backend,
                 "threads_per_worker": o.threads_per_worker,
                 "cores": o.cores,
+                "profile": o.profile,
             },
             "candidates": [
                 {

@@ -144,10 +144,13 @@ def test_configs_for_two_and_four_workers() -> None:
         "par-threads-2xH",
         "par-processes-2xH",
         "par-threads-1xH",
+        "tuned",
         "ort-1t",
         "ort-2t",
         "ort-par-2",
     ]
+    tuned = bench.configs_for(2)[7]
+    assert tuned.tuned and tuned.threads == 2 and "ramiel tune" in tuned.label
     hybrid = {c.key: c for c in bench.configs_for(2) if c.hybrid}
     assert hybrid["par-threads-1xH"].clusters == 1 and hybrid["par-threads-2xH"].threads == 2
     four = {c.key: c for c in bench.configs_for(4)}
@@ -200,7 +203,12 @@ def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
     assert json.loads((out / "extra.json").read_text()) == data
     assert set(data) == {"environment", "models"}
     m = data["models"][0]
-    assert m["name"] == "tiny" and len(m["configs"]) == 10
+    assert m["name"] == "tiny" and len(m["configs"]) == 11
+    # ramiel tune ran, chose one of its candidates, and its program was timed with the others
+    assert m["tuned_choice"] in {c["key"] for c in m["tuned_candidates"]}
+    tc = next(c for c in m["configs"] if c["key"] == "tuned")
+    assert tc["tuned"] and tc["timing"]["n"] >= 1
+    assert "tuned vs best seq" in md and "`ramiel tune`" in md
     assert len(m["configs"][0]["timing"]["samples"]) == 3
     png = (out / "speedups.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
