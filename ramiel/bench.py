@@ -768,9 +768,17 @@ class Isolated:
     def _ask(self, msg: str | None) -> Any:
         if msg is not None:
             self.conn.send(msg)
-        if not self.conn.poll(self.timeout_s):
-            self.close()
-            raise RuntimeError(f"configuration process did not answer within {self.timeout_s} s")
+        deadline = time.monotonic() + self.timeout_s
+        while not self.conn.poll(min(0.2, max(0.0, deadline - time.monotonic()))):
+            if not self.proc.is_alive() and not self.conn.poll(0):  # died without a word
+                code = self.proc.exitcode
+                self.close()
+                raise RuntimeError(f"configuration process died (exit code {code})")
+            if time.monotonic() >= deadline:
+                self.close()
+                raise RuntimeError(
+                    f"configuration process did not answer within {self.timeout_s} s"
+                )
         try:
             status, value = self.conn.recv()
         except EOFError:

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
+from ramiel.errors import RuntimeFailure
 
 #: The files of a compiled program that ``tune`` copies from the winner to the output directory.
 PROGRAM_FILES = (
@@ -138,7 +139,7 @@ def tune(
 
     Raises:
         RamielError: the model does not compile (as ``ramiel compile`` would).
-        RuntimeError: no candidate ran.
+        RuntimeFailure: no candidate ran (each candidate's error in the message).
     """
     from ramiel.bench import Isolated, Plan, Recipe, measure_interleaved
     from ramiel.cost_model import usable_cores
@@ -179,7 +180,7 @@ def tune(
             except Exception as e:  # noqa: BLE001 - recorded, the other candidates go on
                 c.error = f"{type(e).__name__}: {e}"
         if not fns:
-            raise RuntimeError(
+            raise RuntimeFailure(
                 "ramiel tune: no candidate program ran: "
                 + "; ".join(f"{c.key}: {c.error}" for c in cands)
             )

@@ -308,3 +308,29 @@ def test_reports_render_again_from_the_json(quick_run, tmp_path) -> None:
     assert md2 == md
     assert results[0].config("par-threads-2x1").timing.n == 3  # type: ignore[union-attr]
     assert (tmp_path / "speedups.png").is_file() and not (tmp_path / "bench.json").exists()
+
+
+def test_isolated_process_that_dies_at_start_is_reported_at_once(tmp_path) -> None:
+    """A configuration process that dies before it answers (here: its generated module exits
+    while being imported) is an error within a second or so, not after the whole timeout."""
+    import time
+
+    from ramiel.compiler import CompileResult
+
+    (tmp_path / "model.py").write_text("import os\nos._exit(3)\n")
+    fake = CompileResult(
+        out_dir=str(tmp_path),
+        parallel_path=str(tmp_path / "model.py"),
+        sequential_path=str(tmp_path / "model_seq.py"),
+        weights_path=str(tmp_path / "weights.safetensors"),
+        ir_path=str(tmp_path / "model.mlir"),
+        report=None,
+        timings={},
+        clusters=1,
+    )
+    proc = bench.Isolated(bench.Recipe("par", {}, [], result=fake, options=None), timeout_s=120)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"died \(exit code 3\)"):
+        proc.wait_ready()
+    assert time.monotonic() - t0 < 60
+    assert not proc.proc.is_alive()
