@@ -31,7 +31,7 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from ramiel.errors import SchedulingError
+from ramiel.errors import RamielError, SchedulingError
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.scheduling import ScheduleReport
 
@@ -153,6 +153,8 @@ def compile_model(
 
     options = options or CompileOptions()
     say = progress or (lambda _msg: None)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise RamielError(f"output {out_dir} exists and is not a directory")
     os.makedirs(out_dir, exist_ok=True)
     timings: dict[str, float] = {}
     n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
-from ramiel.errors import RuntimeFailure
+from ramiel.errors import RamielError, RuntimeFailure
 
 #: The files of a compiled program that ``tune`` copies from the winner to the output directory.
 PROGRAM_FILES = (
@@ -74,16 +74,16 @@ class TuneResult:
 
     def to_json(self) -> dict[str, Any]:
         o = self.options
+        options = asdict(o)
+        if o.input_shapes is not None:
+            options["input_shapes"] = {k: list(v) for k, v in o.input_shapes.items()}
         return {
             "choice": self.choice,
             "cores": self.cores,
-            "options": {
-                "clusters": o.clusters,
-                "backend": o.backend,
-                "threads_per_worker": o.threads_per_worker,
-                "cores": o.cores,
-                "profile": o.profile,
-            },
+            # ramiel.compile(model, **options) makes the same program; run it with
+            # threads_per_worker intra-op threads per worker (CompiledModel does)
+            "options": options,
+            "run": self.run_command(),
             "candidates": [
                 {
                     "key": c.key,
@@ -96,6 +96,13 @@ class TuneResult:
                 for c in self.candidates
             ],
         }
+
+    def run_command(self) -> str:
+        """The command that runs the chosen program once as it was timed."""
+        cmd = f"python {os.path.join(self.result.out_dir, 'model.py')}"
+        if self.options.threads_per_worker > 1:
+            cmd += f" --threads {self.options.threads_per_worker}"
+        return cmd
 
 
 def candidates_for(
@@ -147,7 +154,24 @@ def tune(
     from ramiel.runtime.entry import random_inputs
 
     p = cores if cores is not None else usable_cores()
+    if p < 1:
+        raise RamielError(f"ramiel tune: cores must be at least 1, got {p}")
+    if not budget_s > 0 or budget_s == float("inf"):
+        raise RamielError(
+            f"ramiel tune: the timing budget must be a positive number, got {budget_s}"
+        )
+    if profile is not None:
+        if not os.path.isfile(profile):
+            raise RamielError(
+                f"profile database {profile} not found (create it with 'ramiel profile')"
+            )
+        profile = os.path.abspath(profile)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise RamielError(f"ramiel tune: output {out_dir} exists and is not a directory")
+    out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    # an earlier run's candidates (maybe of another model) must not be mistaken for this one's
+    shutil.rmtree(os.path.join(out_dir, "candidates"), ignore_errors=True)
     if profile is None:
         profile = os.path.join(out_dir, "profile.json")
         say(f"profile (1 and {p} threads)")

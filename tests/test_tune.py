@@ -113,3 +113,51 @@ def test_cli(tuned, tmp_path, capsys):
     assert not os.path.exists(tmp_path / "cli" / "profile.json")  # the given one was used
     assert main(["tune", model, "-o", str(tmp_path / "bad"), "--cores", "0"]) == 2
     assert "--cores must be at least 1" in capsys.readouterr().err
+
+
+def test_options_reproduce_the_program(tuned, tmp_path):
+    import ramiel
+
+    model, out, res = tuned
+    with open(os.path.join(out, "tune.json")) as f:
+        data = json.load(f)
+    opts = data["options"]
+    assert os.path.isabs(opts["profile"])  # usable from any working directory
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        m = ramiel.compile(model, out_dir=str(tmp_path / "again"), **opts)
+    finally:
+        os.chdir(cwd)
+    with m, open(m.result.parallel_path) as f, open(os.path.join(out, "model.py")) as g:
+        assert f.read() == g.read()
+    assert data["run"].startswith(f"python {os.path.join(out, 'model.py')}")
+    assert ("--threads" in data["run"]) == (opts["threads_per_worker"] > 1)
+
+
+def test_bad_requests_fail_before_any_work(tuned, tmp_path):
+    from ramiel.errors import RamielError
+
+    model, _, _ = tuned
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(RamielError, match="exists and is not a directory"):
+        tune(model, str(afile))
+    with pytest.raises(RamielError, match="not found"):
+        tune(model, str(tmp_path / "o1"), profile=str(tmp_path / "missing.json"))
+    for budget in (0.0, -5.0, float("nan"), float("inf")):
+        with pytest.raises(RamielError, match="budget"):
+            tune(model, str(tmp_path / "o2"), budget_s=budget)
+    assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
+    assert main(["tune", model, "-o", str(afile)]) == 1
+    assert main(["compile", model, "-o", str(afile)]) == 1  # a one-line error, not internal
+
+
+def test_stale_candidates_are_removed(tuned, tmp_path):
+    model, out, _ = tuned
+    stale = tmp_path / "o" / "candidates" / "9x9"
+    stale.mkdir(parents=True)
+    tune(
+        model, str(tmp_path / "o"), cores=1, profile=os.path.join(out, "profile.json"), budget_s=0.5
+    )
+    assert sorted(os.listdir(tmp_path / "o" / "candidates")) == ["1x1"]

@@ -367,6 +367,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.cores is not None and args.cores < 1:
         print(f"error: --cores must be at least 1, got {args.cores}", file=sys.stderr)
         return 2
+    from ramiel.cost_model import usable_cores
+
+    if args.cores is not None and args.cores > usable_cores():
+        print(
+            f"warning: --cores {args.cores} is more than the {usable_cores()} core(s) this "
+            "process may use: the candidates will oversubscribe them",
+            file=sys.stderr,
+        )
     base = CompileOptions(input_shapes=dict(parse_input_shape(s) for s in args.input_shape))
     console, say = _progress()
     with console.status("tuning"):
@@ -382,7 +390,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             f"  {c.key:5s} {c.clusters} cluster(s)  median {c.median_ms:8.2f} ms  "
             f"min {c.min_ms:8.2f} ms  n={c.n:3d}  {c.median_ms / best:5.2f}x{mark}"
         )
-    print(f"  program: {res.result.parallel_path} (settings in {args.output}/tune.json)")
+    print(f"  program: {res.result.parallel_path} (settings in {res.result.out_dir}/tune.json)")
+    print(f"  run it:  {res.run_command()}")
     return 0
 
 
