@@ -491,8 +491,10 @@ class OnnxOp(IRDLOperation):
 
         for i, v in enumerate(self.operands):
             check("operand", i, info.inputs[min(i, len(info.inputs) - 1)], v.type)
+            _verify_dims(where, f"operand #{i}", v.type)
         for i, r in enumerate(self.results):
             check("result", i, info.outputs[min(i, len(info.outputs) - 1)], r.type)
+            _verify_dims(where, f"result #{i}", r.type)
 
     def _verify_shapes(self, where: str) -> None:
         shapes = [static_shape(v.type) for v in self.operands if not isinstance(v.type, NoneType)]
@@ -531,6 +533,18 @@ class OnnxOp(IRDLOperation):
                     raise VerifyException(
                         f"{where}: operand shapes {shapes} differ off axis {axis}"
                     )
+
+
+def _verify_dims(where: str, what: str, t: Attribute) -> None:
+    """A dimension is a size (>= 0) or dynamic (``?``, xDSL's ``DYNAMIC_INDEX``); any other
+    negative number (an unknown ONNX ``dim_value`` taken as a size) is invalid IR."""
+    if isinstance(t, TensorType):
+        bad = [d for d in t.get_shape() if d < 0 and d != DYNAMIC_INDEX]
+        if bad:
+            raise VerifyException(
+                f"{where}: {what} has the negative dimension {bad[0]} (a dimension is a size "
+                "or dynamic, '?')"
+            )
 
 
 def _range(lo: int, hi: int) -> str:

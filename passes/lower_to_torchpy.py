@@ -67,7 +67,12 @@ from ramiel.dialects.onnx import (
     opset_of,
     python_from_attr,
 )
-from ramiel.errors import DataDependentShapeError, RamielError, UnsupportedOpError
+from ramiel.errors import (
+    DataDependentShapeError,
+    DynamicShapeError,
+    RamielError,
+    UnsupportedOpError,
+)
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
 from ramiel.weights import constant_value
 
@@ -123,6 +128,24 @@ def _is_static(t: Attribute) -> bool:
     if isinstance(t, TensorType):
         return all(d >= 0 for d in t.get_shape())
     return not isinstance(t, UnrankedTensorType)
+
+
+def check_static_inputs(fn: func.FuncOp) -> None:
+    """Raise :class:`~ramiel.errors.DynamicShapeError` if a graph input of ``fn`` (``@main``) has
+    a dimension that is not a size (``?``: the importer binds them with ``--input-shape``; IR
+    written by hand may still have them)."""
+    in_names, _ = io_names(fn)
+    for name, arg in zip(in_names, fn.body.block.args, strict=True):
+        if _is_static(arg.type):
+            continue
+        shape = list(arg.type.get_shape()) if isinstance(arg.type, TensorType) else []
+        d = next((i for i, x in enumerate(shape) if x < 0), None)
+        where = f" dimension {d}" if d is not None else " shape"
+        example = ",".join(str(x) if x >= 0 else "1" for x in shape)
+        raise DynamicShapeError(
+            f"graph input '{name}' has a dynamic{where}: import the model with --input-shape "
+            f"{name}={example or 'D0,D1,...'} (the size you run with in place of 1)"
+        )
 
 
 def check_static_shapes(ops: list[Operation]) -> None:
@@ -457,6 +480,7 @@ class LowerToTorchpy(ModulePass):
         all_ops: list[Operation] = [o for c in clusters for o in c.body.block.ops] or list(
             block.ops
         )
+        check_static_inputs(fn)
         lowering.check(all_ops)
         new_ops: list[Operation] = []
         inputs: dict[str, list[str]] = {n: [] for n in in_names}

@@ -41,6 +41,10 @@ class DynamicShapeError(RamielError):
     """An input dimension is symbolic or unknown and was not bound with ``--input-shape``."""
 
 
+class InputShapeError(DynamicShapeError, ValueError):
+    """A ``--input-shape`` value that is not ``NAME=D0,D1,...`` with positive sizes."""
+
+
 class DataDependentShapeError(RamielError):
     """Values whose shape is not static after import and constant folding: it depends on the
     input data (NonZero, a Reshape or Expand whose shape operand is computed at run time, ...).

@@ -6,7 +6,10 @@ Steps (``import_onnx``):
 2. optionally let onnxruntime's basic graph optimiser fold constants and drop dead nodes
    (``ort_optimize=True``, the paper's ORT plugin step),
 3. bind symbolic/unknown input dimensions from ``input_shapes`` and check every graph input is
-   static (else :class:`~ramiel.errors.DynamicShapeError` naming the input and dimension),
+   static (else :class:`~ramiel.errors.DynamicShapeError` naming the input and dimension). A
+   dimension is dynamic when it has a ``dim_param``, no value, or a negative ``dim_value`` (``-1``,
+   how paddle2onnx and others write "unknown"); a ``dim_value`` of 0 is a real, empty dimension
+   unless ``input_shapes`` binds it (some exporters write 0 for "unknown"),
 4. run the ONNX checker and shape inference (``strict_mode``, ``data_prop``),
 5. check every node is a known default-domain operator at the model's opset (all unsupported nodes
    are reported at once, with node names and opset),
@@ -44,7 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ramiel.dialects import onnx as onnx_d
-from ramiel.errors import DynamicShapeError, ImportError_, UnsupportedOpError
+from ramiel.errors import DynamicShapeError, ImportError_, InputShapeError, UnsupportedOpError
 from ramiel.weights import WEIGHTS_ATTR, WeightStore, resource_key, value_attr
 
 __all__ = ["ImportOptions", "import_onnx", "load_model", "prepare_model", "parse_input_shape"]
@@ -66,16 +69,21 @@ class ImportOptions:
 
 
 def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` syntax). Raises ``ValueError``."""
+    """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` syntax); sizes must be positive.
+
+    Raises :class:`~ramiel.errors.InputShapeError` (a ``ValueError``)."""
     name, sep, dims = spec.rpartition("=")
     if not sep or not name:
-        raise ValueError(f"--input-shape expects NAME=D0,D1,..., got {spec!r}")
+        raise InputShapeError(f"--input-shape expects NAME=D0,D1,..., got {spec!r}")
     try:
         shape = tuple(int(d) for d in dims.split(",") if d.strip() != "")
     except ValueError:
-        raise ValueError(f"--input-shape {spec!r}: dimensions must be integers") from None
-    if any(d < 0 for d in shape):
-        raise ValueError(f"--input-shape {spec!r}: dimensions must be >= 0")
+        raise InputShapeError(f"--input-shape {spec!r}: dimensions must be integers") from None
+    if any(d <= 0 for d in shape):
+        raise InputShapeError(
+            f"--input-shape {spec!r}: dimensions must be positive (a size to compile for; "
+            "-1 and 0 are what the model may say for an unknown dimension)"
+        )
     return name, shape
 
 
@@ -143,6 +151,7 @@ def prepare_model(
             f"--input-shape names unknown input(s) {sorted(unknown)}; "
             f"the graph inputs are {[i.name for i in inputs]}"
         )
+    zero_unknown = False  # a 0 dimension was bound: the model writes 0 for "unknown"
     for inp in inputs:
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type"):
@@ -151,13 +160,19 @@ def prepare_model(
             )
         if inp.name in shapes:
             want = shapes[inp.name]
+            bad = [d for d in want if not isinstance(d, int | np.integer) or d < 0]
+            if bad:
+                raise DynamicShapeError(
+                    f"--input-shape {inp.name}: {bad[0]!r} is not a size (sizes are integers >= 0)"
+                )
             if tt.HasField("shape") and len(tt.shape.dim) != len(want):
                 raise DynamicShapeError(
                     f"--input-shape {inp.name}: rank {len(want)} given, the model says "
                     f"rank {len(tt.shape.dim)}"
                 )
             for d, dim in enumerate(tt.shape.dim if tt.HasField("shape") else []):
-                if dim.HasField("dim_value") and dim.dim_value != want[d]:
+                zero_unknown |= dim.HasField("dim_value") and dim.dim_value == 0 and want[d] != 0
+                if _is_fixed(dim) and dim.dim_value != want[d] and dim.dim_value != 0:
                     raise DynamicShapeError(
                         f"--input-shape {inp.name}: dimension {d} is fixed to {dim.dim_value} "
                         f"in the model, {want[d]} given"
@@ -170,21 +185,15 @@ def prepare_model(
                 f"graph input '{inp.name}' has no shape: bind it with --input-shape {inp.name}=D0,D1,..."
             )
         for d, dim in enumerate(tt.shape.dim):
-            if not dim.HasField("dim_value"):
-                sym = f" ('{dim.dim_param}')" if dim.dim_param else ""
-                example = ",".join(
-                    str(x.dim_value) if x.HasField("dim_value") else "N" for x in tt.shape.dim
-                )
-                raise DynamicShapeError(
-                    f"graph input '{inp.name}' has a dynamic dimension {d}{sym}: bind it with "
-                    f"--input-shape {inp.name}={example}"
-                )
-    # Symbolic output dimensions ('N') would survive shape inference even when the bound input
-    # shapes determine them: forget them, so inference fills in what it can.
-    for out in m.graph.output:
-        if out.type.HasField("tensor_type") and out.type.tensor_type.HasField("shape"):
-            for dim in out.type.tensor_type.shape.dim:
-                if dim.HasField("dim_param"):
+            if not _is_fixed(dim):
+                raise DynamicShapeError(_unbound_message(inp.name, tt.shape.dim, d))
+    # Symbolic or unknown (negative) output and value_info dimensions ('N', -1; 0 too when a 0
+    # input dimension was bound) would survive shape inference even when the bound input shapes
+    # determine them: forget them, so inference fills in what it can.
+    for vi in [*m.graph.output, *m.graph.value_info]:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for dim in vi.type.tensor_type.shape.dim:
+                if not _is_fixed(dim) or (zero_unknown and dim.dim_value == 0):
                     dim.Clear()
     opset = _default_opset(m)
     _check_supported(m, opset)
@@ -202,6 +211,32 @@ def prepare_model(
             raise ImportError_(f"ONNX shape inference failed: {_first_line(e)}") from None
         m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=False, data_prop=True)
     return m
+
+
+def _is_fixed(dim: onnx.TensorShapeProto.Dimension) -> bool:
+    """Is ``dim`` a known size? A ``dim_param`` (``'N'``), no value at all, or a negative
+    ``dim_value`` (``-1``: paddle2onnx's and others' way of writing "dynamic") is not."""
+    return dim.HasField("dim_value") and dim.dim_value >= 0
+
+
+def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension], d: int) -> str:
+    """The error for graph input ``name`` whose dimension ``d`` is dynamic and unbound: names
+    the input, the dimension (its symbol or value) and suggests a binding that parses (the
+    model's fixed dimensions, 1 for every dynamic one)."""
+    dim = dims[d]
+    if dim.dim_param:
+        what = f" ('{dim.dim_param}')"
+    elif dim.HasField("dim_value"):
+        what = f" (dim_value {dim.dim_value})"
+    else:
+        what = ""
+    example = ",".join(str(x.dim_value) if _is_fixed(x) else "1" for x in dims)
+    unknown = [str(i) for i, x in enumerate(dims) if not _is_fixed(x)]
+    which = "dimension" + ("s " if len(unknown) > 1 else " ") + ", ".join(unknown)
+    return (
+        f"graph input '{name}' has a dynamic dimension {d}{what}: bind it with --input-shape "
+        f"{name}={example} (the size of {which} you run with in place of 1)"
+    )
 
 
 #: Ops whose onnx-inferred output shapes the lowering's shape rules correct (the keys of

@@ -1,0 +1,168 @@
+"""Unknown dimensions written as numbers: ``dim_value: -1`` (paddle2onnx and others) and ``0``.
+
+A negative ``dim_value`` on a graph input is a dynamic dimension like a ``dim_param``:
+``--input-shape`` binds it, and without a binding the import is one error naming the input and
+the dimension and suggesting a binding that parses. A ``dim_value`` of 0 is a real (empty)
+dimension unless ``--input-shape`` binds it. Negative dimensions on outputs and ``value_info``
+are forgotten before shape inference, and no negative dimension reaches the IR (the ``onnx``
+verifier rejects one; the lowering rejects a dynamic graph input of hand-written IR).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from conftest import assert_close, ort_run
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Block
+from xdsl.utils.exceptions import VerifyException
+
+import ramiel
+from ramiel.dialects import onnx as onnx_d
+from ramiel.errors import DynamicShapeError
+from ramiel.importer import ImportOptions, import_onnx, parse_input_shape
+from ramiel.tools import driver
+
+
+def paddle_style_model() -> onnx.ModelProto:
+    """Conv -> Relu -> GlobalAveragePool -> Flatten -> MatMul, input ``x: float[-1, 3, -1, -1]``,
+    output ``y: float[-1, 10]`` and a ``value_info`` with -1 dimensions, as paddle2onnx writes
+    them."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "B"),
+        numpy_helper.from_array(rng.standard_normal((8, 10)).astype(np.float32), "F"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("MatMul", ["f", "F"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "paddle",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, -1, -1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 10])],
+        inits,
+        value_info=[helper.make_tensor_value_info("c", TensorProto.FLOAT, [-1, 8, -1, -1])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+def test_negative_dim_compiles_with_binding_and_matches_onnxruntime():
+    model = paddle_style_model()
+    x = np.random.default_rng(1).standard_normal((2, 3, 16, 12)).astype(np.float32)
+    (ref,) = ort_run(model, {"x": x})
+    with ramiel.compile(model, clusters=2, input_shapes={"x": (2, 3, 16, 12)}) as m:
+        assert_close(m(torch_tensor(x)), ref, what="parallel")
+        assert_close(m.sequential(torch_tensor(x)), ref, what="sequential")
+        assert m.input_specs["x"][0] == (2, 3, 16, 12)
+
+
+def torch_tensor(a: np.ndarray):
+    import torch
+
+    return torch.from_numpy(a)
+
+
+def test_negative_dim_without_binding_names_input_and_dimension():
+    with pytest.raises(DynamicShapeError) as e:
+        import_onnx(paddle_style_model())
+    msg = str(e.value)
+    assert "graph input 'x' has a dynamic dimension 0 (dim_value -1)" in msg
+    assert "dimensions 0, 2, 3" in msg
+    # the suggested binding parses, and binds
+    suggested = msg.split("--input-shape ")[1].split(" ")[0]
+    name, shape = parse_input_shape(suggested)
+    assert (name, shape) == ("x", (1, 3, 1, 1))
+    module = import_onnx(paddle_style_model(), ImportOptions(input_shapes={name: shape}))
+    fn = next(o for o in module.walk() if o.name == "func.func")
+    assert fn.function_type.outputs.data[0].get_shape() == (1, 10)
+
+
+def test_no_negative_dimension_reaches_the_ir():
+    module = import_onnx(paddle_style_model(), ImportOptions(input_shapes={"x": (1, 3, 8, 8)}))
+    for op in module.walk():
+        for v in [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]:
+            if isinstance(v.type, TensorType):
+                assert all(d >= 0 for d in v.type.get_shape()), (op.name, v.type)
+
+
+def test_bound_dimension_must_agree_with_fixed_ones():
+    with pytest.raises(DynamicShapeError, match="dimension 1 is fixed to 3 in the model, 4 given"):
+        import_onnx(paddle_style_model(), ImportOptions(input_shapes={"x": (1, 4, 8, 8)}))
+    with pytest.raises(DynamicShapeError, match="-2 is not a size"):
+        import_onnx(paddle_style_model(), ImportOptions(input_shapes={"x": (1, 3, -2, 8)}))
+
+
+def test_zero_dim_is_empty_unless_bound():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [0, 3])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+        ir_version=8,
+    )
+    fn = next(o for o in import_onnx(model).walk() if o.name == "func.func")
+    assert fn.function_type.inputs.data[0].get_shape() == (0, 3)
+    bound = import_onnx(model, ImportOptions(input_shapes={"x": (4, 3)}))
+    fn = next(o for o in bound.walk() if o.name == "func.func")
+    assert fn.function_type.inputs.data[0].get_shape() == (4, 3)
+    assert fn.function_type.outputs.data[0].get_shape() == (4, 3)
+
+
+@pytest.mark.parametrize("spec", ["x=-1,3", "x=0,3", "x=1,-3"])
+def test_input_shape_values_must_be_sizes(spec):
+    with pytest.raises(ValueError, match="dimensions must be positive"):
+        parse_input_shape(spec)
+
+
+def test_verifier_rejects_a_negative_dimension():
+    t = TensorType(f32, [-5, 3])
+    block = Block(arg_types=[t])
+    op = onnx_d.create("Relu", [block.args[0]], [t])
+    block.add_op(op)
+    with pytest.raises(VerifyException, match="negative dimension -5"):
+        op.verify()
+
+
+def test_cli_negative_dim(tmp_path, capsys):
+    path = str(tmp_path / "paddle.onnx")
+    onnx.save(paddle_style_model(), path)
+    rc = driver.main(["compile", path, "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "internal error" not in err and "Traceback" not in err
+    assert "graph input 'x'" in lines[0] and "--input-shape x=1,3,1,1" in lines[0]
+    rc = driver.main(["compile", path, "-o", str(tmp_path / "out"), "--input-shape", "x=1,3,16,16"])
+    assert rc == 0, capsys.readouterr().err
+    rc = driver.main(
+        ["compile", path, "-o", str(tmp_path / "out2"), "--input-shape", "x=-1,3,16,16"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 1 and "dimensions must be positive" in err and "internal error" not in err
+
+
+def test_lowering_rejects_a_dynamic_graph_input(ramiel_ctx):
+    from ramiel.parsing import parse_module
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+
+    text = """
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main(%x: tensor<?x3xf32> {onnx.name = "x"}) -> tensor<?x3xf32> {
+    %y = "onnx.Relu"(%x) : (tensor<?x3xf32>) -> tensor<?x3xf32>
+    func.return %y : tensor<?x3xf32>
+  }
+}
+"""
+    module = parse_module(ramiel_ctx, text, "dyn.mlir")
+    with pytest.raises(
+        DynamicShapeError, match=r"graph input 'x' has a dynamic dimension 0.*x=1,3"
+    ):
+        LowerToTorchpy().apply(ramiel_ctx, module)
