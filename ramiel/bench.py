@@ -111,13 +111,15 @@ def default_models() -> list[ModelSpec]:
 def resolve_models(args: Sequence[str]) -> list[ModelSpec]:
     """Model arguments -> specs: an ``.onnx`` path, a zoo name (``light_vgg19`` or ``vgg19``), or
     a project model (``inception``, ``transformer``, ``transformer_torch``, optionally with the
-    ``ramiel_`` prefix). No arguments: :func:`default_models`.
+    ``ramiel_`` prefix), or a model built with ``transformers`` (``hf_bert``, ``hf_resnet50``...,
+    :mod:`ramiel.hf_models`). No arguments: :func:`default_models`.
 
     Raises:
         ValueError: an argument that is none of these.
     """
     if not args:
         return default_models()
+    from ramiel.hf_models import HF_MODELS
     from ramiel.models import MODELS
 
     zoo = zoo_models()
@@ -130,11 +132,13 @@ def resolve_models(args: Sequence[str]) -> list[ModelSpec]:
         elif a in zoo or f"light_{a}" in zoo:
             name = a if a in zoo else f"light_{a}"
             out.append(ModelSpec(name, zoo[name]))
+        elif a in HF_MODELS:
+            out.append(ModelSpec(a, project=a))
         elif a.removeprefix("ramiel_") in MODELS:
             m = a.removeprefix("ramiel_")
             out.append(ModelSpec(f"ramiel_{m}", project=m))
         else:
-            known = ", ".join([*zoo, *MODELS])
+            known = ", ".join([*zoo, *MODELS, *HF_MODELS])
             raise ValueError(f"unknown model {a!r}: not an .onnx file; known names: {known}")
     return out
 

@@ -370,11 +370,30 @@ MODELS: dict[str, ModelEntry] = {
 """Registered models by name."""
 
 
+def all_models() -> dict[str, ModelEntry]:
+    """Every model by name: the project's own (:data:`MODELS`) and those built with the
+    ``transformers`` library (:data:`ramiel.hf_models.HF_MODELS`, ``hf_*``)."""
+    from ramiel.hf_models import HF_MODELS
+
+    return {**MODELS, **HF_MODELS}
+
+
 def _entry(name: str) -> ModelEntry:
+    known = all_models()
     try:
-        return MODELS[name]
+        return known[name]
     except KeyError:
-        raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None
+        raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(known))}") from None
+
+
+def _cache_tag(name: str) -> str:
+    """What a cached export depends on besides the name and opset: :data:`MODELS_VERSION`, and
+    for a ``transformers`` model the library's version (its modelling code changes exports)."""
+    if name in MODELS:
+        return f"v{MODELS_VERSION}"
+    import transformers
+
+    return f"v{MODELS_VERSION}-transformers{transformers.__version__}"
 
 
 def build_model(name: str) -> nn.Module:
@@ -410,8 +429,10 @@ def cache_dir() -> Path:
 def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: int = 17) -> str:
     """Export model ``name`` to ONNX and return the file's path.
 
-    Without ``path`` the file is ``<cache_dir()>/<name>-opset<opset>-v<MODELS_VERSION>.onnx`` and
-    an existing one is reused; with ``path`` the model is always exported there. The export uses
+    ``name`` is a model of :func:`all_models` (the project's own, or a ``transformers`` model
+    ``hf_*``). Without ``path`` the file is
+    ``<cache_dir()>/<name>-opset<opset>-v<MODELS_VERSION>[-transformers<version>].onnx`` and an
+    existing one is reused; with ``path`` the model is always exported there. The export uses
     the legacy TorchScript exporter (``dynamo=False``) in eval mode with fixed input shapes and
     constant folding, then runs ``onnx.checker.check_model`` (full check, with shape inference).
     Raises ``KeyError`` for an unknown name and ``ValueError`` for an opset below the model's
@@ -424,7 +445,7 @@ def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: i
     if opset < entry.min_opset:
         raise ValueError(f"model {name!r} needs opset >= {entry.min_opset}, got {opset}")
     if path is None:
-        target = cache_dir() / f"{name}-opset{opset}-v{MODELS_VERSION}.onnx"
+        target = cache_dir() / f"{name}-opset{opset}-{_cache_tag(name)}.onnx"
         if target.is_file():
             return str(target)
     else:
@@ -469,6 +490,7 @@ __all__ = [
     "SelfAttention",
     "TorchTransformerEncoder",
     "TransformerEncoder",
+    "all_models",
     "build_model",
     "cache_dir",
     "example_inputs",

@@ -1,0 +1,101 @@
+"""Models built with the ``transformers`` library (ramiel.hf_models), small configurations.
+
+Each ``hf_*_test`` model is built offline from a config with random weights, exported, checked
+by the ONNX checker and compared three ways on its example inputs: onnxruntime against the
+PyTorch model, and Ramiel's sequential module and parallel module (2 clusters, threads backend)
+against onnxruntime, within 1e-3 of the largest output magnitude.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+import ramiel
+from ramiel import models
+from ramiel.hf_models import HF_MODELS
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+TEST_MODELS = sorted(n for n in HF_MODELS if n.endswith("_test"))
+STANDARD_MODELS = sorted(n for n in HF_MODELS if not n.endswith("_test"))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``exported(name)``: the model's ONNX file, exported once into a temporary directory."""
+    out = tmp_path_factory.mktemp("hf")
+    cache: dict[str, str] = {}
+
+    def get(name: str) -> str:
+        if name not in cache:
+            cache[name] = models.export_model(name, path=out / f"{name}.onnx")
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(prev)
+
+
+def _feeds(name: str) -> dict[str, torch.Tensor]:
+    return dict(zip(models.input_names(name), models.example_inputs(name), strict=True))
+
+
+def test_registry():
+    """Every architecture of the issue at a standard size and a test size, known to
+    ``ramiel bench`` by name."""
+    from ramiel.bench import resolve_models
+
+    assert len(STANDARD_MODELS) == len(TEST_MODELS) + 1  # ResNet at two standard sizes
+    for arch in ("bert", "vit", "resnet", "mobilenet_v2", "efficientnet", "convnext"):
+        assert any(n.startswith(f"hf_{arch}") for n in STANDARD_MODELS), arch
+        assert f"hf_{arch}_test" in TEST_MODELS
+    spec = resolve_models(["hf_bert"])[0]
+    assert (spec.name, spec.project) == ("hf_bert", "hf_bert")
+    assert set(models.all_models()) == set(models.MODELS) | set(HF_MODELS)
+    with pytest.raises(KeyError, match="hf_bert_test"):
+        models.example_inputs("hf_nope")
+
+
+@pytest.mark.parametrize("name", TEST_MODELS)
+def test_export_matches_torch(exported, name, pipeline_helpers):
+    path = exported(name)
+    model = onnx.load(path)
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == list(models.input_names(name))
+    assert [o.name for o in model.graph.output] == list(models.output_names(name))
+    with torch.no_grad():
+        expected = models.build_model(name)(*models.example_inputs(name)).numpy()
+    assert np.isfinite(expected).all() and np.abs(expected).max() > 0
+    (got,) = pipeline_helpers.ort_run(model, _feeds(name))
+    pipeline_helpers.assert_close(got, expected, 1e-4, f"{name}: onnxruntime vs torch")
+
+
+@pytest.mark.parametrize("name", TEST_MODELS)
+def test_ramiel_matches_onnxruntime(exported, name, pipeline_helpers):
+    path = exported(name)
+    feeds = _feeds(name)
+    (expected,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
+    with ramiel.compile(path, clusters=2, backend="threads") as m:
+        pipeline_helpers.assert_close(m.sequential(*feeds.values()), expected, 1e-3, "sequential")
+        pipeline_helpers.assert_close(m(*feeds.values()), expected, 1e-3, "parallel")
+
+
+def test_cache_key_names_the_transformers_version(tmp_path, monkeypatch):
+    import transformers
+
+    monkeypatch.setenv("RAMIEL_MODEL_CACHE", str(tmp_path))
+    path = models.export_model("hf_resnet_test", opset=17)
+    tag = f"v{models.MODELS_VERSION}-transformers{transformers.__version__}"
+    assert os.path.basename(path) == f"hf_resnet_test-opset17-{tag}.onnx"
+    assert models.export_model("hf_resnet_test", opset=17) == path
