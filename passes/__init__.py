@@ -22,6 +22,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "hypercluster": ("ramiel.passes.hypercluster", "Hypercluster"),
     "intra-op-threads": ("ramiel.passes.intra_op_threads", "IntraOpThreads"),
     "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
+    "own-outputs": ("ramiel.passes.own_outputs", "OwnOutputs"),
 }
 
 

@@ -10,7 +10,8 @@ tensor names that are stable across runs.
   input a cluster reads arrives on its own channel ``<input>__<cluster>``, and each graph output is
   put on ``<output>__out``; a ``torchpy.program`` op records the graph input/output channels.
 * A flat ``@main`` becomes one ``torchpy.func @forward`` of kind ``sequential`` whose arguments are
-  the graph inputs.
+  the graph inputs; an output that may share memory with a weight, an input or another output is
+  returned as a copy (``--own-outputs``), the others as computed.
 
 In a cluster function, an op whose ``ramiel.threads`` (from ``--intra-op-threads``) differs from
 the count set before it is preceded by a ``torchpy.set_threads`` (the first one at the first such
@@ -74,6 +75,7 @@ from ramiel.errors import (
     UnsupportedOpError,
 )
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
+from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import constant_value
 
 ONNX_NAME = "onnx.name"
@@ -606,7 +608,9 @@ class LowerToTorchpy(ModulePass):
             else:
                 outs.append(fb.materialize(env[v]))
         body.add_op(tp.ReturnOp(outs))
-        return tp.FuncOp("forward", "sequential", body)
+        f = tp.FuncOp("forward", "sequential", body)
+        own_outputs(f)  # an output that shares a weight's, an input's or another's memory: a copy
+        return f
 
 
 def _user_based_name(const: Operation) -> str | None:

@@ -98,7 +98,10 @@ func.func @main(%x: tensor<1x4xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> {onnx
 // CHECK:        "torchpy.put"(%a) <{channel = "same__out"}>
 // CHECK-NEXT:   "torchpy.return"() : () -> ()
 // CHECK:      "torchpy.program"() <{sym_name = "main", inputs = [["a_b__c0"], ["a_b__c0_1"]], outputs = ["y_z__out", "y_z__out_1", "same__out"], input_order = ["a-b", "a_b"], output_order = ["y-z", "y.z", "same"]}>
-// FLAT:       "torchpy.return"(%s, %s, %a)
+// The sequential function returns the value twice and an input: copies where memory is shared.
+// FLAT:       %s_copy = "torchpy.method"(%s) <{method = "clone", args = []}>
+// FLAT-NEXT:  %a_copy = "torchpy.method"(%a) <{method = "clone", args = []}>
+// FLAT-NEXT:  "torchpy.return"(%s, %s_copy, %a_copy)
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%a: tensor<2xf32> {onnx.name = "a-b"}, %b: tensor<2xf32> {onnx.name = "a_b"}) -> (tensor<2xf32> {onnx.name = "y-z"}, tensor<2xf32> {onnx.name = "y.z"}, tensor<2xf32> {onnx.name = "same"}) {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({

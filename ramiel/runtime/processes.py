@@ -239,6 +239,7 @@ class ProcessRunner(Runner):
     """
 
     backend = "processes"
+    fresh_outputs = True  # cloned out of the shared-memory buffers
 
     def __init__(
         self,

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from ramiel.runtime.ownership import HeldMemory, own_outputs
 from ramiel.runtime.program import (
     InputMismatch,
     Program,
@@ -51,6 +52,10 @@ class Runner:
     """
 
     backend = "?"
+    #: True when the backend's outputs are always new tensors (the processes backend copies them
+    #: out of shared memory); otherwise ``run`` copies the outputs that share memory with a
+    #: weight, an input or another output (:mod:`ramiel.runtime.ownership`).
+    fresh_outputs = False
 
     def __init__(
         self, program: Program, weights: Weights, threads_per_worker: int, timeout_s: float
@@ -63,6 +68,10 @@ class Runner:
         self._closed = False
         self._failure: BaseException | None = None
         self._epoch = 0
+        self._held = HeldMemory(Weights.as_dict(weights).values())
+        #: names of the outputs the last ``run`` copied because they shared memory (see
+        #: :mod:`ramiel.runtime.ownership`); empty when every output was returned as computed
+        self.copied_outputs: list[str] = []
         _open_runners.add(self)
 
     # ---------------------------------------------------------------------------------- public API
@@ -92,7 +101,9 @@ class Runner:
             timeout_s: limit for this inference in seconds (default: the runner's ``timeout_s``).
 
         Returns:
-            graph output name -> tensor, owned by the caller (never overwritten by a later run).
+            graph output name -> tensor, owned by the caller: no weight, input, other output or
+            later run shares its memory (an output that would is returned as a copy; the others
+            are returned as computed, without a copy).
 
         Raises:
             InputMismatch: wrong input names, shapes or dtypes (the runner stays usable).
@@ -110,7 +121,7 @@ class Runner:
             self._epoch += 1
             limit = self.timeout_s if timeout_s is None else timeout_s
             try:
-                return self._run(tensors, self._epoch, limit)
+                out = self._run(tensors, self._epoch, limit)
             except InputMismatch:
                 raise
             except BaseException as e:  # KeyboardInterrupt too: never leave workers mid-inference
@@ -119,6 +130,10 @@ class Runner:
                 self._closed = True
                 _open_runners.discard(self)
                 raise
+            if self.fresh_outputs:
+                return out
+            out, self.copied_outputs = own_outputs(out, self._held, tensors.values())
+            return out
 
     def __call__(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Run one inference with positional inputs (``program.inputs`` order).
@@ -195,7 +210,7 @@ def start(
         threads_per_worker: intra-op threads per worker (``torch.set_num_threads`` in the worker;
             ``inline`` sets the caller's count for the call and restores it afterwards).
         timeout_s: default limit for one inference, seconds.
-        **options: backend options: ``copy_on_put`` (threads), ``start_method`` and
+        **options: backend options: ``copy_on_put`` (threads, inline), ``start_method`` and
             ``startup_timeout_s`` (processes).
 
     Returns:

@@ -39,9 +39,13 @@ A hung cluster cannot be interrupted in a thread: after a :class:`WorkerTimeout`
 running as a daemon (it exits when its function returns); ``stuck_threads`` lists such threads.
 
 :class:`InlineRunner` (backend ``"inline"``) runs the clusters one after another in the caller's
-thread in a topological order of the cluster graph, with copy-on-put (value) semantics; it is meant
-for debugging and as a sequential reference, needs an acyclic cluster graph, and does not enforce
-timeouts.
+thread in a topological order of the cluster graph, passing tensors by reference with the same
+in-place checks as the threads backend (or cloning at every put with ``copy_on_put=True``, a
+value-semantics reference for tests); it needs an acyclic cluster graph and does not enforce
+timeouts. ``CompiledModel`` uses it for one-cluster programs (no hand-off to a worker thread).
+
+Both return each output as the cluster computed it, except an output that shares memory with a
+weight, an input or another output, which is copied (see :mod:`ramiel.runtime.ownership`).
 """
 
 from __future__ import annotations
@@ -311,7 +315,12 @@ class InlineRunner(Runner):
     backend = "inline"
 
     def __init__(
-        self, program: Program, weights: Weights, threads_per_worker: int, timeout_s: float
+        self,
+        program: Program,
+        weights: Weights,
+        threads_per_worker: int,
+        timeout_s: float,
+        copy_on_put: bool = False,
     ):
         super().__init__(program, weights, threads_per_worker, timeout_s)
         order = program.cluster_order()
@@ -321,7 +330,7 @@ class InlineRunner(Runner):
                 "run one after another; use the threads or processes backend"
             )
         self._order = order
-        self._r = _Run(program, copy_on_put=True)
+        self._r = _Run(program, copy_on_put)
         self._r.state.abort = False
 
     def _run(
@@ -342,7 +351,7 @@ class InlineRunner(Runner):
                     r.check_finished(c, epoch)
         finally:
             torch.set_num_threads(caller_threads)
-        return r.collect(check_versions=False)
+        return r.collect(check_versions=not r.state.copy_on_put)
 
     def _shutdown(self, failed: bool) -> None:
         for slot in self._r.slots.values():

@@ -254,7 +254,7 @@ def _start(program, weights, backend_id, **kw):
 def test_inline_matches_reference(case):
     program, ref = CASES[case]
     w = make_weights()
-    with start(program, w, backend="inline") as r:
+    with start(program, w, backend="inline", copy_on_put=True) as r:
         for seed in range(5):
             inputs = random_inputs(program, seed)
             got = r.run(inputs)
@@ -272,7 +272,7 @@ def test_backend_matches_sequential(case, backend):
             "reference passing reports the in-place write instead: see test_threads_inplace"
         )
     w = make_weights()
-    seq = start(program, w, backend="inline")
+    seq = start(program, w, backend="inline", copy_on_put=True)  # value semantics
     kept = []
     with seq, _start(program, w, backend) as r:
         for seed in range(N_RUNS):
