@@ -20,6 +20,19 @@ onnx-mlir's generic form::
   of the ops whose shape rules are simple (broadcasting element-wise ops, Conv, MatMul, Gemm,
   Concat).
 * The ONNX node name is kept in the discardable attribute ``onnx_node_name``.
+* Control flow: ``onnx.If``, ``onnx.Loop`` and ``onnx.Scan`` hold their GRAPH attributes as
+  regions (``then_branch``/``else_branch``, ``body``; onnx-mlir's ONNXIfOp/ONNXLoopOp/ONNXScanOp),
+  each one block ending in ``onnx.Yield``. Regions use values of the enclosing blocks directly
+  (ONNX's outer-scope names), so a region op depends on its operands *and* on the values its
+  regions capture (:func:`dependences`); ops never move across a region boundary (a fusion or
+  reordering stays inside one block). :func:`verify_regions` says what is checked::
+
+    %r = "onnx.If"(%c) ({
+      %a = "onnx.Relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+    }, {
+      "onnx.Yield"(%x) : (tensor<4xf32>) -> ()
+    }) {onnx_node_name = "if0"} : (tensor<i1>) -> tensor<4xf32>
 
 Source: ONNX operator specification (https://onnx.ai/onnx/operators/) via ``onnx.defs``; textual
 conventions from onnx-mlir's ``ONNXOps.td.inc``.
@@ -28,6 +41,7 @@ conventions from onnx-mlir's ``ONNXOps.td.inc``.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,17 +74,24 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     opt_prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import (
+    ConstantLike,
+    IsTerminator,
+    Pure,
+    RecursivelySpeculatable,
+    RecursiveMemoryEffect,
+)
 from xdsl.utils.exceptions import VerifyException
 
 LATEST_OPSET: int = onnx.defs.onnx_opset_version()
@@ -78,6 +99,14 @@ LATEST_OPSET: int = onnx.defs.onnx_opset_version()
 
 MIN_OPSET = 7
 """The oldest default-domain opset Ramiel accepts (ONNX 1.2; older models predate broadcasting)."""
+
+#: The control-flow operators and their GRAPH attributes, which are regions of the op (as in
+#: onnx-mlir's ONNXIfOp/ONNXLoopOp/ONNXScanOp), in region order. See :func:`verify_regions`.
+REGION_ATTRS: dict[str, tuple[str, ...]] = {
+    "If": ("then_branch", "else_branch"),
+    "Loop": ("body",),
+    "Scan": ("body",),
+}
 
 OPSET_ATTR = "onnx.opset"
 NODE_NAME_ATTR = "onnx_node_name"
@@ -276,6 +305,9 @@ class SchemaInfo:
     attributes: dict[str, tuple[OpSchema.AttrType, bool]]  # name -> (kind, required)
     constraints: dict[str, frozenset[str]]  # type param -> allowed type strings
     schema: OpSchema
+    #: formal inputs/outputs whose variadic values may differ in type (If's outputs, the carried
+    #: values of Loop and Scan): their type parameter is not bound across them
+    heterogeneous: frozenset[str] = frozenset()
 
 
 @functools.cache
@@ -299,6 +331,11 @@ def schema_info(op_type: str, opset: int) -> SchemaInfo | None:
         attributes={k: (a.type, a.required) for k, a in s.attributes.items()},
         constraints={c.type_param_str: frozenset(c.allowed_type_strs) for c in s.type_constraints},
         schema=s,
+        heterogeneous=frozenset(
+            p.name
+            for p in [*s.inputs, *s.outputs]
+            if p.option == OpSchema.FormalParameterOption.Variadic and not p.is_homogeneous
+        ),
     )
 
 
@@ -312,7 +349,7 @@ def unrepresentable_reason(op_type: str, opset: int) -> str | None:
         if any(a.type not in _REPRESENTABLE_KINDS for a in s.attributes.values()):
             kinds = sorted({a.type.name for a in s.attributes.values()} - _REPRESENTABLE_NAMES)
             if "GRAPH" in kinds or "GRAPHS" in kinds:
-                return "control flow with subgraph attributes is not supported"
+                return "subgraph attributes are only supported on If, Loop and Scan"
             return f"attributes of kind {', '.join(kinds)} are not supported"
         return "sequence, map, optional or string values are not supported"
     return None
@@ -430,6 +467,8 @@ class OnnxOp(IRDLOperation):
         self._verify_attributes(info, where)
         self._verify_types(info, where)
         self._verify_shapes(where)
+        if self.op_type in REGION_ATTRS:
+            verify_regions(self, where, opset)
 
     def _verify_arity(self, info: SchemaInfo, where: str, opset: int) -> None:
         n_in, n_out = len(self.operands), len(self.results)
@@ -460,7 +499,9 @@ class OnnxOp(IRDLOperation):
                 raise VerifyException(
                     f"{where}: attribute '{name}' must be {spec[0].name}, got {value}"
                 )
-        for name, (_, required) in info.attributes.items():
+        for name, (kind, required) in info.attributes.items():
+            if kind == _KIND.GRAPH:
+                continue  # a region of the op (see REGION_ATTRS), checked by _verify_regions
             if required and name not in self.properties:
                 raise VerifyException(f"{where}: missing required attribute '{name}'")
 
@@ -481,7 +522,7 @@ class OnnxOp(IRDLOperation):
                 raise VerifyException(
                     f"{where}: {kind} '{formal[0]}' has type {ts}, allowed: {sorted(allowed)}"
                 )
-            if param in info.constraints:
+            if param in info.constraints and formal[0] not in info.heterogeneous:
                 prev = bound.setdefault(param, ts)
                 if prev != ts:
                     raise VerifyException(
@@ -567,6 +608,286 @@ class NoValueOp(IRDLOperation):
         super().__init__(result_types=[NoneType()])
 
 
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """``onnx.Yield``: ends a region of ``onnx.If``/``onnx.Loop``/``onnx.Scan`` with the values of
+    the subgraph's outputs (onnx-mlir's ``ONNXYieldOp``)."""
+
+    name = "onnx.Yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        if not (isinstance(parent, OnnxOp) and parent.op_type in REGION_ATTRS):
+            raise VerifyException("onnx.Yield must end a region of onnx.If, onnx.Loop or onnx.Scan")
+
+
+# ---------------------------------------------------------------------------------------------
+# Region ops: If, Loop, Scan
+# ---------------------------------------------------------------------------------------------
+#
+# Regions see the values of the enclosing blocks (ONNX's outer-scope names): a region op is not
+# IsolatedFromAbove. Its dependences are its operands and the values its regions use from
+# outside it (captured_values). Ops never move across a region boundary.
+
+
+def captured_values(op: Operation) -> list[SSAValue]:
+    """The values ``op``'s regions use that are defined outside ``op`` (ONNX outer-scope
+    values), each once, in order of first use. Empty for an op without regions."""
+    if not op.regions:
+        return []
+    seen: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            if v not in seen and not op.is_ancestor(v.owner):
+                seen[v] = None
+    return list(seen)
+
+
+def dependences(op: Operation) -> list[SSAValue]:
+    """The values ``op`` reads: its operands, then the values its regions capture."""
+    deps = dict.fromkeys(op.operands)
+    for v in captured_values(op):
+        deps.setdefault(v, None)
+    return list(deps)
+
+
+def region_yield(region: Region) -> YieldOp:
+    """The ``onnx.Yield`` ending the single block of ``region``."""
+    term = region.block.last_op
+    assert isinstance(term, YieldOp)
+    return term
+
+
+def _scalar_of(t: Attribute, element: Attribute) -> bool:
+    """Is ``t`` a one-element tensor of ``element`` (rank 0, or rank 1 of size 1)?"""
+    shape = static_shape(t)
+    return (
+        isinstance(t, TensorType)
+        and t.element_type == element
+        and shape is not None
+        and math.prod(shape) == 1
+    )
+
+
+def fits(value: Attribute, declared: Attribute) -> bool:
+    """May a value of type ``value`` flow where ``declared`` is expected? The same element
+    type and rank, and every static dimension of ``declared`` equal (``?`` accepts any)."""
+    if value == declared:
+        return True
+    if not isinstance(value, TensorType | UnrankedTensorType):
+        return False
+    if not isinstance(declared, TensorType | UnrankedTensorType):
+        return False
+    if value.element_type != declared.element_type:
+        return False
+    if isinstance(declared, UnrankedTensorType) or isinstance(value, UnrankedTensorType):
+        return True
+    a, b = value.get_shape(), declared.get_shape()
+    return len(a) == len(b) and all(d < 0 or d == v for v, d in zip(a, b, strict=True))
+
+
+def compatible(a: Attribute, b: Attribute) -> bool:
+    """Could values of types ``a`` and ``b`` be the same (dimensions equal where both are
+    static)? A loop body may yield a carried value whose shape only the lowering knows."""
+    if fits(a, b) or fits(b, a):
+        return True
+    if not isinstance(a, TensorType) or not isinstance(b, TensorType):
+        return False
+    sa, sb = a.get_shape(), b.get_shape()
+    return (
+        a.element_type == b.element_type
+        and len(sa) == len(sb)
+        and all(x < 0 or y < 0 or x == y for x, y in zip(sa, sb, strict=True))
+    )
+
+
+def verify_regions(op: OnnxOp, where: str, opset: int) -> None:
+    """Check the regions of a control-flow op against its operands and results.
+
+    * ``If``: ``cond`` is one bool; both branches take no arguments and yield one value per
+      result, of the result's type (both branches the same static shape: the shape must not
+      depend on the condition).
+    * ``Loop``: operands ``M`` (int64, or ``none``), ``cond`` (bool, or ``none``) and N carried
+      values; the body takes ``(iteration_num, cond, carried...)`` and yields
+      ``(cond, carried..., scan outputs...)``; a carried value keeps its type and shape through
+      the body (a loop-carried value that changes shape is invalid); the results are the N final
+      carried values, then each scan output stacked on a new leading axis.
+    * ``Scan`` (opset 9+): N states then ``num_scan_inputs`` scanned inputs; the body takes
+      ``(states..., one slice of each scanned input)`` and yields ``(states..., scan output
+      slices...)``; states keep their types. Opset 8's batched form is checked for counts.
+
+    Raises ``VerifyException`` naming the op, the region and the value.
+    """
+    names = REGION_ATTRS[op.op_type]
+    if len(op.regions) != len(names):
+        raise VerifyException(f"{where} needs {len(names)} region(s): {', '.join(names)}")
+    for name, region in zip(names, op.regions, strict=True):
+        if not region.blocks or not isinstance(region.block.last_op, YieldOp):
+            raise VerifyException(f"{where}: region {name} must end with onnx.Yield")
+    if op.op_type == "If":
+        _verify_if(op, where)
+    elif op.op_type == "Loop":
+        _verify_loop(op, where)
+    elif opset >= 9:
+        _verify_scan(op, where)
+    else:
+        _verify_scan8(op, where)
+
+
+def _verify_if(op: OnnxOp, where: str) -> None:
+    if not _scalar_of(op.operands[0].type, i1):
+        raise VerifyException(f"{where}: cond must be one bool, got {op.operands[0].type}")
+    yielded = []
+    for name, region in zip(REGION_ATTRS["If"], op.regions, strict=True):
+        if region.block.args:
+            raise VerifyException(f"{where}: {name} takes no arguments")
+        values = region_yield(region).values
+        if len(values) != len(op.results):
+            raise VerifyException(
+                f"{where}: {name} yields {len(values)} value(s), the op has "
+                f"{len(op.results)} result(s)"
+            )
+        for i, (v, r) in enumerate(zip(values, op.results, strict=True)):
+            if not fits(v.type, r.type):
+                raise VerifyException(
+                    f"{where}: result #{i} is {r.type} but {name} yields {v.type}"
+                )
+        yielded.append(values)
+    for i, (a, b) in enumerate(zip(*yielded, strict=True)):
+        sa, sb = static_shape(a.type), static_shape(b.type)
+        if sa is not None and sb is not None and sa != sb:
+            raise VerifyException(
+                f"{where}: result #{i} has shape {list(sa)} in then_branch and {list(sb)} in "
+                "else_branch: its shape would depend on the condition"
+            )
+
+
+def _verify_loop(op: OnnxOp, where: str) -> None:
+    if len(op.operands) < 2:
+        raise VerifyException(f"{where}: operands are M, cond and the carried values")
+    m, cond = op.operands[0].type, op.operands[1].type
+    if not isinstance(m, NoneType) and not _scalar_of(m, _SIGNLESS[64]):
+        raise VerifyException(f"{where}: M must be one int64, got {m}")
+    if not isinstance(cond, NoneType) and not _scalar_of(cond, i1):
+        raise VerifyException(f"{where}: cond must be one bool, got {cond}")
+    carried = [v.type for v in op.operands[2:]]
+    n = len(carried)
+    body = op.regions[0].block
+    if len(body.args) != 2 + n:
+        raise VerifyException(
+            f"{where}: the body takes {len(body.args)} argument(s), expected 2 + {n} "
+            "(iteration_num, cond, the carried values)"
+        )
+    if not _scalar_of(body.args[0].type, _SIGNLESS[64]):
+        raise VerifyException(f"{where}: body argument 0 (iteration_num) must be one int64")
+    if not _scalar_of(body.args[1].type, i1):
+        raise VerifyException(f"{where}: body argument 1 (cond) must be one bool")
+    values = region_yield(op.regions[0]).values
+    k = len(values) - 1 - n
+    if k < 0 or len(op.results) != n + k:
+        raise VerifyException(
+            f"{where}: the body yields {len(values)} value(s) and the op has "
+            f"{len(op.results)} result(s); expected 1 + {n} + K and {n} + K "
+            "(cond, the carried values, K scan outputs)"
+        )
+    if not _scalar_of(values[0].type, i1):
+        raise VerifyException(f"{where}: the body must yield one bool (cond) first")
+    for j in range(n):
+        arg, out, res = body.args[2 + j].type, values[1 + j].type, op.results[j].type
+        if arg != carried[j] or not fits(carried[j], res):
+            raise VerifyException(
+                f"{where}: loop-carried value #{j} enters as {carried[j]}, the body takes "
+                f"{arg} and the op returns {res}"
+            )
+        if not compatible(out, arg):
+            raise VerifyException(
+                f"{where}: loop-carried value #{j} changes type or shape: it enters as {arg} "
+                f"and the body yields {out}"
+            )
+    for j in range(k):
+        _check_stacked(where, f"scan output #{j}", values[1 + n + j].type, op.results[n + j].type)
+
+
+def _check_stacked(where: str, what: str, part: Attribute, whole: Attribute, axis: int = 0) -> None:
+    """``whole`` must be ``part`` stacked along a new ``axis`` (any length)."""
+    if not isinstance(part, TensorType) or not isinstance(whole, TensorType):
+        return
+    p, w = list(part.get_shape()), list(whole.get_shape())
+    ok = part.element_type == whole.element_type and len(w) == len(p) + 1
+    if ok:
+        rest = w[:axis] + w[axis + 1 :]
+        ok = all(a < 0 or b < 0 or a == b for a, b in zip(p, rest, strict=True))
+    if not ok:
+        raise VerifyException(
+            f"{where}: {what} is {whole}, which is not the body's {part} stacked on axis {axis}"
+        )
+
+
+def _verify_scan(op: OnnxOp, where: str) -> None:
+    m = op.attr("num_scan_inputs")
+    n = len(op.operands) - m
+    if n < 0:
+        raise VerifyException(f"{where}: num_scan_inputs {m} > {len(op.operands)} operands")
+    body = op.regions[0].block
+    if len(body.args) != n + m:
+        raise VerifyException(
+            f"{where}: the body takes {len(body.args)} argument(s), expected {n} states + {m} "
+            "scan input slices"
+        )
+    values = region_yield(op.regions[0]).values
+    k = len(values) - n
+    if k < 0 or len(op.results) != n + k:
+        raise VerifyException(
+            f"{where}: the body yields {len(values)} value(s) and the op has "
+            f"{len(op.results)} result(s); expected {n} states + K scan outputs for both"
+        )
+    for j in range(n):
+        state, arg, out, res = (
+            op.operands[j].type,
+            body.args[j].type,
+            values[j].type,
+            op.results[j].type,
+        )
+        if not (fits(state, arg) and compatible(out, arg) and fits(state, res)):
+            raise VerifyException(
+                f"{where}: state #{j} changes type or shape: it enters as {state}, the body "
+                f"takes {arg} and yields {out}, the op returns {res}"
+            )
+    in_axes = op.attr("scan_input_axes") or [0] * m
+    out_axes = op.attr("scan_output_axes") or [0] * k
+    for j in range(m):
+        whole = op.operands[n + j].type
+        rank = len(whole.get_shape()) if isinstance(whole, TensorType) else 1
+        _check_stacked(
+            where, f"scan input #{j}", body.args[n + j].type, whole, in_axes[j] % max(rank, 1)
+        )
+    for j in range(k):
+        whole = op.results[n + j].type
+        rank = len(whole.get_shape()) if isinstance(whole, TensorType) else 1
+        _check_stacked(
+            where, f"scan output #{j}", values[n + j].type, whole, out_axes[j] % max(rank, 1)
+        )
+
+
+def _verify_scan8(op: OnnxOp, where: str) -> None:
+    m = op.attr("num_scan_inputs")
+    n = len(op.operands) - 1 - m
+    body = op.regions[0].block
+    values = region_yield(op.regions[0]).values
+    if n < 0 or len(body.args) != n + m or len(values) - n != len(op.results) - n:
+        raise VerifyException(
+            f"{where}: operands (sequence_lens, {n} states, {m} scan inputs), body arguments "
+            f"({len(body.args)}) and yielded values ({len(values)}) do not match"
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # Op generation
 # ---------------------------------------------------------------------------------------------
@@ -575,8 +896,9 @@ class NoValueOp(IRDLOperation):
 def _representable(s: OpSchema) -> bool:
     if s.domain != "" or s.deprecated:
         return False
-    if any(a.type not in _REPRESENTABLE_KINDS for a in s.attributes.values()):
-        # Graph-valued (If, Loop, Scan), type-valued or sparse attributes: not supported.
+    kinds = _REPRESENTABLE_KINDS | ({_KIND.GRAPH} if s.name in REGION_ATTRS else set())
+    if any(a.type not in kinds for a in s.attributes.values()):
+        # Graph-valued attributes of other ops, type-valued or sparse attributes: not supported.
         return False
     params = {c.type_param_str: c.allowed_type_strs for c in s.type_constraints}
     for p in list(s.inputs) + list(s.outputs):
@@ -587,17 +909,31 @@ def _representable(s: OpSchema) -> bool:
 
 
 def _make_op(op_type: str, attr_names: set[str]) -> type[OnnxOp]:
+    regions = REGION_ATTRS.get(op_type, ())
+    if regions:
+        # a region op is as pure as the ops of its regions (MLIR's scf.if); ops do not move
+        # across its boundary: a rewrite that fuses or reorders ops stays within one block
+        traits = traits_def(RecursiveMemoryEffect(), RecursivelySpeculatable())
+        doc = (
+            f"``onnx.{op_type}``: the ONNX {op_type} operator; its graph attributes "
+            f"({', '.join(regions)}) are regions ending in ``onnx.Yield`` (see verify_regions)."
+        )
+    else:
+        traits = traits_def(Pure(), *([ConstantLike()] if op_type == "Constant" else []))
+        doc = f"``onnx.{op_type}``: the ONNX {op_type} operator (see onnx.defs schema)."
     ns: dict[str, Any] = {
         "name": f"onnx.{op_type}",
-        "__doc__": f"``onnx.{op_type}``: the ONNX {op_type} operator (see onnx.defs schema).",
+        "__doc__": doc,
         "inputs_": var_operand_def(),
         "outputs_": var_result_def(),
-        "traits": traits_def(Pure(), *([ConstantLike()] if op_type == "Constant" else [])),
+        "traits": traits,
         "__module__": __name__,
     }
+    for r in regions:  # in the order of REGION_ATTRS: then_branch before else_branch
+        ns[r] = region_def("single_block")
     # One optional property per attribute name of any version of the operator; which names are
     # allowed, required and of which kind at the module's opset is checked in verify_.
-    for a in sorted(attr_names):
+    for a in sorted(attr_names - set(regions)):
         ns[f"attr_{a}"] = opt_prop_def(Attribute, prop_name=a)
     cls = type(f"{op_type}Op", (OnnxOp,), ns)
     return irdl_op_definition(cls)
@@ -616,7 +952,7 @@ OPS: dict[str, type[OnnxOp]] = _build_ops()
 
 globals().update({cls.__name__: cls for cls in OPS.values()})
 
-ONNX = Dialect("onnx", [NoValueOp, *OPS.values()], [])
+ONNX = Dialect("onnx", [NoValueOp, YieldOp, *OPS.values()], [])
 """The ``onnx`` dialect."""
 
 
@@ -626,13 +962,16 @@ def create(
     result_types: Sequence[Attribute],
     attrs: dict[str, Attribute] | None = None,
     node_name: str | None = None,
+    regions: Sequence[Region] = (),
 ) -> OnnxOp:
-    """Create ``onnx.<op_type>`` with the given operands, result types and ONNX attributes."""
+    """Create ``onnx.<op_type>`` with the given operands, result types and ONNX attributes
+    (and, for If, Loop and Scan, its regions in the order of :data:`REGION_ATTRS`)."""
     cls = OPS[op_type]
     op = cls.create(
         operands=list(operands),
         result_types=list(result_types),
         properties=dict(attrs or {}),
         attributes={NODE_NAME_ATTR: StringAttr(node_name)} if node_name else {},
+        regions=list(regions),
     )
     return op

@@ -87,7 +87,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrankedTensorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -470,6 +470,8 @@ class _Folder:
         t = op.op_type
         if t == "Constant" or not op.results or fold_reason(t, opset) is not None:
             return None
+        if t in onnx_d.REGION_ATTRS:
+            return None  # If with a constant condition: see inline_if
         if t in ("Shape", "Size"):
             return self._fold_shape(op)
         inputs: list[Const | None] = []
@@ -639,6 +641,11 @@ class _Folder:
             isinstance(r.type, NoneType) or static_shape(r.type) is not None for r in op.results
         ):
             return
+        if op.op_type == "Loop":
+            self._refine_loop(op)
+            return
+        if op.op_type in onnx_d.REGION_ATTRS:
+            return
         schema = onnx.defs.get_schema(op.op_type, opset, "")
         try:
             node = _node(op, opset, self.module)
@@ -665,6 +672,72 @@ class _Folder:
             if new is not None and _is_refinement(new, r.type):
                 Rewriter.replace_value_with_new_type(r, new)
 
+    # -- control flow -----------------------------------------------------------------------
+
+    def condition(self, op: OnnxOp) -> bool | None:
+        """The value of an If's condition when it is a compile-time constant, else ``None``."""
+        c = self.value(op.operands[0])
+        if c is None:
+            return None
+        return bool(c.array().reshape(-1)[0])
+
+    def trip_count(self, op: OnnxOp) -> int | None:
+        """The number of iterations of a Loop when the compiler knows it: ``M`` is a constant
+        and the loop cannot stop early (its initial ``cond`` is absent or a constant true, and
+        the body yields a constant true or passes its ``cond`` argument on)."""
+        m = self.value(op.operands[0]) if not isinstance(op.operands[0].type, NoneType) else None
+        if m is None:
+            return None
+        cond = op.operands[1]
+        if not isinstance(cond.type, NoneType):
+            c = self.value(cond)
+            if c is None or not bool(c.array().reshape(-1)[0]):
+                return None
+        body = op.regions[0].block
+        out = onnx_d.region_yield(op.regions[0]).values[0]
+        while isinstance(out.owner, OnnxOp) and out.owner.op_type == "Identity":
+            out = out.owner.operands[0]
+        if out is not body.args[1]:
+            c = self.value(out)
+            if c is None or not bool(c.array().reshape(-1)[0]):
+                return None
+        return max(0, int(m.array().reshape(-1)[0]))
+
+    def _refine_loop(self, op: OnnxOp) -> None:
+        """Scan outputs of a Loop whose trip count is known get their static leading axis."""
+        n = len(op.operands) - 2
+        values = onnx_d.region_yield(op.regions[0]).values
+        trips = self.trip_count(op)
+        if trips is None:
+            return
+        for j, r in enumerate(list(op.results)[n:]):
+            part = static_shape(values[1 + n + j].type)
+            if part is None or static_shape(r.type) is not None:
+                continue
+            new = TensorType(r.type.element_type, [trips, *part])  # type: ignore[attr-defined]
+            if _is_refinement(new, r.type):
+                Rewriter.replace_value_with_new_type(r, new)
+
+
+def inline_if(op: OnnxOp, branch: bool) -> list[Operation]:
+    """Replace the If ``op`` by the ops of its ``then_branch`` (``branch`` true) or
+    ``else_branch``, its results by the values that branch yields; returns the erased ops (the
+    other branch's)."""
+    region = op.regions[0 if branch else 1]
+    other = op.regions[1 if branch else 0]
+    dead = [o for o in other.walk()]
+    block = op.parent
+    assert block is not None
+    term = onnx_d.region_yield(region)
+    for inner in list(region.block.ops):
+        if inner is not term:
+            inner.detach()
+            block.insert_op_before(inner, op)
+    for r, v in zip(op.results, term.values, strict=True):
+        r.replace_all_uses_with(v)
+    block.erase_op(op, safe_erase=False)
+    return dead
+
 
 def _sync_signature(fn: func.FuncOp) -> None:
     """Give ``fn`` the result types its ``func.return`` now returns (after type refinement)."""
@@ -686,13 +759,17 @@ class ConstantFold(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         folder = _Folder(op)
         opsets: dict[int, int] = {}
+        erased: set[Operation] = set()
         for o in list(op.walk()):
-            if not isinstance(o, OnnxOp) or o.parent is None:
+            if not isinstance(o, OnnxOp) or o.parent is None or o in erased:
                 continue
             block_id = id(o.parent)
             opset = opsets.get(block_id)
             if opset is None:
                 opset = opsets[block_id] = opset_of(o)
+            if o.op_type == "If" and (branch := folder.condition(o)) is not None:
+                erased.update(inline_if(o, branch))
+                continue
             folder.refine(o, opset)
             values = folder.fold(o, opset)
             if values is not None:

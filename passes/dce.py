@@ -6,7 +6,9 @@ What it does
        iterates to a fixed point, so a chain that only fed a dead op disappears with it (the
        ``_SHAPE`` constants of folded ConstantOfShape weights, a whole unused branch). Ops with
        effects, terminators (``func.return``) and symbols (``func.func``) always stay alive, so
-       the function's inputs and outputs never change.
+       the function's inputs and outputs never change. Region ops (``onnx.If``, ``onnx.Loop``,
+       ``onnx.Scan``) are as pure as the ops of their regions: an unused one is erased whole,
+       and unused ops inside a body are erased (the body's arguments and ``onnx.Yield`` stay).
     2. Drops the *unused optional outputs* of the ``onnx`` ops that stay alive, so that an output
        nobody reads does not have to be computed: Dropout's ``mask``, MaxPool's ``Indices``,
        BatchNormalization's training statistics. A trailing unused optional output is removed;

@@ -26,7 +26,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
@@ -262,8 +264,7 @@ def _check_supported(m: onnx.ModelProto, opset: int) -> None:
         )
     domain_opsets = {o.domain: o.version for o in m.opset_import}
     bad: list[tuple[str, str, int, str]] = []
-    for i, node in enumerate(m.graph.node):
-        name = node.name or f"{node.op_type}_{i}"
+    for node, name in _all_nodes(m.graph, ""):
         if node.domain not in ("", "ai.onnx"):
             version = domain_opsets.get(node.domain, 0)
             bad.append(
@@ -275,6 +276,20 @@ def _check_supported(m: onnx.ModelProto, opset: int) -> None:
             bad.append((node.op_type, name, opset, why))
     if bad:
         raise UnsupportedOpError(bad)
+
+
+def _all_nodes(g: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.NodeProto, str]]:
+    """Every node of ``g`` and of its subgraphs (If/Loop/Scan bodies), with the name the import
+    gives it (``<If node>/then_branch/<OpType>_<index>`` for an unnamed subgraph node)."""
+    for i, node in enumerate(g.node):
+        name = node.name or f"{path}{node.op_type}_{i}"
+        yield node, name
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(a.g, f"{name}/{a.name}/")
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for k, sub in enumerate(a.graphs):
+                    yield from _all_nodes(sub, f"{name}/{a.name}{k}/")
 
 
 _HINT_BAD = re.compile(r"[^A-Za-z0-9_]+")
@@ -325,25 +340,10 @@ def import_onnx(
     _correct_inferred_shapes(model, types, opset)
 
     store = WeightStore(options.weights_path) if options.weights_path else None
-    keys: set[str] = set()
-
-    def ir_type(name: str) -> Attribute:
-        t = types.get(name)
-        if t is None or not t.HasField("tensor_type"):
-            raise ImportError_(f"tensor '{name}': shape inference found no tensor type")
-        tt = t.tensor_type
-        if tt.elem_type not in onnx_d.ELEMENT_TYPES:
-            dt = onnx.TensorProto.DataType.Name(tt.elem_type)
-            raise UnsupportedOpError([("<tensor>", name, opset, f"element type {dt}")])
-        shape = None
-        if tt.HasField("shape"):
-            shape = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
-        return onnx_d.tensor_type(tt.elem_type, shape)
-
+    gi = _GraphImporter(opset, store)
     init_names = {t.name for t in g.initializer}
     graph_inputs = [i for i in g.input if i.name not in init_names]
-    arg_types = [ir_type(i.name) for i in graph_inputs]
-    out_types = [ir_type(o.name) for o in g.output]
+    arg_types = [gi.ir_type(i.name, types) for i in graph_inputs]
 
     block = Block(arg_types=arg_types)
     env: dict[str, SSAValue] = {}
@@ -351,59 +351,9 @@ def import_onnx(
         arg.name_hint = name_hint(inp.name)
         env[inp.name] = arg
     b = Builder(InsertPoint.at_end(block))
-
-    none_val: list[SSAValue] = []
-
-    def none() -> SSAValue:
-        if not none_val:
-            none_val.append(b.insert(onnx_d.NoValueOp()).result)
-        return none_val[0]
-
-    def constant(name: str, arr: np.ndarray, node_name: str | None = None) -> SSAValue:
-        attr = value_attr(arr, resource_key(name, keys), store)
-        op = onnx_d.create("Constant", [], [attr.get_type()], {"value": attr}, node_name)
-        b.insert(op)
-        op.results[0].name_hint = name_hint(name)
-        return op.results[0]
-
-    for init in g.initializer:
-        try:
-            arr = onnx.numpy_helper.to_array(init)
-        except Exception as e:
-            raise ImportError_(f"initializer '{init.name}' cannot be read: {e}") from None
-        if arr.dtype == object:
-            raise UnsupportedOpError([("<initializer>", init.name, opset, "string tensor")])
-        env[init.name] = constant(init.name, arr)
-
-    for idx, node in enumerate(g.node):
-        node_name = node.name or f"{node.op_type}_{idx}"
-        if node.op_type == "Constant":
-            env[node.output[0]] = constant(node.output[0], _constant_node_value(node), node_name)
-            continue
-        operands: list[SSAValue] = []
-        for name in node.input:
-            if name == "":
-                operands.append(none())
-            elif name in env:
-                operands.append(env[name])
-            else:
-                raise ImportError_(f"node '{node_name}' reads undefined tensor '{name}'")
-        result_types: list[Attribute] = []
-        for name in node.output:
-            result_types.append(ir_type(name) if name else _none_type())
-        attrs = _attributes(node, node_name, opset, store, keys)
-        op = onnx_d.create(node.op_type, operands, result_types, attrs, node_name)
-        b.insert(op)
-        for name, res in zip(node.output, op.results, strict=True):
-            if name:
-                res.name_hint = name_hint(name)
-                env[name] = res
-
-    outs: list[SSAValue] = []
-    for o in g.output:
-        if o.name not in env:
-            raise ImportError_(f"graph output '{o.name}' is never produced")
-        outs.append(env[o.name])
+    gi.none_builder = b
+    outs = gi.emit_graph(g, b, ChainMap(env), ChainMap(types), "", skip=set())
+    out_types = [v.type for v in outs]  # the If/Loop results the regions made static
     b.insert(func.ReturnOp(*outs))
     fn = func.FuncOp(
         "main",
@@ -418,6 +368,296 @@ def import_onnx(
         attrs[WEIGHTS_ATTR] = StringAttr(options.weights_ref or options.weights_path or "")
     module = ModuleOp([fn], attributes=attrs)
     return module
+
+
+class _GraphImporter:
+    """Emits the ops of an ONNX graph and, recursively, of the subgraphs of its If, Loop and
+    Scan nodes (each a region of the op; names resolve through the enclosing graphs' scopes,
+    so a subgraph reads outer values directly, as ONNX says)."""
+
+    def __init__(self, opset: int, store: WeightStore | None):
+        self.opset = opset
+        self.store = store
+        self.keys: set[str] = set()
+        self.none_builder: Builder | None = None
+        self._none: SSAValue | None = None
+
+    def ir_type(self, name: str, types: Mapping[str, onnx.TypeProto]) -> Attribute:
+        t = types.get(name)
+        if t is None or not t.HasField("tensor_type"):
+            kind = "" if t is None else f" ({t.WhichOneof('value') or 'no type'})"
+            if t is not None and t.WhichOneof("value") in ("sequence_type", "optional_type"):
+                raise UnsupportedOpError(
+                    [("<tensor>", name, self.opset, f"{t.WhichOneof('value')} values")]
+                )
+            raise ImportError_(f"tensor '{name}': shape inference found no tensor type{kind}")
+        return self.type_of(name, t)
+
+    def type_of(self, name: str, t: onnx.TypeProto) -> Attribute:
+        tt = t.tensor_type
+        if tt.elem_type not in onnx_d.ELEMENT_TYPES:
+            dt = onnx.TensorProto.DataType.Name(tt.elem_type)
+            raise UnsupportedOpError([("<tensor>", name, self.opset, f"element type {dt}")])
+        shape = None
+        if tt.HasField("shape"):
+            shape = [d.dim_value if _is_fixed(d) else -1 for d in tt.shape.dim]
+        return onnx_d.tensor_type(tt.elem_type, shape)
+
+    def none(self) -> SSAValue:
+        if self._none is None:
+            assert self.none_builder is not None
+            self._none = self.none_builder.insert(onnx_d.NoValueOp()).result
+        return self._none
+
+    def constant(self, b: Builder, name: str, arr: np.ndarray, node_name: str | None = None):
+        attr = value_attr(arr, resource_key(name, self.keys), self.store)
+        op = onnx_d.create("Constant", [], [attr.get_type()], {"value": attr}, node_name)
+        b.insert(op)
+        op.results[0].name_hint = name_hint(name)
+        return op.results[0]
+
+    def emit_graph(
+        self,
+        g: onnx.GraphProto,
+        b: Builder,
+        env: ChainMap[str, SSAValue],
+        types: ChainMap[str, onnx.TypeProto],
+        path: str,
+        skip: set[str],
+    ) -> list[SSAValue]:
+        """Emit ``g``'s initializers and nodes with ``b``; returns the values of its outputs.
+        ``env``/``types`` hold the enclosing scopes; ``path`` prefixes unnamed nodes' names."""
+        for init in g.initializer:
+            if init.name in skip:
+                continue
+            try:
+                arr = onnx.numpy_helper.to_array(init)
+            except Exception as e:
+                raise ImportError_(f"initializer '{init.name}' cannot be read: {e}") from None
+            if arr.dtype == object:
+                raise UnsupportedOpError(
+                    [("<initializer>", init.name, self.opset, "string tensor")]
+                )
+            env[init.name] = self.constant(b, init.name, arr)
+        for idx, node in enumerate(g.node):
+            node_name = node.name or f"{path}{node.op_type}_{idx}"
+            if node.op_type == "Constant":
+                value = _constant_node_value(node)
+                env[node.output[0]] = self.constant(b, node.output[0], value, node_name)
+                continue
+            operands: list[SSAValue] = []
+            for name in node.input:
+                if name == "":
+                    operands.append(self.none())
+                elif name in env:
+                    operands.append(env[name])
+                else:
+                    raise ImportError_(f"node '{node_name}' reads undefined tensor '{name}'")
+            result_types: list[Attribute] = []
+            for name in node.output:
+                result_types.append(self.ir_type(name, types) if name else _none_type())
+            attrs = _attributes(node, node_name, self.opset, self.store, self.keys)
+            regions: list[Region] = []
+            if node.op_type in onnx_d.REGION_ATTRS:
+                graphs = {a.name: a.g for a in node.attribute if a.type == a.GRAPH}
+                for rname in onnx_d.REGION_ATTRS[node.op_type]:
+                    if rname not in graphs:
+                        raise ImportError_(f"node '{node_name}' ({node.op_type}): no {rname}")
+                    regions.append(
+                        self.emit_region(
+                            node, node_name, rname, graphs[rname], operands, env, types
+                        )
+                    )
+                result_types = _region_result_types(node, node_name, result_types, regions)
+            op = onnx_d.create(node.op_type, operands, result_types, attrs, node_name, regions)
+            b.insert(op)
+            for name, res in zip(node.output, op.results, strict=True):
+                if name:
+                    res.name_hint = name_hint(name)
+                    env[name] = res
+        outs: list[SSAValue] = []
+        for o in g.output:
+            if o.name not in env:
+                raise ImportError_(f"graph output '{o.name}' is never produced")
+            outs.append(env[o.name])
+        return outs
+
+    def emit_region(
+        self,
+        node: onnx.NodeProto,
+        node_name: str,
+        rname: str,
+        g: onnx.GraphProto,
+        operands: Sequence[SSAValue],
+        env: ChainMap[str, SSAValue],
+        types: ChainMap[str, onnx.TypeProto],
+    ) -> Region:
+        """The region of subgraph ``g`` (attribute ``rname`` of ``node``): block arguments for
+        its inputs (typed from the subgraph, else from the node's operands), its nodes, and an
+        ``onnx.Yield`` of its outputs."""
+        implied = _body_argument_types(node, operands, len(g.input), self.opset)
+        local: dict[str, onnx.TypeProto] = {}
+        for vi in [*g.input, *g.value_info, *g.output]:
+            if vi.type.WhichOneof("value") is not None:
+                local[vi.name] = vi.type
+        arg_types: list[Attribute] = []
+        for k, vi in enumerate(g.input):
+            declared = local.get(vi.name)
+            if implied[k] is None:
+                arg_types.append(self.ir_type(vi.name, types.new_child(local)))
+                continue
+            if declared is not None and declared.HasField("tensor_type"):
+                d = self.type_of(vi.name, declared)
+                if not onnx_d.fits(implied[k], d):
+                    raise ImportError_(
+                        f"{node.op_type} node '{node_name}': {rname} input {k} ('{vi.name}') "
+                        f"is declared {d} but receives {implied[k]}"
+                    )
+            arg_types.append(implied[k])
+        if any(a is not None for a in implied):
+            # the body sees the types of the values it receives (the subgraph may declare less):
+            # infer its shapes again from those
+            named = dict(zip([i.name for i in g.input], arg_types, strict=True))
+            local.update(_infer_subgraph(g, named, types, self.opset))
+        inner_types = types.new_child(local)
+        block = Block(arg_types=arg_types)
+        inner_env = env.new_child()
+        for vi, arg in zip(g.input, block.args, strict=True):
+            arg.name_hint = name_hint(vi.name)
+            inner_env[vi.name] = arg
+        b = Builder(InsertPoint.at_end(block))
+        outs = self.emit_graph(g, b, inner_env, inner_types, f"{node_name}/{rname}/", skip=set())
+        b.insert(onnx_d.YieldOp(outs))
+        return Region(block)
+
+
+def _body_argument_types(
+    node: onnx.NodeProto, operands: Sequence[SSAValue], n_args: int, opset: int
+) -> list[Attribute | None]:
+    """Types of a Loop or Scan body's arguments implied by the node's operands (``None`` where
+    the subgraph must say): Loop's ``(iteration_num, cond, carried...)``; Scan's states and one
+    slice of each scanned input (its scan axis removed; opset 8: the batch axis too)."""
+    out: list[Attribute | None] = [None] * n_args
+    if node.op_type == "Loop":
+        if n_args >= 2:
+            out[0] = onnx_d.tensor_type(onnx.TensorProto.INT64, ())
+            out[1] = onnx_d.tensor_type(onnx.TensorProto.BOOL, ())
+        for k, v in enumerate(operands[2:]):
+            if 2 + k < n_args:
+                out[2 + k] = v.type
+    elif node.op_type == "Scan":
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        m = int(attrs.get("num_scan_inputs", 0))
+        batched = opset < 9  # Scan-8: sequence_lens first, a batch axis on every value
+        values = list(operands[1:]) if batched else list(operands)
+        n = len(values) - m
+        axes = list(attrs.get("scan_input_axes", [0] * m))
+        for k, v in enumerate(values[: min(len(values), n_args)]):
+            t = v.type
+            if not isinstance(t, TensorType):
+                continue
+            shape = list(t.get_shape())
+            if k >= n:  # a scanned input: drop the scan axis (and opset 8's batch axis)
+                drop = [0, 1] if batched else [axes[k - n] % max(len(shape), 1)]
+                shape = [d for i, d in enumerate(shape) if i not in drop]
+            elif batched:
+                shape = shape[1:]
+            out[k] = TensorType(t.element_type, shape)
+    return out
+
+
+def _free_names(g: onnx.GraphProto) -> list[str]:
+    """Names ``g`` (and its subgraphs) read without defining them: its outer-scope values."""
+    defined = {i.name for i in g.input} | {t.name for t in g.initializer}
+    free: dict[str, None] = {}
+    for node in g.node:
+        for name in node.input:
+            if name and name not in defined:
+                free.setdefault(name, None)
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                for name in _free_names(a.g):
+                    if name not in defined:
+                        free.setdefault(name, None)
+        defined.update(o for o in node.output if o)
+    return list(free)
+
+
+def _type_proto(t: Attribute) -> onnx.TypeProto:
+    assert isinstance(t, TensorType)
+    dims = [d if d >= 0 else None for d in t.get_shape()]
+    return onnx.helper.make_tensor_type_proto(onnx_d.onnx_dtype_of(t.element_type), dims)
+
+
+def _infer_subgraph(
+    g: onnx.GraphProto,
+    arg_types: Mapping[str, Attribute],
+    outer: Mapping[str, onnx.TypeProto],
+    opset: int,
+) -> dict[str, onnx.TypeProto]:
+    """ONNX shape inference of subgraph ``g`` as a model of its own, its inputs of
+    ``arg_types`` and its outer-scope values of their types in ``outer``: the types of its
+    values (``value_info`` and outputs), or ``{}`` if inference fails."""
+    sub = onnx.GraphProto()
+    sub.CopyFrom(g)
+    del sub.input[:]
+    del sub.value_info[:]
+    for name, t in arg_types.items():
+        sub.input.append(onnx.helper.make_value_info(name, _type_proto(t)))
+    for name in _free_names(g):
+        if name in outer:
+            sub.input.append(onnx.helper.make_value_info(name, outer[name]))
+    model = onnx.helper.make_model(
+        sub, opset_imports=[onnx.helper.make_opsetid("", opset)], ir_version=8
+    )
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 - keep the graph-level inference
+        return {}
+    return {
+        vi.name: vi.type
+        for vi in [*inferred.graph.value_info, *inferred.graph.output]
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+    }
+
+
+def _region_result_types(
+    node: onnx.NodeProto, node_name: str, types: list[Attribute], regions: Sequence[Region]
+) -> list[Attribute]:
+    """The result types of an If or Loop from its regions where shape inference left them
+    dynamic, and a clear error where the regions make a shape depend on the data: If branches
+    that yield different static shapes, a loop-carried value whose shape the body changes."""
+    types = list(types)
+    if node.op_type == "If":
+        then_v = [v.type for v in onnx_d.region_yield(regions[0]).values]
+        else_v = [v.type for v in onnx_d.region_yield(regions[1]).values]
+        for i, (a, b) in enumerate(zip(then_v, else_v, strict=False)):
+            sa, sb = onnx_d.static_shape(a), onnx_d.static_shape(b)
+            if sa is not None and sb is not None and sa != sb:
+                raise ImportError_(
+                    f"If node '{node_name}': output {i} ('{node.output[i]}') has shape "
+                    f"{list(sa)} in then_branch and {list(sb)} in else_branch; its shape would "
+                    "depend on the condition, and Ramiel compiles static shapes"
+                )
+            if i < len(types) and onnx_d.static_shape(types[i]) is None and sa is not None:
+                types[i] = a
+    elif node.op_type == "Loop":
+        body = regions[0].block
+        values = onnx_d.region_yield(regions[0]).values
+        n = len(body.args) - 2
+        for k in range(min(n, len(values) - 1)):
+            before, after = body.args[2 + k].type, values[1 + k].type
+            sa, sb = onnx_d.static_shape(before), onnx_d.static_shape(after)
+            if sa is not None and sb is not None and sa != sb:
+                raise ImportError_(
+                    f"Loop node '{node_name}': loop-carried value {k} ('{node.input[2 + k]}') "
+                    f"has shape {list(sa)} before the loop and {list(sb)} after an iteration; "
+                    "its shape would change from iteration to iteration, and Ramiel compiles "
+                    "static shapes"
+                )
+            if k < len(types) and onnx_d.static_shape(types[k]) is None and sa is not None:
+                types[k] = before
+    return types
 
 
 def _correct_inferred_shapes(
@@ -544,6 +784,8 @@ def _attributes(
                 f"node '{node_name}' ({node.op_type}, opset {opset}): unknown attribute '{a.name}'"
             )
         kind = spec[0]
+        if kind == onnx.defs.OpSchema.AttrType.GRAPH:
+            continue  # a region of the op (onnx_d.REGION_ATTRS)
         value = onnx.helper.get_attribute_value(a)
         if kind == onnx.defs.OpSchema.AttrType.TENSOR:
             arr = onnx.numpy_helper.to_array(value)

@@ -100,14 +100,20 @@ def test_every_op_has_a_schema_at_some_opset():
 @pytest.mark.parametrize(
     "op_type, why",
     [
-        ("If", "control flow"),
-        ("Loop", "control flow"),
+        ("SequenceMap", "subgraph attributes are only supported on If, Loop and Scan"),
         ("SequenceAt", "sequence"),
         ("NoSuchOp", "no ONNX operator"),
     ],
 )
 def test_unrepresentable_operators_say_why(op_type, why):
     assert why in unrepresentable_reason(op_type, 17)
+
+
+@pytest.mark.parametrize("op_type", ["If", "Loop", "Scan"])
+def test_control_flow_operators_are_region_ops(op_type):
+    assert unrepresentable_reason(op_type, 17) is None
+    regions = [name for name, _ in OPS[op_type].get_irdl_definition().regions]
+    assert tuple(regions) == onnx_d.REGION_ATTRS[op_type]
 
 
 _MODULE = """builtin.module attributes {{onnx.opset = {opset} : i64}} {{

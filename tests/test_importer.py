@@ -236,8 +236,9 @@ def test_not_onnx_and_truncated_files(tmp_path, zoo_models):
 
 
 def test_all_unsupported_ops_listed_at_once():
+    """Also those inside the subgraphs of control-flow nodes (named after their If)."""
     then = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["o"])], "then", [], [_vi("o", [2])]
+        [helper.make_node("BazQux", ["x"], ["o"])], "then", [], [_vi("o", [2])]
     )
     m = _model(
         [
@@ -252,7 +253,8 @@ def test_all_unsupported_ops_listed_at_once():
         import_onnx(m)
     assert [(op, node) for op, node, _, _ in info.value.items] == [
         ("FooBar", "foo"),
-        ("If", "branch"),
+        ("BazQux", "branch/else_branch/BazQux_0"),
+        ("BazQux", "branch/then_branch/BazQux_0"),
     ]
     assert "opset 17" in str(info.value)
 

@@ -252,3 +252,92 @@ func.func @negative_pad() -> tensor<2xf32> {
   func.return %y : tensor<2xf32>
 }
 }
+
+// -----
+
+// An If whose condition is a constant is replaced by the ops of the branch it takes; the other
+// branch is gone, and the inlined ops fold in turn.
+// CHECK-LABEL: func.func @if_constant_condition
+// CHECK-NOT:     onnx.If
+// CHECK:         %a = "onnx.Relu"(%x)
+// CHECK-NEXT:    func.return %a
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @if_constant_condition(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  %r = "onnx.If"(%c) ({
+    %a = "onnx.Relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+  }, {
+    %b = "onnx.Neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    "onnx.Yield"(%b) : (tensor<4xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+}
+
+// -----
+
+// A computed constant condition (false): the else branch is taken.
+// CHECK-LABEL: func.func @if_folded_condition
+// CHECK-NOT:     onnx.If
+// CHECK:         %b = "onnx.Neg"(%x)
+// CHECK-NEXT:    func.return %b
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @if_folded_condition(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %one = "onnx.Constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+  %two = "onnx.Constant"() <{value = dense<2.0> : tensor<f32>}> : () -> tensor<f32>
+  %c = "onnx.Greater"(%one, %two) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %r = "onnx.If"(%c) ({
+    %a = "onnx.Relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+  }, {
+    %b = "onnx.Neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    "onnx.Yield"(%b) : (tensor<4xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+}
+
+// -----
+
+// Folding inside regions: ops of a Loop body whose operands are constants (here captured from
+// outside the loop) fold; the ones reading the loop's arguments stay.
+// CHECK-LABEL: func.func @fold_in_loop_body
+// CHECK:         "onnx.Loop"
+// CHECK:           %w2 = "onnx.Constant"() <{value = dense<4.000000e+00> : tensor<2xf32>}>
+// CHECK-NEXT:      %n = "onnx.Add"(%acc, %w2)
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @fold_in_loop_body(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %m = "onnx.Constant"() <{value = dense<3> : tensor<i64>}> : () -> tensor<i64>
+  %w = "onnx.Constant"() <{value = dense<2.0> : tensor<2xf32>}> : () -> tensor<2xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %y = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>):
+    %w2 = "onnx.Mul"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %n = "onnx.Add"(%acc, %w2) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "onnx.Yield"(%c, %n) : (tensor<i1>, tensor<2xf32>) -> ()
+  }) : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
+
+// -----
+
+// A Loop with a constant trip count that cannot stop early: its scan outputs get their static
+// leading axis (the trip count).
+// CHECK-LABEL: func.func @loop_trip_count
+// CHECK:         }) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>)
+// CHECK-NEXT:    func.return %ys : tensor<3x2xf32>
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @loop_trip_count(%x: tensor<2xf32>) -> tensor<?x2xf32> {
+  %m = "onnx.Constant"() <{value = dense<3> : tensor<i64>}> : () -> tensor<i64>
+  %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  %y, %ys = "onnx.Loop"(%m, %t, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>):
+    %n = "onnx.Relu"(%acc) : (tensor<2xf32>) -> tensor<2xf32>
+    %c2 = "onnx.Identity"(%c) : (tensor<i1>) -> tensor<i1>
+    "onnx.Yield"(%c2, %n, %n) : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> ()
+  }) : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>)
+  func.return %ys : tensor<?x2xf32>
+}
+}

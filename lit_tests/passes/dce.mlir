@@ -98,3 +98,32 @@ func.func @all_unused(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %x : tensor<2xf32>
 }
 }
+
+// -----
+
+// Region ops are as pure as their regions: an unused If is erased whole; in a used Loop, ops of
+// the body that nothing yields are erased, and the body's arguments stay.
+// CHECK-LABEL: func.func @regions
+// CHECK-NOT:     onnx.If
+// CHECK:         "onnx.Loop"
+// CHECK-NEXT:    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>):
+// CHECK-NEXT:      %n = "onnx.Relu"(%acc)
+// CHECK-NEXT:      "onnx.Yield"(%c, %n)
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @regions(%b: tensor<i1>, %m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %unused = "onnx.If"(%b) ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "onnx.Yield"(%a) : (tensor<2xf32>) -> ()
+  }, {
+    "onnx.Yield"(%x) : (tensor<2xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<2xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %y = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>):
+    %dead = "onnx.Neg"(%acc) : (tensor<2xf32>) -> tensor<2xf32>
+    %n = "onnx.Relu"(%acc) : (tensor<2xf32>) -> tensor<2xf32>
+    "onnx.Yield"(%c, %n) : (tensor<i1>, tensor<2xf32>) -> ()
+  }) : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}

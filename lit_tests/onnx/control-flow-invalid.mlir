@@ -1,0 +1,101 @@
+// The verifier of If, Loop and Scan: regions against operands and results; errors carry the
+// op's file:line:col.
+// RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
+
+// The branches of an If yield different static shapes: the result's shape would depend on the
+// condition.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If (node 'if0'): result #0 has shape [4] in then_branch and [5] in else_branch: its shape would depend on the condition
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<?xf32> {
+  %r = "onnx.If"(%c) ({
+    "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+  }, {
+    "onnx.Yield"(%b) : (tensor<5xf32>) -> ()
+  }) {onnx_node_name = "if0"} : (tensor<i1>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
+}
+
+// -----
+
+// A branch yields the wrong number of values.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If: else_branch yields 2 value(s), the op has 1 result(s)
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%c: tensor<i1>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "onnx.If"(%c) ({
+    "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+  }, {
+    "onnx.Yield"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+}
+
+// -----
+
+// The condition must be one bool.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If: cond must be one bool, got tensor<2xi1>
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%c: tensor<2xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = "onnx.If"(%c) ({
+    "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+  }, {
+    "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
+  }) : (tensor<2xi1>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+}
+
+// -----
+
+// A loop-carried value whose shape the body changes.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Loop: loop-carried value #0 changes type or shape: it enters as tensor<2xf32> and the body yields tensor<4xf32>
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  %y = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>):
+    %n = "onnx.Concat"(%acc, %acc) <{axis = 0 : si64}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+    "onnx.Yield"(%c, %n) : (tensor<i1>, tensor<4xf32>) -> ()
+  }) : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
+
+// -----
+
+// The body of a Loop takes iteration_num, cond and one argument per carried value.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Loop: the body takes 2 argument(s), expected 2 + 1
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  %y = "onnx.Loop"(%m, %none, %x) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>):
+    "onnx.Yield"(%c, %x) : (tensor<i1>, tensor<2xf32>) -> ()
+  }) : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
+
+// -----
+
+// A scan output must be the yielded slice stacked on a new axis.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Scan: scan output #0 is tensor<5x3xf32>, which is not the body's tensor<2xf32> stacked on axis 0
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%s0: tensor<2xf32>, %xs: tensor<5x2xf32>) -> tensor<5x3xf32> {
+  %s, %ys = "onnx.Scan"(%s0, %xs) <{num_scan_inputs = 1 : si64}> ({
+  ^bb0(%acc: tensor<2xf32>, %x: tensor<2xf32>):
+    "onnx.Yield"(%acc, %x) : (tensor<2xf32>, tensor<2xf32>) -> ()
+  }) : (tensor<2xf32>, tensor<5x2xf32>) -> (tensor<2xf32>, tensor<5x3xf32>)
+  func.return %ys : tensor<5x3xf32>
+}
+}
+
+// -----
+
+// onnx.Yield only ends the regions of If, Loop and Scan.
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:1: error: onnx.Yield must end a region of onnx.If, onnx.Loop or onnx.Scan
+builtin.module attributes {onnx.opset = 17 : i64} {
+%x = "onnx.Constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<2xf32>
+"onnx.Yield"(%x) : (tensor<2xf32>) -> ()
+}
