@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -250,7 +251,9 @@ class CompiledModel:
 
     ``model(*inputs)`` runs the parallel module (workers started once, on first use) and returns
     the outputs as a tuple (a single tensor if the graph has one output); ``model.sequential(...)``
-    runs the sequential module. ``close()`` (or ``with``) stops the workers.
+    runs the sequential module. ``close()`` (or ``with``) stops the workers; a parallel call after
+    it raises :class:`~ramiel.runtime.RunnerClosed`. Threads that make their first call at once
+    share one runner.
     """
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
@@ -268,6 +271,8 @@ class CompiledModel:
         self.output_names: list[str] = list(seq_mod.OUTPUTS)
         self.weights = Weights.from_safetensors(result.weights_path)
         self._runner: Any = None
+        self._closed = False
+        self._start_lock = threading.Lock()  # concurrent first calls start one runner
 
     @property
     def report(self) -> ScheduleReport:
@@ -295,14 +300,25 @@ class CompiledModel:
         return backend, threads
 
     def _start(self) -> Any:
-        if self._runner is None:
-            from ramiel.runtime import start
+        runner = self._runner
+        if runner is not None:
+            return runner
+        with self._start_lock:
+            if self._closed:
+                from ramiel.runtime import RunnerClosed
 
-            backend, threads = self.runtime_config()
-            self._runner = start(
-                self.program, self.weights, backend=backend, threads_per_worker=threads
-            )
-        return self._runner
+                raise RunnerClosed(
+                    f"the compiled model of {self.result.out_dir} is closed; compile or load it "
+                    "again to run it in parallel (model.sequential still works)"
+                )
+            if self._runner is None:
+                from ramiel.runtime import start
+
+                backend, threads = self.runtime_config()
+                self._runner = start(
+                    self.program, self.weights, backend=backend, threads_per_worker=threads
+                )
+            return self._runner
 
     def __call__(self, *inputs: Any) -> Any:
         outs = self._start()(*inputs)
@@ -320,9 +336,12 @@ class CompiledModel:
             return self._forward(self.weights, *inputs)
 
     def close(self) -> None:
-        if self._runner is not None:
-            self._runner.close()
-            self._runner = None
+        """Stop the workers; later parallel calls raise ``RunnerClosed``. Idempotent."""
+        with self._start_lock:
+            self._closed = True
+            runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.close()
 
     def __enter__(self) -> CompiledModel:
         return self

@@ -31,13 +31,25 @@ raises its own count, ``Program.max_threads > 1``, as with ``--intra-op-threads`
 ``spawn``/``forkserver`` workers re-import the cluster functions by module name, or from
 ``Program.module_path`` (or the module's ``__file__``) when the module was loaded from a file path
 (see :func:`~ramiel.runtime.program.load_program`); functions defined inside other functions
-cannot be re-imported and need ``fork``.
+cannot be re-imported and need ``fork``. They never re-import the caller's main module, unlike
+``multiprocessing``'s own workers: the preparation data sent to them leaves out
+``init_main_from_path``/``init_main_from_name`` (:func:`_without_main`), so a script without an
+``if __name__ == "__main__":`` guard, ``python -c`` and ``python -`` all work, and the worker
+runs only Ramiel's code and the program's module. Only a program whose cluster functions are
+defined in the main script itself makes the worker import that script (under another name, so
+its guard holds); a script that then starts workers again at import time gets a
+:class:`~ramiel.runtime.program.ProgramError` that says to guard it.
 
 Failure handling: every wait in a worker polls an abort flag and its parent's liveness every
-:data:`~ramiel.runtime.channels.POLL_S`; the caller's wait is bounded by ``timeout_s``. On any
-failure the caller sets the abort flag, wakes all waiters, asks workers to quit, and terminates
-(SIGTERM, then SIGKILL) the ones that do not exit within a grace period. Workers ignore SIGINT
-(Ctrl-C reaches the caller, which then shuts them down) and are daemonic.
+:data:`~ramiel.runtime.channels.POLL_S`; the caller's wait is bounded by ``timeout_s`` and checks
+the workers' liveness every :data:`LIVENESS_S`: a worker that exited (killed while idle or while
+running) is :class:`~ramiel.runtime.program.WorkerDied` at once, before anything is sent to it;
+one that is stopped (state ``T`` in ``/proc/<pid>/stat``: ``SIGSTOP``, ``SIGTSTP``) for
+:data:`STOPPED_S` is :class:`~ramiel.runtime.program.WorkerTimeout` with ``stopped`` set, long
+before ``timeout_s``. On any failure the caller sets the abort flag, wakes all waiters, asks
+workers to quit, and terminates (SIGTERM and SIGCONT, then SIGKILL) the ones that do not exit
+within a grace period. Workers ignore SIGINT (Ctrl-C reaches the caller, whose
+``KeyboardInterrupt`` shuts them down and is re-raised) and are daemonic.
 """
 
 from __future__ import annotations
@@ -47,11 +59,14 @@ import dataclasses
 import importlib
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import multiprocessing.spawn as mp_spawn
 import os
 import pickle
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +93,56 @@ from ramiel.runtime.weights import TensorSlot, Weights, pack_shared, shared_aren
 FAILED_GRACE_S = 0.5
 #: Seconds ``close`` waits for idle workers to exit before terminating them.
 CLOSE_GRACE_S = 5.0
+#: Seconds between two liveness checks of the workers while the caller waits for them.
+LIVENESS_S = 0.1
+#: Seconds a worker must stay stopped before the inference is given up (a stop that ends, e.g.
+#: job control stopping and continuing the whole process group, is not a failure).
+STOPPED_S = 1.0
+
+#: Set in a worker process while it imports the cluster functions; a ProcessRunner made then
+#: comes from a main script that starts workers at import time.
+_IMPORTING_PROGRAM = False
+_PREPARATION_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _without_main() -> Iterator[None]:
+    """While starting a spawn/forkserver worker: send it preparation data without the caller's
+    main module, so that the worker does not re-import (re-run) the user's script.
+
+    ``multiprocessing`` makes every such child import ``__main__`` again (``init_main_from_path``
+    or ``init_main_from_name`` of :func:`multiprocessing.spawn.get_preparation_data`), which runs
+    a script without a main guard a second time and fails for ``python -`` (``<stdin>``). The
+    worker's target and arguments live in Ramiel's modules and the program's module, so it needs
+    neither.
+    """
+    with _PREPARATION_LOCK:
+        original = mp_spawn.get_preparation_data
+
+        def without_main(name: str) -> dict[str, Any]:
+            data = original(name)
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+            return data
+
+        mp_spawn.get_preparation_data = without_main
+        try:
+            yield
+        finally:
+            mp_spawn.get_preparation_data = original
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of process ``pid`` from ``/proc/<pid>/stat`` (``R``, ``S``, ``T``...),
+    or ``None`` where it cannot be read (no ``/proc``, the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    end = stat.rfind(b")")  # the command name may hold spaces and parentheses
+    fields = stat[end + 2 :].split()
+    return fields[0].decode() if end >= 0 and fields else None
 
 
 def choose_start_method(requested: str | None, threads_per_worker: int) -> str:
@@ -185,8 +250,13 @@ def _worker_main(boot: _Boot) -> None:
         conn.close()
     start, done = boot.start_r, boot.done_w
     ppid = os.getppid()
+    global _IMPORTING_PROGRAM
     try:
-        fn = boot.fn.resolve() if isinstance(boot.fn, FnRef) else boot.fn
+        _IMPORTING_PROGRAM = True
+        try:
+            fn = boot.fn.resolve() if isinstance(boot.fn, FnRef) else boot.fn
+        finally:
+            _IMPORTING_PROGRAM = False
         ep = ShmEndpoint(boot.program, boot.cluster, boot.layout, boot.arena, boot.sems, ppid)
         if boot.copy_on_get:
             _clone_on_get(ep)
@@ -251,6 +321,12 @@ class ProcessRunner(Runner):
         startup_timeout_s: float = 120.0,
         copy_on_get: bool = False,
     ):
+        if _IMPORTING_PROGRAM:
+            raise ProgramError(
+                "a worker process that imports the program's module was asked to start workers "
+                "itself: the module (the main script, whose functions the program uses) starts "
+                'a runner when imported; put that code under if __name__ == "__main__":'
+            )
         super().__init__(program, weights, threads_per_worker, timeout_s)
         self._procs: list[Any] = []
         self._start_ws: list[Any] = []
@@ -280,11 +356,18 @@ class ProcessRunner(Runner):
         if method == "forkserver":
             ctx.set_forkserver_preload(["torch", __name__])
         lay = self._layout = ShmLayout.of(program)
-        self._arena = shared_arena(lay.nbytes)
+        try:
+            self._arena = shared_arena(lay.nbytes)
+            warena, wslots = pack_shared(self.weights)
+        except (RuntimeError, MemoryError, OSError) as e:
+            raise RuntimeFailure(
+                f"program '{program.name}': cannot allocate the shared memory of its channels "
+                f"({lay.nbytes} bytes) and weights ({self.weights.nbytes()} bytes): "
+                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
         self._ctrl = lay.ctrl(self._arena)
         self._bufs = lay.buffers(self._arena)
         self._index = {n: i for i, n in enumerate(lay.names)}
-        warena, wslots = pack_shared(self.weights)
         self._sems = [
             ctx.Semaphore(0) if program.channels[n].dst is not None else None for n in lay.names
         ]
@@ -309,7 +392,11 @@ class ProcessRunner(Runner):
             )
             self._start_ws.append(start_w)
             self._done_rs.append(done_r)
-            p.start()
+            if method == "fork":
+                p.start()
+            else:
+                with _without_main():
+                    p.start()
             self._procs.append(p)
             start_r.close()
             done_w.close()
@@ -321,6 +408,9 @@ class ProcessRunner(Runner):
     def _run(
         self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
     ) -> dict[str, torch.Tensor]:
+        for i, p in enumerate(self._procs):  # died while idle: say so before sending anything
+            if not p.is_alive():
+                raise self._died(i)
         ctrl, lay = self._ctrl, self._layout
         ctrl[ShmLayout.EPOCH] = epoch
         for name, t in inputs.items():
@@ -330,8 +420,11 @@ class ProcessRunner(Runner):
                 ctrl[lay.put_word(i)] = epoch
                 self._sems[i].release()
         msg = str(epoch).encode()
-        for conn in self._start_ws:
-            conn.send_bytes(msg)
+        for i, conn in enumerate(self._start_ws):
+            try:
+                conn.send_bytes(msg)
+            except OSError:  # the worker's end is closed: it died since the check above
+                raise self._died(i) from None
         self._await_all(b"D", time.monotonic() + timeout_s, timeout_s, epoch)
         return {o: self._bufs[ch].clone() for o, ch in self.program.outputs.items()}
 
@@ -343,13 +436,20 @@ class ProcessRunner(Runner):
         by_conn = {id(c): i for i, c in enumerate(self._done_rs)}
         by_sentinel = {p.sentinel: i for i, p in enumerate(self._procs)}
         aborted = False
+        stopped_since: dict[int, float] = {}
         while pending:
             remaining = deadline - time.monotonic()
             ready = mpc.wait(
-                [self._done_rs[i] for i in pending] + list(by_sentinel), max(remaining, 0.0)
+                [self._done_rs[i] for i in pending] + list(by_sentinel),
+                min(max(remaining, 0.0), LIVENESS_S),
             )
-            if not ready and remaining <= 0:
+            if not ready:
                 names = [self._names[i] for i in sorted(pending)]
+                stopped = self._stopped(pending, stopped_since)
+                if stopped:
+                    raise WorkerTimeout(names, timeout_s, [self._names[i] for i in stopped])
+                if remaining > 0:
+                    continue
                 if expect == b"R":
                     raise RuntimeFailure(
                         f"worker(s) of cluster(s) {', '.join(names)} did not start within "
@@ -380,6 +480,20 @@ class ProcessRunner(Runner):
                     raise self._died(by_sentinel[s])
         if aborted:  # pragma: no cover - an abort always comes with an error
             raise RuntimeFailure("inference aborted")
+
+    def _stopped(self, pending: set[int], since: dict[int, float]) -> list[int]:
+        """The pending workers that have been stopped for :data:`STOPPED_S` (``since``: when each
+        was first seen stopped, updated here)."""
+        now = time.monotonic()
+        out = []
+        for i in sorted(pending):
+            if process_state(self._procs[i].pid) == "T":
+                first = since.setdefault(i, now)
+                if now - first >= STOPPED_S:
+                    out.append(i)
+            else:
+                since.pop(i, None)
+        return out
 
     def _died(self, i: int) -> WorkerDied:
         p = self._procs[i]
@@ -416,6 +530,10 @@ class ProcessRunner(Runner):
         for p in self._procs:
             if p.is_alive():
                 p.terminate()
+                with contextlib.suppress(
+                    OSError
+                ):  # a stopped process acts on SIGTERM once continued
+                    os.kill(p.pid, signal.SIGCONT)
         for p in self._procs:
             p.join(timeout=1.0)
             if p.is_alive():
@@ -429,3 +547,10 @@ class ProcessRunner(Runner):
         self._procs = []
         self._start_ws = []
         self._done_rs = []
+        # the shared memory (held through file descriptors) and the semaphores go with the
+        # workers, not when the runner object is collected
+        self._sems = []
+        self._bufs = {}
+        for name in ("_ctrl", "_arena"):
+            if hasattr(self, name):
+                delattr(self, name)

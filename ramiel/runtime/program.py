@@ -141,20 +141,36 @@ class WorkerDied(RuntimeFailure):
 
 
 class WorkerTimeout(RuntimeFailure):
-    """An inference did not finish within the runner's ``timeout_s``.
+    """An inference did not finish within the runner's ``timeout_s``, or cannot finish: a worker
+    process is stopped (``SIGSTOP``/``SIGTSTP``), seen by the liveness check long before the
+    timeout (see :mod:`ramiel.runtime.processes`).
 
     Attributes:
         clusters: the clusters that had not finished the inference.
-        timeout_s: the limit that was exceeded, in seconds.
+        timeout_s: the limit of the inference, in seconds.
+        stopped: the clusters whose worker process is stopped (empty for a plain timeout).
     """
 
-    def __init__(self, clusters: Sequence[str], timeout_s: float):
+    def __init__(self, clusters: Sequence[str], timeout_s: float, stopped: Sequence[str] = ()):
         self.clusters = list(clusters)
         self.timeout_s = timeout_s
+        self.stopped = list(stopped)
         names = ", ".join(f"'{c}'" for c in self.clusters)
-        super().__init__(
-            f"inference did not finish within {timeout_s:g} s; still running: cluster(s) {names}"
-        )
+        if self.stopped:
+            which = ", ".join(f"'{c}'" for c in self.stopped)
+            message = (
+                f"the worker process of cluster(s) {which} is stopped (SIGSTOP or SIGTSTP), so "
+                f"the inference cannot finish; waiting on cluster(s) {names}"
+            )
+        else:
+            message = (
+                f"inference did not finish within {timeout_s:g} s; still running: "
+                f"cluster(s) {names}"
+            )
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.clusters, self.timeout_s, self.stopped))
 
 
 # -------------------------------------------------------------------------------------------- program
@@ -427,8 +443,9 @@ def check_inputs(program: Program, inputs: Mapping[str, object]) -> dict[str, to
         graph input name -> tensor.
 
     Raises:
-        InputMismatch: a missing or unknown input name, a value that is not a tensor, or a shape or
-            dtype different from the spec (no implicit cast or broadcast).
+        InputMismatch: a missing or unknown input name, a value that is not a tensor, a tensor
+            that is not a dense CPU tensor (a meta, CUDA or sparse tensor), or a shape or dtype
+            different from the spec (no implicit cast or broadcast).
     """
     missing = [n for n in program.inputs if n not in inputs]
     unknown = [n for n in inputs if n not in program.inputs]
@@ -452,6 +469,11 @@ def check_inputs(program: Program, inputs: Mapping[str, object]) -> dict[str, to
                 raise InputMismatch(
                     f"input '{name}': expected a torch.Tensor, got {type(t).__name__}"
                 )
+        if t.device.type != "cpu" or t.layout != torch.strided:
+            raise InputMismatch(
+                f"input '{name}': expected a dense CPU tensor, got a tensor on device "
+                f"'{t.device}' with layout {str(t.layout).removeprefix('torch.')}"
+            )
         if chans:
             spec = program.channels[chans[0]]
             if tuple(t.shape) != spec.shape or t.dtype != spec.dtype:

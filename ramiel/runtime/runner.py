@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
+import traceback
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
@@ -129,6 +130,9 @@ class Runner:
                 self._shutdown(failed=True)
                 self._closed = True
                 _open_runners.discard(self)
+                # The backend's frames in the traceback hold views of its shared memory and
+                # buffers; the caller may keep the error for long: let the memory go now.
+                traceback.clear_frames(e.__traceback__)
                 raise
             if self.fresh_outputs:
                 return out
