@@ -15,7 +15,10 @@ onnx-mlir's generic form::
   ``dense_resource<key>`` (a tensor stored in the module's external safetensors weights file, see
   :mod:`ramiel.weights`).
 * The ONNX opset the ops follow is the module attribute ``onnx.opset`` (default: the newest opset
-  the installed ``onnx`` knows). The verifier checks each op against the schema *of that opset*:
+  the installed ``onnx`` knows), or an op's own ``onnx.opset`` attribute: the fusion passes
+  (``--fuse-layer-norm``, ``--fuse-gelu``, ``--fuse-attention``) create ops of a later opset
+  than the model's, e.g. ``"onnx.Gelu"(%x) {onnx.opset = 20 : i64}`` in an opset-14 model, which
+  follow that opset's schema. The verifier checks each op against the schema *of its opset*:
   arity, attribute names, kinds and required attributes, element-type constraints, and the shapes
   of the ops whose shape rules are simple (broadcasting element-wise ops, Conv, MatMul, Gemm,
   Concat).
@@ -356,7 +359,13 @@ def unrepresentable_reason(op_type: str, opset: int) -> str | None:
 
 
 def opset_of(op: Operation) -> int:
-    """The ``onnx.opset`` of the module enclosing ``op`` (default :data:`LATEST_OPSET`)."""
+    """The opset whose schema ``op`` follows: its own ``onnx.opset`` attribute if it has one (an op
+    that a fusion pass made from a later opset than the model's, such as ``onnx.Gelu`` of opset
+    20 in an opset-14 model), else the ``onnx.opset`` of the enclosing module (default
+    :data:`LATEST_OPSET`)."""
+    own = op.attributes.get(OPSET_ATTR)
+    if isinstance(own, IntegerAttr):
+        return own.value.data
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, ModuleOp):
@@ -458,9 +467,17 @@ class OnnxOp(IRDLOperation):
         return a.data if isinstance(a, StringAttr) else ""
 
     def verify_(self) -> None:
+        where = f"onnx.{self.op_type}" + (f" (node '{self.node_name}')" if self.node_name else "")
+        own = self.attributes.get(OPSET_ATTR)
+        if own is not None and not (
+            isinstance(own, IntegerAttr) and MIN_OPSET <= own.value.data <= LATEST_OPSET
+        ):
+            raise VerifyException(
+                f"{where}: attribute {OPSET_ATTR} must be an integer opset from {MIN_OPSET} to "
+                f"{LATEST_OPSET}, got {own}"
+            )
         opset = opset_of(self)
         info = schema_info(self.op_type, opset)
-        where = f"onnx.{self.op_type}" + (f" (node '{self.node_name}')" if self.node_name else "")
         if info is None:
             raise VerifyException(f"{where} is not defined at opset {opset}")
         self._verify_arity(info, where, opset)

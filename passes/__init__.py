@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 _MODULES: dict[str, tuple[str, str]] = {
     "dce": ("ramiel.passes.dce", "DeadCodeElimination"),
     "constant-fold": ("ramiel.passes.constant_fold", "ConstantFold"),
+    "fold-into-weights": ("ramiel.passes.fold_into_weights", "FoldIntoWeights"),
     "estimate-cost": ("ramiel.passes.estimate_cost", "EstimateCost"),
     "linear-cluster": ("ramiel.passes.linear_cluster", "LinearCluster"),
     "merge": ("ramiel.passes.merge", "Merge"),
@@ -24,6 +25,11 @@ _MODULES: dict[str, tuple[str, str]] = {
     "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
     "own-outputs": ("ramiel.passes.own_outputs", "OwnOutputs"),
 }
+
+
+REWRITE_PASSES: tuple[str, ...] = ("fold-into-weights",)
+"""The graph rewrites ``ramiel compile`` runs by default, in this order, after ``--constant-fold
+--dce`` (each switched off by ``--no-<name>``, or with ``CompileOptions.disable``)."""
 
 
 def _factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:

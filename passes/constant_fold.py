@@ -92,7 +92,14 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ramiel.dialects import onnx as onnx_d
-from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, onnx_dtype_of, opset_of, static_shape
+from ramiel.dialects.onnx import (
+    OPSET_ATTR,
+    OnnxOp,
+    numpy_dtype_of,
+    onnx_dtype_of,
+    opset_of,
+    static_shape,
+)
 from ramiel.weights import (
     INLINE_LIMIT,
     WEIGHTS_ATTR,
@@ -765,7 +772,9 @@ class ConstantFold(ModulePass):
                 continue
             block_id = id(o.parent)
             opset = opsets.get(block_id)
-            if opset is None:
+            if OPSET_ATTR in o.attributes:
+                opset = opset_of(o)  # an op of a later opset than the module's (a fused op)
+            elif opset is None:
                 opset = opsets[block_id] = opset_of(o)
             if o.op_type == "If" and (branch := folder.condition(o)) is not None:
                 erased.update(inline_if(o, branch))

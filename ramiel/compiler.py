@@ -3,7 +3,7 @@
 Stages (each also available alone through ``ramiel-translate``/``ramiel-opt``)::
 
     import      ramiel-translate --import-onnx            (ramiel.importer)
-    clean-up    --constant-fold --dce
+    clean-up    --constant-fold --dce, then the graph rewrites (REWRITE_PASSES) and --dce
     cluster     --estimate-cost --linear-cluster --merge{clusters=N} --clone --dce
     lower       --lower-to-torchpy  (once as clustered, once with mode=sequential)
     print       ramiel-translate --to-python               (ramiel.printer)
@@ -34,9 +34,11 @@ from xdsl.passes import ModulePass
 
 from ramiel.errors import RamielError, SchedulingError
 from ramiel.importer import ImportOptions, import_onnx
+from ramiel.passes import REWRITE_PASSES
 from ramiel.scheduling import ScheduleReport
 
 WEIGHTS_FILE = "weights.safetensors"
+
 
 #: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
 #: imported as ``model.py``/``model_seq.py``; ``id()`` values are reused after garbage collection).
@@ -55,6 +57,7 @@ class CompileOptions:
     input/output, named ``<name>__s<k>``); ``cores``: plan intra-op threads per op for this many
     cores (``--intra-op-threads{cores=N}``: an op runs with more threads while other clusters
     idle; the generated code sets them, overriding ``threads_per_worker``); ``None``: off.
+    ``disable``: names of the :data:`REWRITE_PASSES` not to run (``"all"``: none of them).
     """
 
     clusters: int | None = None
@@ -66,6 +69,23 @@ class CompileOptions:
     ort_optimize: bool = False
     batch: int = 1
     cores: int | None = None
+    disable: Sequence[str] = ()
+
+    def rewrites(self) -> list[str]:
+        """The :data:`REWRITE_PASSES` this compilation runs, in order.
+
+        Raises :class:`~ramiel.errors.RamielError` for a name in ``disable`` that is neither
+        one of them nor ``all``.
+        """
+        unknown = sorted(set(self.disable) - {*REWRITE_PASSES, "all"})
+        if unknown:
+            raise RamielError(
+                f"unknown rewrite(s) to disable: {', '.join(unknown)} (known: "
+                f"{', '.join(REWRITE_PASSES)}, all)"
+            )
+        if "all" in self.disable:
+            return []
+        return [p for p in REWRITE_PASSES if p not in self.disable]
 
 
 @dataclass
@@ -184,9 +204,14 @@ def compile_model(
 
     t = time.perf_counter()
     say("clean-up and clustering")
+    from ramiel.passes import PASSES
+
+    rewrites = [PASSES[name]()() for name in options.rewrites()]
     passes: list[ModulePass] = [
         ConstantFold(),
         DeadCodeElimination(),
+        *rewrites,
+        *([DeadCodeElimination()] if rewrites else []),
         Hypercluster(batch=options.batch),
         EstimateCost(profile=options.profile, backend=options.backend),
         LinearCluster(),

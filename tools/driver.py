@@ -58,6 +58,23 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="give ops more intra-op threads while other clusters idle, planned for N cores "
         "(--intra-op-threads)",
     )
+    from ramiel.passes import REWRITE_PASSES
+
+    for name in REWRITE_PASSES:
+        p.add_argument(
+            f"--no-{name}",
+            dest="disable",
+            action="append_const",
+            const=name,
+            help=f"do not run the graph rewrite --{name}",
+        )
+    p.add_argument(
+        "--no-rewrites",
+        dest="disable",
+        action="append_const",
+        const="all",
+        help="run none of the graph rewrites (" + ", ".join(REWRITE_PASSES) + ")",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -147,6 +164,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         ort_optimize=args.ort_optimize,
         batch=args.batch,
         cores=args.cores,
+        disable=tuple(args.disable or ()),
     )
 
 
