@@ -9,11 +9,15 @@ Sets, on every compute op of ``@main`` (``onnx`` ops inside or outside clusters)
   warning giving their count);
 * ``ramiel.result_bytes`` (array of i64): the size in bytes of each result;
 
-and the module attribute ``ramiel.backend`` (``threads`` or ``processes``, option ``backend``),
-which selects the per-message latency and bandwidth used for transfer costs (edge weights) by the
-clustering passes.
+and the module attribute ``ramiel.backend`` (``threads``, ``processes`` or ``distributed``,
+option ``backend``), which selects the per-message latency and bandwidth used for transfer costs
+(edge weights) by the clustering passes: the defaults measured on this machine
+(:data:`ramiel.cost_model.TRANSFER_COST`; for ``distributed``, gloo over loopback). With
+``transfer-cost=FILE`` (a JSON file written by ``ramiel calibrate -o FILE``, e.g. measured between
+two machines with ``torchrun``) the module attribute ``ramiel.transfer_cost = [latency_us,
+us_per_byte]`` replaces the backend's default.
 
-Options: ``profile=FILE``, ``backend=threads|processes``.
+Options: ``profile=FILE``, ``backend=threads|processes|distributed``, ``transfer-cost=FILE``.
 """
 
 from __future__ import annotations
@@ -22,11 +26,26 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.passes import ModulePass
 
-from ramiel.clustering import BACKEND_ATTR, is_ambient, main_func, set_cost
-from ramiel.cost_model import TRANSFER_COST, ProfileDB, analytic_cost_us, profile_key, tensor_bytes
+from ramiel.clustering import BACKEND_ATTR, TRANSFER_COST_ATTR, is_ambient, main_func, set_cost
+from ramiel.cost_model import (
+    TRANSFER_COST,
+    ProfileDB,
+    analytic_cost_us,
+    load_transfer_cost,
+    profile_key,
+    tensor_bytes,
+)
 from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.errors import RamielError
@@ -42,12 +61,14 @@ class EstimateCost(ModulePass):
 
     profile: str | None = None
     backend: str = "threads"
+    transfer_cost: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.backend not in TRANSFER_COST:
             raise RamielError(
                 f"estimate-cost: unknown backend '{self.backend}' (use {', '.join(TRANSFER_COST)})"
             )
+        model = load_transfer_cost(self.transfer_cost) if self.transfer_cost else None
         db = ProfileDB.load(self.profile) if self.profile else None
         fn = main_func(op)
         missing = 0
@@ -73,3 +94,9 @@ class EstimateCost(ModulePass):
                 file=sys.stderr,
             )
         op.attributes[BACKEND_ATTR] = StringAttr(self.backend)
+        if model is not None:
+            op.attributes[TRANSFER_COST_ATTR] = ArrayAttr(
+                [FloatAttr(model[0], Float64Type()), FloatAttr(model[1], Float64Type())]
+            )
+        else:
+            op.attributes.pop(TRANSFER_COST_ATTR, None)

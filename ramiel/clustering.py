@@ -21,7 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
@@ -36,6 +43,10 @@ COST_ATTR = "ramiel.cost_us"
 
 BACKEND_ATTR = "ramiel.backend"
 """Module attribute: the runtime backend whose transfer costs weight the edges."""
+
+TRANSFER_COST_ATTR = "ramiel.transfer_cost"
+"""Module attribute ``[latency_us, us_per_byte]`` (f64): a measured transfer cost model (from
+``--estimate-cost{transfer-cost=FILE}``) that replaces the backend's default."""
 
 
 def main_func(module: ModuleOp) -> func.FuncOp:
@@ -93,6 +104,17 @@ def backend_of(module: ModuleOp | None) -> str:
     return "threads"
 
 
+def transfer_model_of(module: ModuleOp | None) -> str | tuple[float, float]:
+    """The transfer cost model of ``module``: its ``ramiel.transfer_cost`` ``(latency µs, µs per
+    byte)`` if set, else the name of its backend (whose default costs apply)."""
+    if module is not None:
+        a = module.attributes.get(TRANSFER_COST_ATTR)
+        if isinstance(a, ArrayAttr) and len(a.data) == 2:
+            lat, per_byte = (x.value.data for x in a.data if isinstance(x, FloatAttr))
+            return (float(lat), float(per_byte))
+    return backend_of(module)
+
+
 @dataclass
 class GraphView:
     """A task graph together with the ops its nodes stand for."""
@@ -102,11 +124,14 @@ class GraphView:
     index: dict[Operation, int]
 
 
-def task_graph(ops: Sequence[Operation], backend: str = "threads") -> GraphView:
+def task_graph(
+    ops: Sequence[Operation], backend: str | tuple[float, float] = "threads"
+) -> GraphView:
     """The task graph of the compute ops ``ops`` (a flat function body in order).
 
     Node weight: :func:`op_cost` (µs). Edge ``u -> v`` for every tensor ``u`` produces and ``v``
-    reads, weighted by :func:`~ramiel.cost_model.transfer_cost_us` of its bytes.
+    reads, weighted by :func:`~ramiel.cost_model.transfer_cost_us` of its bytes (``backend``: a
+    backend name or a ``(latency µs, µs per byte)`` model, see :func:`transfer_model_of`).
     """
     index = {op: i for i, op in enumerate(ops)}
     costs = [op_cost(op) for op in ops]
@@ -356,7 +381,7 @@ def recluster(
     for op in ops:  # thread counts belong to the old clustering's schedule
         op.attributes.pop(THREADS_ATTR, None)
         op.attributes.pop(THREADED_COST_ATTR, None)
-    gv = task_graph(ops, backend_of(module))
+    gv = task_graph(ops, transfer_model_of(module))
     current = [[gv.index[op] for op in c] for c in previous if c]
     result = [list(c) for c in algorithm(gv, current) if c]
     result = _best_order(gv.graph, result)
@@ -436,6 +461,6 @@ def current_clustering(module: ModuleOp) -> tuple[GraphView, list[list[int]]]:
     fn = main_func(clone)
     previous = decluster(fn)
     ops = compute_ops(fn.body.block)
-    gv = task_graph(ops, backend_of(module))
+    gv = task_graph(ops, transfer_model_of(module))
     clusters = [[gv.index[op] for op in c] for c in previous if c] or [list(range(len(ops)))]
     return gv, clusters

@@ -50,7 +50,8 @@ class CompileOptions:
     """Options of :func:`compile_model`.
 
     ``clusters``: the number of clusters/workers (default: the number of cores); ``backend``:
-    ``threads`` or ``processes`` (also selects the transfer cost model); ``threads_per_worker``:
+    ``threads``, ``processes`` or ``distributed`` (also selects the transfer cost model);
+    ``threads_per_worker``:
     intra-op threads of each worker; ``clone``: duplicate cheap producers; ``profile``: a profile
     database for costs; ``input_shapes``: bindings for dynamic input dimensions; ``batch``: compile
     the program for B samples (``--hypercluster{batch=B}``: B inputs and B outputs per graph
@@ -58,6 +59,8 @@ class CompileOptions:
     cores (``--intra-op-threads{cores=N}``: an op runs with more threads while other clusters
     idle; the generated code sets them, overriding ``threads_per_worker``); ``None``: off.
     ``disable``: names of the :data:`REWRITE_PASSES` not to run (``"all"``: none of them).
+    ``transfer_cost``: a transfer cost file (``ramiel calibrate -o FILE``) that replaces the
+    backend's measured default (e.g. a real network for ``backend="distributed"``).
     """
 
     clusters: int | None = None
@@ -70,6 +73,7 @@ class CompileOptions:
     batch: int = 1
     cores: int | None = None
     disable: Sequence[str] = ()
+    transfer_cost: str | None = None
 
     def rewrites(self) -> list[str]:
         """The :data:`REWRITE_PASSES` this compilation runs, in order.
@@ -213,7 +217,9 @@ def compile_model(
         *rewrites,
         *([DeadCodeElimination()] if rewrites else []),
         Hypercluster(batch=options.batch),
-        EstimateCost(profile=options.profile, backend=options.backend),
+        EstimateCost(
+            profile=options.profile, backend=options.backend, transfer_cost=options.transfer_cost
+        ),
         LinearCluster(),
         Merge(clusters=n),
     ]

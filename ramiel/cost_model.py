@@ -48,6 +48,9 @@ POOL_RATE = 300.0
 ELEMENTWISE_RATE = 2e4
 """Vectorised element-wise arithmetic, FLOP/µs (20 GFLOP/s)."""
 
+DIST_LATENCY_US = 80.0
+DIST_US_PER_BYTE = 2.8e-04
+
 #: (latency µs, µs per byte) per runtime backend: the values of
 #: ``ramiel.runtime.calibrate.DEFAULT_TRANSFER_COST`` (measured with ``python
 #: bench/transfer_cost.py``), copied here so that the IR passes need not import torch; a test
@@ -55,6 +58,7 @@ ELEMENTWISE_RATE = 2e4
 TRANSFER_COST: dict[str, tuple[float, float]] = {
     "threads": (14.2, 1.3e-07),
     "processes": (7.9, 5.9e-05),
+    "distributed": (DIST_LATENCY_US, DIST_US_PER_BYTE),
 }
 
 _DENSE = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "MatMulInteger", "ConvInteger"}
@@ -180,10 +184,40 @@ def intra_op_cost_us(op: Operation, cost_us: float, threads: int) -> float:
     return round(fixed + (cost_us - fixed) / (1.0 + (threads - 1) * eff) + start_us, 3)
 
 
-def transfer_cost_us(nbytes: int, backend: str = "threads") -> float:
-    """Estimated µs to move a tensor of ``nbytes`` between two clusters on ``backend``."""
-    latency, per_byte = TRANSFER_COST[backend]
+def transfer_cost_us(nbytes: int, backend: str | tuple[float, float] = "threads") -> float:
+    """Estimated µs to move a tensor of ``nbytes`` between two clusters on ``backend`` (a
+    backend name, or a measured ``(latency µs, µs per byte)`` model)."""
+    latency, per_byte = TRANSFER_COST[backend] if isinstance(backend, str) else backend
     return round(latency + nbytes * per_byte, 3)
+
+
+def load_transfer_cost(path: str) -> tuple[float, float]:
+    """``(latency µs, µs per byte)`` from a transfer cost file (JSON written by ``ramiel
+    calibrate -o FILE``: ``{"latency_us": L, "us_per_byte": B, ...}``; other keys are notes).
+
+    Raises:
+        RamielError: the file cannot be read, is not JSON, or lacks a non-negative finite
+            ``latency_us`` or ``us_per_byte``.
+    """
+    from ramiel.errors import RamielError
+
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise RamielError(f"transfer cost file {path}: cannot read it: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise RamielError(f"transfer cost file {path}: not JSON: {e}") from None
+    out = []
+    for key in ("latency_us", "us_per_byte"):
+        v = data.get(key) if isinstance(data, dict) else None
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise RamielError(
+                f"transfer cost file {path}: '{key}' must be a number >= 0, got {v!r} "
+                "(write the file with 'ramiel calibrate -o FILE')"
+            )
+        out.append(float(v))
+    return out[0], out[1]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -280,10 +280,13 @@ def print_python(module: ModuleOp, source: str = "") -> str:
     out_order = [_text(a) for a in prog.output_order.data] if prog else []
     if parallel:
         out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order))
+        # a module compiled for the distributed backend runs on it by default (and under torchrun)
+        backend = module.attributes.get("ramiel.backend")
+        extra = ", backend='distributed'" if tp.attr_text(backend) == "distributed" else ""
         out.append(
             '\n\nif __name__ == "__main__":\n'
             "    from ramiel.runtime.entry import main\n\n"
-            "    main(PROGRAM, __file__)\n"
+            f"    main(PROGRAM, __file__{extra})\n"
         )
     else:
         seq = next(f for f in funcs if f.kind.data == "sequential")

@@ -11,6 +11,9 @@
   and onnxruntime's latency is that of B runs one after another.
 * ``ramiel profile model.onnx -o profile.json`` times every op in PyTorch on this machine (the
   profile database used by ``--profile``/``--estimate-cost{profile=FILE}``).
+* ``ramiel calibrate [-o cost.json] [--backend distributed]`` measures a backend's transfer cost
+  (per-message latency and per-byte cost, :mod:`ramiel.runtime.calibrate`); under ``torchrun``
+  between rank 0 and rank 1, e.g. two machines; ``--transfer-cost cost.json`` compiles with it.
 
 Errors are one ``error: ...`` line and exit status 1; never a traceback (set ``RAMIEL_DEBUG=1`` to
 see one for an internal error).
@@ -44,7 +47,12 @@ def default_model() -> str:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clusters", type=int, default=None, help="clusters/workers (default: cores)")
-    p.add_argument("--backend", default="threads", choices=["threads", "processes"])
+    p.add_argument("--backend", default="threads", choices=["threads", "processes", "distributed"])
+    p.add_argument(
+        "--transfer-cost",
+        metavar="FILE",
+        help="measured transfer costs (from 'ramiel calibrate -o FILE') instead of the backend's",
+    )
     p.add_argument("--threads-per-worker", type=int, default=1, help="intra-op threads per worker")
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
     p.add_argument("--profile", help="profile database (from 'ramiel profile') for op costs")
@@ -106,6 +114,21 @@ def _parser() -> argparse.ArgumentParser:
         help="intra-op thread counts to time each op with (default: 1 and the number of cores)",
     )
     pr.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    cal = sub.add_parser(
+        "calibrate",
+        help="measure the transfer cost of a backend (per-message latency, bytes per second)",
+    )
+    cal.add_argument("-o", "--output", help="write the cost model here (JSON, for --transfer-cost)")
+    cal.add_argument(
+        "--backend", default="distributed", choices=["threads", "processes", "distributed"]
+    )
+    cal.add_argument("--repeats", type=int, default=30, help="timed round trips per size")
+    cal.add_argument(
+        "--sizes",
+        default=None,
+        metavar="N,M,...",
+        help="payload sizes in bytes (default: 4 B to 16 MiB)",
+    )
     t = sub.add_parser(
         "tune",
         help="compile the few programs Ramiel can make of a model, time them, keep the fastest",
@@ -165,6 +188,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         batch=args.batch,
         cores=args.cores,
         disable=tuple(args.disable or ()),
+        transfer_cost=args.transfer_cost,
     )
 
 
@@ -413,6 +437,38 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from ramiel.runtime.calibrate import DEFAULT_SIZES, calibrate
+
+    try:
+        sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else list(DEFAULT_SIZES)
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        print(f"error: --sizes wants positive integers, got '{args.sizes}'", file=sys.stderr)
+        return 2
+    if args.repeats < 1:
+        print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
+        return 2
+    command = "ramiel " + " ".join(sys.argv[1:]) if sys.argv[1:] else None
+    res = calibrate(args.backend, sizes, args.repeats, args.output, command)
+    if res is None:  # a torchrun rank other than 0
+        return 0
+    cost, rec = res
+    hosts = " <-> ".join(rec["hosts"]) if len(rec["hosts"]) > 1 else rec["hosts"][0]
+    print(f"transfer cost of backend {args.backend} ({hosts}, load {rec['load']}):")
+    for n, us in rec["round_trips_us"].items():
+        print(f"  round trip {int(n):>10d} B  {us:10.1f} us")
+    gbps = f"{1e-3 / cost.us_per_byte:.3g} GB/s" if cost.us_per_byte > 0 else "no per-byte cost"
+    print(
+        f"  latency {cost.latency_us:.1f} us per message, {cost.us_per_byte * (1 << 20):.1f} us "
+        f"per MiB ({gbps})"
+    )
+    if args.output:
+        print(f"  written to {args.output} (use it with --transfer-cost {args.output})")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from ramiel.bench import run_bench
 
@@ -454,6 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "profile": cmd_profile,
             "bench": cmd_bench,
             "tune": cmd_tune,
+            "calibrate": cmd_calibrate,
         }[args.cmd](args)
     except RamielError as e:
         print(f"error: {_one_line(str(e))}", file=sys.stderr)

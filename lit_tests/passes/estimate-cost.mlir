@@ -8,10 +8,19 @@
 // RUN: filecheck %s --check-prefix=PROF-WARN < %t.err
 // RUN: %not ramiel-opt %s --split-input-file '--estimate-cost{profile="%t.missing.json"}' 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: %not ramiel-opt %s --split-input-file '--estimate-cost{backend=gpu}' 2>&1 | filecheck %s --check-prefix=BACKEND
+// RUN: ramiel-opt %s --split-input-file '--estimate-cost{backend=distributed}' | filecheck %s --check-prefix=DIST
+// RUN: echo '{"latency_us": 250.0, "us_per_byte": 0.0008, "hosts": ["a", "b"]}' > %t.net.json
+// RUN: ramiel-opt %s --split-input-file '--estimate-cost{backend=distributed transfer-cost="%t.net.json"}' | filecheck %s --check-prefix=NET
+// RUN: echo '{"latency_us": -1, "us_per_byte": 0}' > %t.bad.json
+// RUN: %not ramiel-opt %s --split-input-file '--estimate-cost{transfer-cost="%t.bad.json"}' 2>&1 | filecheck %s --check-prefix=BADNET
 
 // The module records the backend whose transfer costs weight the edges.
 // CHECK: builtin.module attributes {onnx.opset = 17 : i64, ramiel.backend = "threads"}
 // PROC:  builtin.module attributes {onnx.opset = 17 : i64, ramiel.backend = "processes"}
+// DIST:  builtin.module attributes {onnx.opset = 17 : i64, ramiel.backend = "distributed"}
+// A measured transfer cost file (ramiel calibrate -o FILE) replaces the backend's default model.
+// NET:   builtin.module attributes {onnx.opset = 17 : i64, ramiel.backend = "distributed", ramiel.transfer_cost = [2.500000e+02 : f64, 8.000000e-04 : f64]}
+// BADNET: error: transfer cost file {{.*}}.bad.json: 'latency_us' must be a number >= 0, got -1
 // CHECK-LABEL: func.func @main
 // CHECK:      %none = "onnx.NoValue"() : () -> none
 // CHECK-NEXT: %w = "onnx.Constant"() <{value = dense<1.000000e-01> : tensor<4x3x3x3xf32>}> : () -> tensor<4x3x3x3xf32>
@@ -31,7 +40,7 @@
 // PROF-NEXT: %pool = "onnx.MaxPool"{{.*}}ramiel.cost_us = 1.510280e+03 : f64
 // PROF-WARN: warning: 3 op(s) are not in the profile database {{.*}}.json; their cost is the analytic estimate
 // MISSING: error: profile database {{.*}}.missing.json not found (create it with 'ramiel profile')
-// BACKEND: error: estimate-cost: unknown backend 'gpu' (use threads, processes)
+// BACKEND: error: estimate-cost: unknown backend 'gpu' (use threads, processes, distributed)
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<1x3x8x8xf32>, %y: tensor<1x64x56x56xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x64x28x28xf32>, tensor<64x3136xf32>) {
   %none = "onnx.NoValue"() : () -> none

@@ -131,3 +131,26 @@ func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // INCEPTION:        "cluster.yield"() : () -> ()
 // INCEPTION-NEXT: }) : () -> ()
 // INCEPTION-NEXT: func.return %0
+
+// -----
+
+// The same fork-join where a message costs 400 µs (a module measured with
+// --estimate-cost{transfer-cost=FILE}, e.g. a slow network): every split costs more in transfers
+// than the branches gain, so two workers get one cluster.
+// TWO-LABEL:  func.func @fork_join_slow_network
+// TWO-NEXT:     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// TWO-NEXT:       %s = "onnx.Relu"(%x)
+// TWO-NOT:        cluster.send
+// TWO:            "cluster.yield"(%j)
+// TWO-NEXT:     }) : () -> tensor<1x4xf32>
+// TWO-NEXT:     func.return %0
+builtin.module attributes {onnx.opset = 17 : i64, ramiel.transfer_cost = [400.0 : f64, 0.0 : f64]} {
+func.func @fork_join_slow_network(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %s = "onnx.Relu"(%x) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b1 = "onnx.Sigmoid"(%s) {ramiel.cost_us = 100.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b2 = "onnx.Tanh"(%s) {ramiel.cost_us = 300.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b3 = "onnx.Neg"(%s) {ramiel.cost_us = 200.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %j = "onnx.Sum"(%b1, %b2, %b3) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %j : tensor<1x4xf32>
+}
+}

@@ -67,6 +67,7 @@ class TransferCost:
 DEFAULT_TRANSFER_COST: dict[str, TransferCost] = {
     "threads": TransferCost(latency_us=14.2, us_per_byte=1.3e-07),
     "processes": TransferCost(latency_us=7.9, us_per_byte=5.9e-05),
+    "distributed": TransferCost(latency_us=80.0, us_per_byte=2.8e-04),
 }
 
 #: Measured fixed cost of one ``Runner.run`` with two clusters, µs (see the module docstring).
@@ -198,3 +199,140 @@ def measure_run_overhead(
             r()
             samples.append((time.perf_counter() - t0) * 1e6)
     return statistics.median(samples)
+
+
+# ------------------------------------------------------------------ one program for all sizes
+
+
+def _sweep_c0(ch, w):
+    ch.get("ready__c1_c0")
+    k = int(w.sizes.numel())
+    dt = torch.empty(k, dtype=torch.float64)
+    for i in range(k):
+        payload = w[f"payload{i}"]
+        t0 = time.perf_counter()
+        ch.put(f"ping{i}__c0_c1", payload)
+        ch.get(f"pong{i}__c1_c0")
+        dt[i] = time.perf_counter() - t0
+    ch.put("dt__out", dt)
+
+
+def _sweep_c1(ch, w):
+    ch.put("ready__c1_c0", w.tiny)
+    for i in range(int(w.sizes.numel())):
+        ch.get(f"ping{i}__c0_c1")
+        ch.put(f"pong{i}__c1_c0", w.tiny)
+
+
+def sweep_program(sizes: Sequence[int]) -> tuple[Program, Weights]:
+    """One two-cluster program that ping-pongs every size of ``sizes`` once per inference.
+
+    The same method as :func:`ping_pong_program` (``c1`` signals that it runs, then ``c0`` times
+    ``put(size)`` + ``get(4 B)`` per size), in one program, so that one group of ranks measures
+    every size: what ``ramiel calibrate`` runs, also under ``torchrun`` across machines.
+    """
+    f32 = torch.float32
+    counts = [max(1, (n + 3) // 4) for n in sizes]
+    channels = {"ready__c1_c0": ChannelSpec("c1", "c0", (1,), f32)}
+    for i, n in enumerate(counts):
+        channels[f"ping{i}__c0_c1"] = ChannelSpec("c0", "c1", (n,), f32)
+        channels[f"pong{i}__c1_c0"] = ChannelSpec("c1", "c0", (1,), f32)
+    channels["dt__out"] = ChannelSpec("c0", None, (len(counts),), torch.float64)
+    program = Program(
+        name="transfer_sweep",
+        clusters={"c0": _sweep_c0, "c1": _sweep_c1},
+        channels=channels,
+        inputs={},
+        outputs={"dt": "dt__out"},
+    )
+    weights = {f"payload{i}": torch.randn(n) for i, n in enumerate(counts)}
+    weights["tiny"] = torch.zeros(1)
+    weights["sizes"] = torch.tensor(list(sizes), dtype=torch.int64)
+    return program, Weights(weights)
+
+
+def sweep_round_trips(
+    runner: Any, sizes: Sequence[int], repeats: int = 30, warmup: int = 5
+) -> dict[int, float]:
+    """Median round trip in µs per size, from a started runner of :func:`sweep_program`."""
+    for _ in range(warmup):
+        runner()
+    samples = [runner()[0].tolist() for _ in range(repeats)]
+    return {n: statistics.median(s[i] for s in samples) * 1e6 for i, n in enumerate(sizes)}
+
+
+def calibrate(
+    backend: str = "distributed",
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    repeats: int = 30,
+    out: str | None = None,
+    command: str | None = None,
+    **options: Any,
+) -> tuple[TransferCost, dict[str, Any]] | None:
+    """Measure the transfer cost model of ``backend`` and optionally write it to ``out``.
+
+    Runs :func:`sweep_program` on ``backend``: for ``distributed`` inside the ``torchrun`` group
+    this process belongs to (``c0`` on rank 0, ``c1`` on rank 1, e.g. two machines), else on
+    ranks (or workers) started here. The file is what ``--transfer-cost FILE`` reads: JSON with
+    ``latency_us`` and ``us_per_byte`` plus notes (round trips per size, hosts, load, date).
+
+    Returns:
+        ``(cost, record)`` on the process that measured (rank 0), ``None`` on other ranks.
+
+    Raises:
+        RamielError: fewer than two sizes, or a ``torchrun`` group of one rank.
+    """
+    import datetime
+    import json
+    import os
+    import socket
+
+    from ramiel.errors import RamielError
+
+    if len(sizes) < 2:
+        raise RamielError("calibrate needs at least two payload sizes")
+    program, weights = sweep_program(sizes)
+    hosts = [socket.gethostname()]
+    from ramiel.runtime.distributed import in_torchrun, join_group
+
+    if backend == "distributed" and in_torchrun():
+        if int(os.environ["WORLD_SIZE"]) < 2:
+            raise RamielError(
+                "calibrate under torchrun needs at least 2 ranks (c0 on rank 0, c1 on 1)"
+            )
+        runner = join_group(program, weights, **options)
+        if runner is None:
+            return None
+        g = runner.group
+        hosts = [json.loads(g.store.get(g.key("fp", r))).get("host", "?") for r in (0, 1)]
+    else:
+        runner = start(program, weights, backend=backend, **options)
+    with runner:
+        rtts = sweep_round_trips(runner, sizes, repeats)
+    cost = fit(rtts)
+    record: dict[str, Any] = {
+        "latency_us": round(cost.latency_us, 3),
+        "us_per_byte": cost.us_per_byte,
+        "backend": backend,
+        "bytes_per_s": (1.0 / cost.us_per_byte * 1e6) if cost.us_per_byte > 0 else None,
+        "round_trips_us": {str(n): round(v, 2) for n, v in rtts.items()},
+        "repeats": repeats,
+        "hosts": hosts,
+        "measured": datetime.datetime.now().isoformat(timespec="seconds"),
+        "load": _loadavg(),
+        "torch": torch.__version__,
+    }
+    if command:
+        record["command"] = command
+    if out:
+        with open(out, "w") as f:
+            f.write(json.dumps(record, indent=2) + "\n")
+    return cost, record
+
+
+def _loadavg() -> str | None:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return None

@@ -1,8 +1,18 @@
 """``__main__`` of generated modules: ``python model.py`` runs one inference on random inputs.
 
-``python model.py [--backend threads|processes] [--threads N] [--seed S]`` loads the weights from
-``weights.safetensors`` beside the module, makes deterministic random inputs of the declared
-shapes and dtypes, runs one inference and prints each output's shape, dtype and a few values.
+``python model.py [--backend threads|processes|distributed] [--threads N] [--seed S]`` loads the
+weights from ``weights.safetensors`` beside the module, makes deterministic random inputs of the
+declared shapes and dtypes, runs one inference and prints each output's shape, dtype and a few
+values. ``--inputs FILE`` reads the inputs from a ``.safetensors`` file instead (tensors named
+after the graph inputs), ``--outputs FILE`` writes the outputs to one.
+
+``--serve`` answers many inferences with the same workers (see :func:`serve`): one request per
+line on stdin, ``IN.safetensors [OUT.safetensors]``, one answer per line on stdout.
+
+Under ``torchrun`` (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT`` set) a module
+compiled for the distributed backend joins the process group
+(:func:`ramiel.runtime.distributed.join_group`): rank 0 reads the inputs, prints (or writes) the
+outputs and serves requests; the other ranks run their clusters and print nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import TextIO
 
 import torch
 
@@ -40,41 +51,217 @@ def _describe(name: str, t: torch.Tensor) -> str:
     return f"{name}: shape={tuple(t.shape)} dtype={t.dtype} first=[{head}{', ...' if flat.numel() > 5 else ''}]"
 
 
-def _args(argv: Sequence[str] | None, parallel: bool) -> argparse.Namespace:
+def _args(
+    argv: Sequence[str] | None, parallel: bool, backend: str | None = None
+) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Run one inference of this Ramiel-generated module.")
     if parallel:
-        p.add_argument("--backend", default="threads", choices=["threads", "processes"])
+        from ramiel.runtime.distributed import in_torchrun
+
+        default = "distributed" if in_torchrun() else (backend or "threads")
+        p.add_argument(
+            "--backend", default=default, choices=["threads", "processes", "distributed"]
+        )
         p.add_argument("--threads", type=int, default=1, help="intra-op threads per worker")
+        p.add_argument(
+            "--timeout", type=float, default=60.0, help="limit of one inference, seconds"
+        )
+        p.add_argument("--ranks", type=int, help="distributed, without torchrun: ranks to start")
+        p.add_argument("--placement", help="distributed: placement file (clusters to ranks)")
+        p.add_argument("--device", default="cpu", help="distributed: cpu or cuda (one per rank)")
     else:
         p.add_argument("--threads", type=int, default=1, help="intra-op threads")
-    p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--inputs", metavar="FILE", help="read the inputs from a .safetensors file")
+    p.add_argument("--outputs", metavar="FILE", help="write the outputs to a .safetensors file")
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="answer requests from stdin: one 'IN.safetensors [OUT.safetensors]' per line",
+    )
+    args = p.parse_args(argv)
+    if args.threads < 1:
+        p.error(f"--threads must be at least 1, got {args.threads}")
+    if parallel and args.timeout <= 0:
+        p.error(f"--timeout must be positive, got {args.timeout:g}")
+    return args
 
 
-def main(program, module_file: str, argv: Sequence[str] | None = None) -> None:  # type: ignore[no-untyped-def]
-    """Run ``program`` (a parallel module's ``PROGRAM``) once on random inputs and print it."""
+def load_inputs(
+    path: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype]]
+) -> dict[str, torch.Tensor]:
+    """The graph inputs from a ``.safetensors`` file (one tensor per input name).
+
+    Raises:
+        RamielError: the file cannot be read, or lacks an input.
+    """
+    from ramiel.errors import RamielError
+
+    try:
+        from safetensors.torch import load_file
+
+        tensors = load_file(path, device="cpu")
+    except FileNotFoundError:
+        raise RamielError(f"inputs file {path}: no such file") from None
+    except Exception as e:  # noqa: BLE001 - safetensors raises several types for a bad file
+        raise RamielError(f"inputs file {path}: not a safetensors file ({e})") from None
+    missing = [n for n in specs if n not in tensors]
+    if missing:
+        have = ", ".join(sorted(tensors)) or "none"
+        raise RamielError(
+            f"inputs file {path}: no tensor for input(s) {', '.join(missing)} (it has {have})"
+        )
+    return {n: tensors[n] for n in specs}
+
+
+def save_outputs(path: str, outputs: Mapping[str, torch.Tensor]) -> None:
+    """Write the outputs to a ``.safetensors`` file (``RamielError`` when it cannot)."""
+    from safetensors.torch import save_file
+
+    from ramiel.errors import RamielError
+
+    try:
+        save_file({k: v.detach().contiguous() for k, v in outputs.items()}, path)
+    except OSError as e:
+        raise RamielError(f"outputs file {path}: cannot write it: {e.strerror or e}") from None
+
+
+def serve(
+    infer: Callable[[dict[str, torch.Tensor]], Mapping[str, torch.Tensor]],
+    specs: Mapping[str, tuple[Sequence[int], torch.dtype]],
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+) -> int:
+    """Answer inference requests, one per line, until ``quit`` or the end of ``stdin``.
+
+    A request is ``IN.safetensors [OUT.safetensors]`` (shell quoting; the output defaults to
+    ``IN.out.safetensors``): the inputs are read from ``IN``, the outputs written to ``OUT``, and
+    the answer is one line, ``ok OUT <ms> ms`` or ``error: <message>``. A bad request (a missing
+    file, wrong shapes) is answered with an error and the loop goes on; a failure of the workers
+    ends it.
+
+    Returns:
+        The exit status: 0 after ``quit``/end of input, 1 after a failure of the workers.
+    """
+    import shlex
+
+    from ramiel.errors import RamielError
+    from ramiel.runtime.program import InputMismatch
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    for line in stdin:
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            print(f"error: bad request {line.strip()!r}: {e}", file=stdout, flush=True)
+            continue
+        if not words:
+            continue
+        if words == ["quit"]:
+            return 0
+        if len(words) > 2:
+            print(
+                f"error: a request is 'IN.safetensors [OUT.safetensors]', got {len(words)} words",
+                file=stdout,
+                flush=True,
+            )
+            continue
+        src = words[0]
+        dst = words[1] if len(words) == 2 else os.path.splitext(src)[0] + ".out.safetensors"
+        try:
+            feeds = load_inputs(src, specs)
+            t0 = time.perf_counter()
+            outs = infer(feeds)
+            ms = (time.perf_counter() - t0) * 1e3
+            save_outputs(dst, outs)
+        except InputMismatch as e:
+            print(f"error: {_one_line(str(e))}", file=stdout, flush=True)
+            continue
+        except RamielError as e:
+            print(f"error: {_one_line(str(e))}", file=stdout, flush=True)
+            if _is_runtime_failure(e):
+                return 1
+            continue
+        print(f"ok {shlex.quote(dst)} {ms:.3f} ms", file=stdout, flush=True)
+    return 0
+
+
+def _is_runtime_failure(e: BaseException) -> bool:
+    from ramiel.errors import RuntimeFailure
+
+    return isinstance(e, RuntimeFailure)
+
+
+def _one_line(message: str) -> str:
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def main(  # type: ignore[no-untyped-def]
+    program, module_file: str, argv: Sequence[str] | None = None, backend: str | None = None
+) -> None:
+    """Run ``program`` (a parallel module's ``PROGRAM``) once and print its outputs, or serve.
+
+    ``backend``: the backend the module was compiled for (the default of ``--backend``); under
+    ``torchrun`` the default is ``distributed``.
+    """
     from ramiel.errors import RamielError
     from ramiel.runtime import Weights, start
+    from ramiel.runtime.distributed import in_torchrun, join_group
 
-    args = _args(argv, parallel=True)
-    weights = Weights.from_safetensors(os.path.join(os.path.dirname(module_file), WEIGHTS_FILE))
+    args = _args(argv, parallel=True, backend=backend)
+    weights_file = os.path.join(os.path.dirname(os.path.abspath(module_file)), WEIGHTS_FILE)
     specs = {
         name: (program.channels[chs[0]].shape, program.channels[chs[0]].dtype)
         for name, chs in program.inputs.items()
         if chs
     }
-    inputs = random_inputs(specs, args.seed)
+    rank = int(os.environ.get("RANK", "0")) if args.backend == "distributed" else 0
     try:
-        with start(
-            program, weights, backend=args.backend, threads_per_worker=args.threads
-        ) as runner:
+        inputs = load_inputs(args.inputs, specs) if args.inputs else random_inputs(specs, args.seed)
+        if args.backend == "distributed" and in_torchrun():
+            runner = join_group(
+                program,
+                module_file=module_file,
+                weights_file=weights_file,
+                timeout_s=args.timeout,
+                threads_per_worker=args.threads,
+                placement=args.placement,
+                device=args.device,
+            )
+            if runner is None:  # a follower rank: served until rank 0 closed the group
+                return
+        else:
+            options = {}
+            if args.backend == "distributed":
+                options = {"ranks": args.ranks, "placement": args.placement, "device": args.device}
+            runner = start(
+                program,
+                Weights.from_safetensors(weights_file),
+                backend=args.backend,
+                threads_per_worker=args.threads,
+                timeout_s=args.timeout,
+                **options,
+            )
+        with runner:
+            if args.serve:
+                status = serve(runner.run, specs)
+                if status:
+                    sys.exit(status)
+                return
             t0 = time.perf_counter()
             outs = runner.run(inputs)
             ms = (time.perf_counter() - t0) * 1e3
+        if args.outputs:
+            save_outputs(args.outputs, outs)
     except RamielError as e:
-        print(f"error: {e}", file=sys.stderr)
+        where = f"rank {rank}: " if rank else ""
+        print(f"error: {where}{_one_line(str(e))}", file=sys.stderr)
         sys.exit(1)
-    print(f"{len(program.clusters)} clusters, backend {args.backend}: one inference in {ms:.2f} ms")
+    how = args.backend
+    if args.backend == "distributed":
+        how += f" ({runner.placement.world_size} ranks)"  # type: ignore[attr-defined]
+    print(f"{len(program.clusters)} clusters, backend {how}: one inference in {ms:.2f} ms")
     for name, t in outs.items():
         print(_describe(name, t))
 
@@ -87,17 +274,33 @@ def main_sequential(
     argv: Sequence[str] | None = None,
 ) -> None:
     """Run a sequential module's ``forward`` once on random inputs and print its outputs."""
+    from ramiel.errors import RamielError
     from ramiel.runtime import Weights
 
     args = _args(argv, parallel=False)
     torch.set_num_threads(args.threads)
     weights = Weights.from_safetensors(os.path.join(os.path.dirname(module_file), WEIGHTS_FILE))
-    feeds = random_inputs(inputs, args.seed)
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        result = forward(weights, *feeds.values())
-    ms = (time.perf_counter() - t0) * 1e3
-    results = result if isinstance(result, tuple) else (result,)
+
+    def infer(feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        with torch.inference_mode():
+            result = forward(weights, *(feeds[n] for n in inputs))
+        results = result if isinstance(result, tuple) else (result,)
+        return dict(zip(outputs, results, strict=False))  # type: ignore[arg-type]
+
+    try:
+        if args.serve:
+            sys.exit(serve(infer, inputs))
+        feeds = (
+            load_inputs(args.inputs, inputs) if args.inputs else random_inputs(inputs, args.seed)
+        )
+        t0 = time.perf_counter()
+        outs = infer(feeds)
+        ms = (time.perf_counter() - t0) * 1e3
+        if args.outputs:
+            save_outputs(args.outputs, outs)
+    except RamielError as e:
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
+        sys.exit(1)
     print(f"sequential, {args.threads} thread(s): one inference in {ms:.2f} ms")
-    for name, t in zip(outputs, results, strict=False):
-        print(_describe(name, t))  # type: ignore[arg-type]
+    for name, t in outs.items():
+        print(_describe(name, t))

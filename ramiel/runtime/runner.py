@@ -34,7 +34,7 @@ from ramiel.runtime.program import (
 )
 from ramiel.runtime.weights import Weights, as_weights
 
-BACKENDS = ("threads", "processes", "inline")
+BACKENDS = ("threads", "processes", "inline", "distributed")
 
 _open_runners: weakref.WeakSet[Runner] = weakref.WeakSet()
 
@@ -210,12 +210,15 @@ def start(
         backend: ``"threads"`` (one thread per cluster, tensors passed by reference),
             ``"processes"`` (one process per cluster, shared-memory channel buffers), or
             ``"inline"`` (clusters run one after another in the caller's thread, for debugging;
-            needs an acyclic cluster graph).
+            needs an acyclic cluster graph), or ``"distributed"`` (one rank of a
+            ``torch.distributed`` process group per cluster, started on this machine; see
+            :mod:`ramiel.runtime.distributed`).
         threads_per_worker: intra-op threads per worker (``torch.set_num_threads`` in the worker;
             ``inline`` sets the caller's count for the call and restores it afterwards).
         timeout_s: default limit for one inference, seconds.
         **options: backend options: ``copy_on_put`` (threads, inline), ``start_method`` and
-            ``startup_timeout_s`` (processes).
+            ``startup_timeout_s`` (processes, distributed), ``ranks``, ``placement``,
+            ``device`` and ``link`` (distributed).
 
     Returns:
         A started :class:`Runner`; close it (or use it as a context manager).
@@ -241,6 +244,10 @@ def start(
         from ramiel.runtime.threads import InlineRunner
 
         return InlineRunner(program, w, threads_per_worker, timeout_s, **options)
+    if backend == "distributed":
+        from ramiel.runtime.distributed import DistributedRunner
+
+        return DistributedRunner(program, w, threads_per_worker, timeout_s, **options)
     raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
 
 

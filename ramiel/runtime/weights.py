@@ -11,7 +11,7 @@ so workers share one copy instead of holding one each.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +45,12 @@ class Weights:
             self.__dict__[name] = t
 
     @classmethod
-    def from_safetensors(cls, path: str | Path) -> Weights:
-        """Load every tensor of a ``.safetensors`` file (CPU).
+    def from_safetensors(
+        cls, path: str | Path, keys: Collection[str] | None = None
+    ) -> Weights:
+        """Load the tensors of a ``.safetensors`` file (CPU): all, or those named in ``keys``
+        (names the file does not hold are ignored; a rank of the distributed backend loads only
+        what its clusters read).
 
         Splat tensors (every element equal, e.g. the ConstantOfShape weights of the zoo models)
         are stored as one element, their shapes listed in the file's metadata under
@@ -57,11 +61,15 @@ class Weights:
         from safetensors import safe_open
         from safetensors.torch import load_file
 
-        tensors = load_file(str(path), device="cpu")
+        if keys is None:
+            tensors = load_file(str(path), device="cpu")
         with safe_open(str(path), "pt") as f:
             meta = f.metadata() or {}
+            if keys is not None:
+                tensors = {k: f.get_tensor(k) for k in f.keys() if k in keys}  # noqa: SIM118
         for key, shape in json.loads(meta.get(SPLAT_METADATA_KEY, "{}")).items():
-            tensors[key] = tensors[key].reshape(()).expand(tuple(shape)).contiguous()
+            if key in tensors:
+                tensors[key] = tensors[key].reshape(()).expand(tuple(shape)).contiguous()
         return cls(tensors)
 
     def save_safetensors(self, path: str | Path) -> None:
