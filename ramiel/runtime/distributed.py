@@ -1214,6 +1214,7 @@ class GroupDriver(Runner):
     """
 
     backend = "distributed"
+    fresh_outputs = True  # cloned out of the receive buffers
 
     def __init__(
         self,
@@ -1699,6 +1700,7 @@ class DistributedRunner(Runner):
     """
 
     backend = "distributed"
+    fresh_outputs = True  # cloned out of shared memory
 
     def __init__(
         self,
