@@ -5,8 +5,11 @@ A ``torchpy`` module is what :mod:`ramiel.printer` prints as Python source, with
 ==================  =======================================================================
 op                  Python
 ==================  =======================================================================
-``torchpy.func``    ``def cluster_c0(ch, w):`` (kind ``cluster``) or ``def forward(w, x):``
-                    (kind ``sequential``; block arguments are the graph inputs)
+``torchpy.func``    ``def cluster_c0(ch, w):`` (kind ``cluster``), ``def forward(w, x):``
+                    (kind ``sequential``; block arguments are the graph inputs) or
+                    ``@segment def c0_seg0(w, x):`` (kind ``segment``: statements compiled
+                    together with ``torch.compile``, see ``--compile-segments``)
+``torchpy.call_segment`` ``a, b = c0_seg0(w, x)`` -- call a segment function
 ``torchpy.get``     ``x = ch.get("x__c0")`` -- receive a tensor from a channel
 ``torchpy.put``     ``ch.put("y__c0_c1", y)`` -- send a tensor on a channel
 ``torchpy.call``    ``y = F.conv2d(x, w.conv1_w, stride=(2, 2))`` -- one PyTorch/Python call
@@ -40,6 +43,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     StringAttr,
+    SymbolRefAttr,
 )
 from xdsl.ir import (
     Attribute,
@@ -98,7 +102,9 @@ class ObjectType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_op_definition
 class FuncOp(IRDLOperation):
-    """``torchpy.func``: one Python function; ``kind`` is ``cluster`` or ``sequential``."""
+    """``torchpy.func``: one Python function; ``kind`` is ``cluster``, ``sequential`` or
+    ``segment`` (block arguments are its inputs; only calls, methods and weights, no channel op
+    nor thread count: one graph for ``torch.compile``)."""
 
     name = "torchpy.func"
     sym_name = prop_def(StringAttr)
@@ -117,7 +123,7 @@ class FuncOp(IRDLOperation):
             raise VerifyException(
                 f"torchpy.func name {self.sym_name.data!r} is not a Python identifier"
             )
-        if self.kind.data not in ("cluster", "sequential"):
+        if self.kind.data not in FUNC_KINDS:
             raise VerifyException(f"torchpy.func @{self.sym_name.data}: unknown kind {self.kind}")
         if self.kind.data == "cluster" and self.body.block.args:
             raise VerifyException(
@@ -126,6 +132,16 @@ class FuncOp(IRDLOperation):
             )
         if not isinstance(self.body.block.last_op, ReturnOp):
             raise VerifyException(f"torchpy.func @{self.sym_name.data} must end with return")
+        if self.kind.data == "segment":
+            for op in self.body.block.ops:
+                if not isinstance(op, CallOp | MethodOp | WeightOp | ReturnOp):
+                    raise VerifyException(
+                        f"torchpy.func @{self.sym_name.data}: a segment holds only calls, "
+                        f"methods and weights (one graph for torch.compile), not {op.name}"
+                    )
+
+
+FUNC_KINDS = ("cluster", "sequential", "segment")
 
 
 @irdl_op_definition
@@ -306,6 +322,56 @@ class MethodOp(IRDLOperation):
 
 
 @irdl_op_definition
+class CallSegmentOp(IRDLOperation):
+    """``torchpy.call_segment``: ``a, b = c0_seg0(w, x, y)`` -- run a segment function.
+
+    ``callee`` names a ``torchpy.func`` of kind ``segment`` in the same module whose arguments
+    and results match the operands and results (types included).
+    """
+
+    name = "torchpy.call_segment"
+    callee = prop_def(SymbolRefAttr)
+    inputs = var_operand_def()
+    outs = var_result_def()
+
+    def __init__(self, callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]):
+        super().__init__(
+            operands=[list(operands)],
+            properties={"callee": SymbolRefAttr(callee)},
+            result_types=[list(result_types)],
+        )
+
+    def verify_(self) -> None:
+        name = self.callee.root_reference.data
+        if self.callee.nested_references.data or not is_python_name(name):
+            raise VerifyException(f"torchpy.call_segment: callee {self.callee} is not a function name")
+        parent = self.parent_op()  # a segment cannot hold one: FuncOp.verify_ says so
+        module = parent.parent_op() if parent is not None else None
+        if module is None:
+            return  # a detached op: checked once it is in a module
+        callee = next(
+            (
+                o
+                for o in module.regions[0].block.ops
+                if isinstance(o, FuncOp) and o.sym_name.data == name
+            ),
+            None,
+        )
+        if callee is None or callee.kind.data != "segment":
+            raise VerifyException(f"torchpy.call_segment: no segment function @{name}")
+        ret = callee.body.block.last_op
+        arg_types = [a.type for a in callee.body.block.args]
+        res_types = [v.type for v in ret.operands] if isinstance(ret, ReturnOp) else []
+        if [v.type for v in self.inputs] != arg_types or [
+            r.type for r in self.outs
+        ] != res_types:
+            raise VerifyException(
+                f"torchpy.call_segment: operands or results do not match @{name}'s arguments "
+                "and returned values"
+            )
+
+
+@irdl_op_definition
 class ProgramOp(IRDLOperation):
     """``torchpy.program``: the parallel program's table (graph inputs/outputs -> channels).
 
@@ -359,7 +425,18 @@ def call_like(op: Operation) -> bool:
 
 Torchpy = Dialect(
     "torchpy",
-    [FuncOp, ReturnOp, GetOp, PutOp, SetThreadsOp, WeightOp, CallOp, MethodOp, ProgramOp],
+    [
+        FuncOp,
+        ReturnOp,
+        GetOp,
+        PutOp,
+        SetThreadsOp,
+        WeightOp,
+        CallOp,
+        MethodOp,
+        CallSegmentOp,
+        ProgramOp,
+    ],
     [ObjectType],
 )
 """The ``torchpy`` dialect."""

@@ -24,6 +24,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "intra-op-threads": ("ramiel.passes.intra_op_threads", "IntraOpThreads"),
     "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
     "own-outputs": ("ramiel.passes.own_outputs", "OwnOutputs"),
+    "compile-segments": ("ramiel.passes.compile_segments", "CompileSegments"),
 }
 
 

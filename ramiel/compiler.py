@@ -61,6 +61,9 @@ class CompileOptions:
     ``disable``: names of the :data:`REWRITE_PASSES` not to run (``"all"``: none of them).
     ``transfer_cost``: a transfer cost file (``ramiel calibrate -o FILE``) that replaces the
     backend's measured default (e.g. a real network for ``backend="distributed"``).
+    ``compile``: print the compute between channel operations (and the whole sequential
+    module) as segments compiled with ``torch.compile`` when the program loads
+    (``--compile-segments``, :mod:`ramiel.runtime.compiled`).
     """
 
     clusters: int | None = None
@@ -74,6 +77,7 @@ class CompileOptions:
     cores: int | None = None
     disable: Sequence[str] = ()
     transfer_cost: str | None = None
+    compile: bool = False
 
     def rewrites(self) -> list[str]:
         """The :data:`REWRITE_PASSES` this compilation runs, in order.
@@ -164,6 +168,7 @@ def compile_model(
     impossible clustering requests.
     """
     from ramiel.passes.clone import Clone
+    from ramiel.passes.compile_segments import CompileSegments
     from ramiel.passes.constant_fold import ConstantFold
     from ramiel.passes.dce import DeadCodeElimination
     from ramiel.passes.estimate_cost import EstimateCost
@@ -242,8 +247,9 @@ def compile_model(
     say("lowering to torchpy")
     par = module.clone()
     seq = module.clone()
-    _run_passes(par, [LowerToTorchpy()])
-    _run_passes(seq, [LowerToTorchpy(mode="sequential")])
+    segments: list[ModulePass] = [CompileSegments()] if options.compile else []
+    _run_passes(par, [LowerToTorchpy(), *segments])
+    _run_passes(seq, [LowerToTorchpy(mode="sequential"), *segments])
     timings["lower"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -285,6 +291,10 @@ class CompiledModel:
     runs the sequential module. ``close()`` (or ``with``) stops the workers; a parallel call after
     it raises :class:`~ramiel.runtime.RunnerClosed`. Threads that make their first call at once
     share one runner.
+
+    Compiled with ``compile=True``, the first call of each module compiles its segments
+    (``start()`` does it for the parallel module ahead of time); ``compile_report()`` lists the
+    compilations and their times.
     """
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
@@ -298,6 +308,8 @@ class CompiledModel:
         self.program = load_program(result.parallel_path, module_name=f"ramiel_par_{uid}")
         seq_mod = import_from_path(f"ramiel_seq_{uid}", result.sequential_path)
         self._forward = seq_mod.forward
+        self._seq_namespace = vars(seq_mod)
+        self._seq_events: list[Any] = []
         self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_mod.INPUTS)
         self.output_names: list[str] = list(seq_mod.OUTPUTS)
         self.weights = Weights.from_safetensors(result.weights_path)
@@ -329,6 +341,20 @@ class CompiledModel:
         if made == 1 and backend == "threads":
             backend = "inline"
         return backend, threads
+
+    def start(self) -> None:
+        """Start the parallel module's workers now (compiling its segments, if compiled); the
+        first call does it otherwise."""
+        self._start()
+
+    def compile_report(self) -> list[Any]:
+        """The compilations of compiled segments so far (parallel and sequential module), as
+        :class:`~ramiel.runtime.compiled.CompileEvent` items; empty unless compiled."""
+        from ramiel.runtime.compiled import segments_in, take_events
+
+        self._seq_events += take_events(segments_in(self._seq_namespace).values())
+        par = self._runner.compile_report() if self._runner is not None else []
+        return [*par, *self._seq_events]
 
     def _start(self) -> Any:
         runner = self._runner

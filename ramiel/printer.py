@@ -9,6 +9,10 @@ A module with ``torchpy.func`` ops of kind ``cluster`` prints the parallel modul
 cluster and a ``PROGRAM`` table for :mod:`ramiel.runtime`); one of kind ``sequential`` prints the
 sequential module (``forward(w, *inputs)``). Both end with a ``__main__`` block that runs one
 inference on random inputs (weights from the ``.safetensors`` file beside the module).
+
+Functions of kind ``segment`` (from ``--compile-segments``) print as ``@segment``-decorated
+functions ``c0_seg0(w, *inputs)`` (:func:`ramiel.runtime.compiled.segment`: compiled with
+``torch.compile`` on their first call), before the function that calls them.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from ramiel.dialects.onnx import NODE_NAME_ATTR, numpy_dtype_of
 
 RESERVED = frozenset(
     {"torch", "F", "ops", "operator", "math", "ch", "w", "Program", "ChannelSpec", "INPUTS",
-     "OUTPUTS", "PROGRAM", "forward", "np"}
+     "OUTPUTS", "PROGRAM", "forward", "np", "segment"}
     | set(dir(builtins))
 )  # fmt: skip
 
@@ -171,6 +175,9 @@ def statement(op: Operation, names: Names) -> str | None:
         return f"torch.set_num_threads({op.count.value.data}){note}"
     if isinstance(op, tp.CallOp | tp.MethodOp):
         return _targets(op, names) + _call_text(op, names) + _comment(op)
+    if isinstance(op, tp.CallSegmentOp):
+        args = ", ".join(["w", *(names[v] for v in op.inputs)])
+        return _targets(op, names) + f"{op.callee.root_reference.data}({args})"
     if isinstance(op, tp.ReturnOp):
         vals = [names[v] for v in op.values]
         if not vals:
@@ -192,16 +199,20 @@ def _shape_text(t: Attribute) -> str:
     return "None"
 
 
-def _func_text(f: tp.FuncOp) -> tuple[str, dict[str, tuple[str, Attribute]]]:
-    """Source of one function, and its channels: name -> ('get'|'put', type)."""
-    names = Names()
+def _func_text(
+    f: tp.FuncOp, functions: Iterable[str] = ()
+) -> tuple[str, dict[str, tuple[str, Attribute]]]:
+    """Source of one function, and its channels: name -> ('get'|'put', type). ``functions``:
+    the module's function names, which no local name may shadow."""
+    names = Names(functions)
     block = f.body.block
     channels: dict[str, tuple[str, Attribute]] = {}
     if f.kind.data == "cluster":
         params = "ch, w"
     else:
         params = ", ".join(["w", *(names[a] for a in block.args)])
-    lines = [f"def {f.sym_name.data}({params}):"]
+    lines = ["@segment"] if f.kind.data == "segment" else []
+    lines.append(f"def {f.sym_name.data}({params}):")
     doc = _func_doc(f)
     if doc:
         lines.append(f'    """{doc}"""')
@@ -229,6 +240,24 @@ def _func_doc(f: tp.FuncOp) -> str:
         return (
             ": ".join([parts[0], ", ".join(parts[1:])]) + "." if len(parts) > 1 else parts[0] + "."
         )
+    if f.kind.data == "segment":
+        owner = tp.attr_text(f.attributes.get("ramiel.segment_of")) or ""
+        where = ""
+        if owner.startswith("cluster_"):
+            where = f" of cluster {owner.removeprefix('cluster_')}"
+        elif owner:
+            where = f" of {owner}"
+        threads = f.attributes.get("ramiel.threads")
+        with_threads = (
+            f", {threads.value.data} intra-op threads" if isinstance(threads, IntegerAttr) else ""
+        )
+        count = f"{n_calls} statement" + ("s" if n_calls != 1 else "")
+        return (
+            f"Compiled segment{where} ({count}{with_threads}): one torch.compile graph, "
+            "compiled at load time."
+        )
+    if any(isinstance(o, tp.CallSegmentOp) for o in f.body.block.ops):
+        return "The whole model, sequentially, in compiled segments."
     return f"The whole model, sequentially ({n_calls} statements)."
 
 
@@ -269,10 +298,12 @@ def print_python(module: ModuleOp, source: str = "") -> str:
     out.append("from ramiel.runtime import ops  # noqa: F401\n")
     if parallel:
         out.append("from ramiel.runtime import ChannelSpec, Program\n")
+    if any(f.kind.data == "segment" for f in funcs):
+        out.append("from ramiel.runtime.compiled import segment\n")
     all_channels: dict[str, dict[str, tuple[str, Attribute]]] = {}
     bodies = []
     for f in funcs:
-        text, chans = _func_text(f)
+        text, chans = _func_text(f, seen)
         bodies.append(text)
         all_channels[f.sym_name.data] = chans
     out.append("\n\n" + "\n\n".join(bodies))
@@ -311,6 +342,7 @@ def _program_text(
     in_order: list[str],
     out_order: list[str],
 ) -> str:
+    funcs = [f for f in funcs if f.kind.data == "cluster"]
     cluster_names = {f.sym_name.data: f.sym_name.data.removeprefix("cluster_") for f in funcs}
     src: dict[str, str | None] = {}
     dst: dict[str, str | None] = {}

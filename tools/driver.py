@@ -83,6 +83,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         const="all",
         help="run none of the graph rewrites (" + ", ".join(REWRITE_PASSES) + ")",
     )
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="compile the compute between channel operations with torch.compile (inductor, "
+        "frozen weights) when the program loads (--compile-segments)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -189,6 +195,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         cores=args.cores,
         disable=tuple(args.disable or ()),
         transfer_cost=args.transfer_cost,
+        compile=args.compile,
     )
 
 
@@ -270,9 +277,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             {base: feeds[name].numpy() for base, name in sample.items()} for sample in in_names
         ]
         refs = [sess.run(base_outs, f) for f in ort_feeds]
+        if opts.compile:
+            with console.status("compiling the segments of the parallel module (torch.compile)"):
+                model.start()
         par = model.run(feeds)
         torch.set_num_threads(1)
-        seq_outs = model.sequential(*feeds.values())
+        if opts.compile:
+            with console.status("compiling the sequential module (torch.compile)"):
+                seq_outs = model.sequential(*feeds.values())
+        else:
+            seq_outs = model.sequential(*feeds.values())
         seq_outs = seq_outs if isinstance(seq_outs, tuple) else (seq_outs,)
         seq = dict(zip(model.output_names, seq_outs, strict=True))
         print(f"model: {model_path}")
@@ -282,6 +296,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{opts.backend}{batch_note}; estimated speed-up {res.report.speedup:.2f}x (W/CP "
             f"{res.report.parallelism:.2f})"
         )
+        if opts.compile:
+            _print_compile_report(model.compile_report())
         worst = 0.0
         for k, (ref, names) in enumerate(zip(refs, out_names, strict=True)):
             for base, r in zip(base_outs, ref, strict=True):
@@ -334,6 +350,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         model.close()
         if tmp is not None:
             tmp.cleanup()
+
+
+def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-untyped-def]
+    """Per module, the segments' compile times (torch.compile), the slowest ``most`` by name."""
+    from ramiel.runtime.compiled import cache_dir
+
+    groups: dict[str, list] = {}  # type: ignore[type-arg]
+    for e in events:
+        kind = "sequential module" if e.segment.startswith("forward_seg") else "parallel module"
+        groups.setdefault(kind, []).append(e)
+    for kind, evs in groups.items():
+        total = sum(e.seconds for e in evs)
+        slow = sorted(evs, key=lambda e: -e.seconds)
+        items = ", ".join(f"{e.segment} {e.seconds:.1f} s" for e in slow[:most])
+        more = f", {len(evs) - most} more" if len(evs) > most else ""
+        print(f"torch.compile, {kind}: {len(evs)} segment(s) in {total:.1f} s ({items}{more})")
+        for e in evs:
+            if e.error:
+                print(f"  {e.segment} not compiled, runs eagerly: {e.error}")
+    print(f"  inductor cache: {os.environ.get('TORCHINDUCTOR_CACHE_DIR') or cache_dir()}")
 
 
 def _sample_names(names: Sequence[str], batch: int) -> list[dict[str, str]]:

@@ -187,3 +187,58 @@ builtin.module {
     "torchpy.return"() : () -> ()
   }) : () -> ()
 }
+
+// -----
+
+// A segment is one graph for torch.compile: no channel operation inside.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @c0_seg0: a segment holds only calls, methods and weights (one graph for torch.compile), not torchpy.get
+builtin.module {
+  "torchpy.func"() <{sym_name = "c0_seg0", kind = "segment"}> ({
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+    "torchpy.return"(%x) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// torchpy.call_segment names a segment function of the module...
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call_segment: no segment function @c0_seg9
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call_segment"(%x) <{callee = @c0_seg9}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// ... with the arguments and results it has.
+// CHECK: invalid.mlir:[[# @LINE + 8]]:5: error: torchpy.call_segment: operands or results do not match @forward_seg0's arguments and returned values
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward_seg0", kind = "segment"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    "torchpy.return"(%x) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<3xf32>):
+    %y = "torchpy.call_segment"(%x) <{callee = @forward_seg0}> : (tensor<3xf32>) -> tensor<3xf32>
+    "torchpy.return"(%y) : (tensor<3xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// Segments do not call segments (each is one graph of its own).
+// CHECK: invalid.mlir:[[# @LINE + 6]]:3: error: torchpy.func @s1: a segment holds only calls, methods and weights (one graph for torch.compile), not torchpy.call_segment
+builtin.module {
+  "torchpy.func"() <{sym_name = "s0", kind = "segment"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    "torchpy.return"(%x) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+  "torchpy.func"() <{sym_name = "s1", kind = "segment"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call_segment"(%x) <{callee = @s0}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}

@@ -28,6 +28,13 @@ children with ``torch.set_num_threads(2)`` hung, with 1 thread they ran), so eac
 ``torch.set_num_threads(threads_per_worker)`` before anything else, and multi-threaded workers are
 forked from the clean forkserver instead (a worker is multi-threaded also when its cluster function
 raises its own count, ``Program.max_threads > 1``, as with ``--intra-op-threads``).
+A program with compiled segments (:mod:`ramiel.runtime.compiled`) always starts its workers from
+the forkserver: each worker compiles (or loads from inductor's on-disk cache) its own cluster's
+segments in the warm-up inference that :func:`~ramiel.runtime.start` runs, with inductor's
+compile workers off (``compile_threads = 1``: no helper processes that a killed worker would
+leave behind), and reports the compile times with that inference's ``b"D"`` (``b"D"`` + pickled
+:class:`~ramiel.runtime.compiled.CompileEvent` list); a parent that used inductor itself has its
+compile threads and pools, which a forked child must not inherit.
 ``spawn``/``forkserver`` workers re-import the cluster functions by module name, or from
 ``Program.module_path`` (or the module's ``__file__``) when the module was loaded from a file path
 (see :func:`~ramiel.runtime.program.load_program`); functions defined inside other functions
@@ -145,7 +152,9 @@ def process_state(pid: int) -> str | None:
     return fields[0].decode() if end >= 0 and fields else None
 
 
-def choose_start_method(requested: str | None, threads_per_worker: int) -> str:
+def choose_start_method(
+    requested: str | None, threads_per_worker: int, compiled: bool = False
+) -> str:
     """The multiprocessing start method to use (see the module docstring for the rule).
 
     Raises:
@@ -156,7 +165,7 @@ def choose_start_method(requested: str | None, threads_per_worker: int) -> str:
         if requested not in methods:
             raise ValueError(f"start method {requested!r} unavailable; have {', '.join(methods)}")
         return requested
-    if "fork" in methods and (threads_per_worker == 1 or _single_threaded()):
+    if "fork" in methods and not compiled and (threads_per_worker == 1 or _single_threaded()):
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
 
@@ -241,6 +250,7 @@ class _Boot:
     threads: int
     copy_on_get: bool
     close_in_child: list = dataclasses.field(default_factory=list)
+    compiled: bool = False
 
 
 def _worker_main(boot: _Boot) -> None:
@@ -250,6 +260,7 @@ def _worker_main(boot: _Boot) -> None:
         conn.close()
     start, done = boot.start_r, boot.done_w
     ppid = os.getppid()
+    segments: list[Any] = []
     global _IMPORTING_PROGRAM
     try:
         _IMPORTING_PROGRAM = True
@@ -257,6 +268,14 @@ def _worker_main(boot: _Boot) -> None:
             fn = boot.fn.resolve() if isinstance(boot.fn, FnRef) else boot.fn
         finally:
             _IMPORTING_PROGRAM = False
+        if boot.compiled:
+            import torch._inductor.config as inductor_config
+
+            from ramiel.runtime.compiled import configure_cache, segments_in
+
+            inductor_config.compile_threads = 1
+            configure_cache()
+            segments = list(segments_in(getattr(fn, "__globals__", {})).values())
         ep = ShmEndpoint(boot.program, boot.cluster, boot.layout, boot.arena, boot.sems, ppid)
         if boot.copy_on_get:
             _clone_on_get(ep)
@@ -288,6 +307,12 @@ def _worker_main(boot: _Boot) -> None:
                 reply = b"E" + pickle.dumps(describe_exception(e, skip_frames=1))
             else:
                 reply = b"D"
+                if segments:
+                    from ramiel.runtime.compiled import take_events
+
+                    events = take_events(segments)
+                    if events:
+                        reply += pickle.dumps(events)
             try:
                 done.send_bytes(reply)
             except OSError:
@@ -334,7 +359,10 @@ class ProcessRunner(Runner):
         self._sems: list[Any] = []
         # the cluster functions may raise their own intra-op threads (--intra-op-threads)
         most = max(threads_per_worker, program.max_threads)
-        self.start_method = choose_start_method(start_method, most)
+        from ramiel.runtime.compiled import program_segments
+
+        self._compiled = bool(program_segments(program))
+        self.start_method = choose_start_method(start_method, most, self._compiled)
         self._names = list(program.clusters)
         try:
             self._launch(copy_on_get, startup_timeout_s)
@@ -385,7 +413,7 @@ class ProcessRunner(Runner):
             boot = _Boot(
                 c, fns[c], shipped, lay, self._arena, warena, wslots, self._sems,
                 start_r, done_w, self.threads_per_worker, copy_on_get,
-                list(parent_ends) if method == "fork" else [],
+                list(parent_ends) if method == "fork" else [], self._compiled,
             )  # fmt: skip
             p = ctx.Process(
                 target=_worker_main, args=(boot,), name=f"ramiel-{program.name}-{c}", daemon=True
@@ -469,6 +497,9 @@ class ProcessRunner(Runner):
                     exc_type, message, text = pickle.loads(data[1:])
                     err = WorkerError(self._names[i], exc_type, message, text)
                     raise err from RemoteTraceback(text)
+                if data[:1] == b"D" and len(data) > 1:
+                    self._compile_events += pickle.loads(data[1:])
+                    data = b"D"
                 if data == b"A":
                     aborted = True  # the error that caused it is on its way
                 elif data != expect:
@@ -494,6 +525,9 @@ class ProcessRunner(Runner):
             else:
                 since.pop(i, None)
         return out
+
+    def _new_compile_events(self) -> list[Any]:
+        return []  # the workers' arrive with their replies (_await_all)
 
     def _died(self, i: int) -> WorkerDied:
         p = self._procs[i]

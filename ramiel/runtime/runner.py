@@ -6,6 +6,11 @@ to the workers, waits until *every* cluster has finished the inference (not only
 arrived) and returns the outputs. Because inferences never overlap, every channel buffer is free
 again when the next inference starts.
 
+A program with compiled segments (:mod:`ramiel.runtime.compiled`) is compiled by ``start``: it
+runs one warm-up inference on zero inputs, so that every segment compiles (or loads from
+inductor's on-disk cache) in the thread or process that runs it, before the first real
+inference; ``Runner.compile_report()`` lists each compilation with its time.
+
 Failures are terminal: the first worker error, worker death, timeout or channel misuse during a
 ``run`` is raised in the caller, the runner shuts down (all workers stopped, joined or killed) and
 every later ``run`` raises :class:`~ramiel.runtime.program.RunnerClosed`. Only
@@ -73,6 +78,7 @@ class Runner:
         #: names of the outputs the last ``run`` copied because they shared memory (see
         #: :mod:`ramiel.runtime.ownership`); empty when every output was returned as computed
         self.copied_outputs: list[str] = []
+        self._compile_events: list[Any] = []
         _open_runners.add(self)
 
     # ---------------------------------------------------------------------------------- public API
@@ -154,6 +160,24 @@ class Runner:
         out = self.run(dict(zip(names, tensors, strict=True)))
         return tuple(out[n] for n in self.output_names)
 
+    def compile_report(self) -> list[Any]:
+        """Every compilation of a compiled segment this runner's workers made, in order: a list
+        of :class:`~ramiel.runtime.compiled.CompileEvent` (segment, thread count, seconds,
+        error). Empty for a program without compiled segments."""
+        self._compile_events += self._new_compile_events()
+        return list(self._compile_events)
+
+    def warm_up(self, timeout_s: float | None = None) -> None:
+        """Run one inference on zero inputs (compiles a compiled program's segments)."""
+        feeds: dict[str, torch.Tensor] = {}
+        for name, chans in self.program.inputs.items():
+            if chans:
+                spec = self.program.channels[chans[0]]
+                feeds[name] = torch.zeros(spec.shape, dtype=spec.dtype)
+            else:
+                feeds[name] = torch.zeros(())
+        self.run(feeds, timeout_s=timeout_s)
+
     def close(self) -> None:
         """Stop and join all workers. Idempotent; never raises for an already failed runner."""
         with self._lock:
@@ -193,6 +217,12 @@ class Runner:
     def _shutdown(self, failed: bool) -> None:
         raise NotImplementedError
 
+    def _new_compile_events(self) -> list[Any]:
+        """Compilations since the last call (threads and inline: the segments of this process)."""
+        from ramiel.runtime.compiled import program_segments, take_events
+
+        return take_events(program_segments(self.program).values())
+
 
 def start(
     program: Program,
@@ -218,7 +248,9 @@ def start(
         timeout_s: default limit for one inference, seconds.
         **options: backend options: ``copy_on_put`` (threads, inline), ``start_method`` and
             ``startup_timeout_s`` (processes, distributed), ``ranks``, ``placement``,
-            ``device`` and ``link`` (distributed).
+            ``device`` and ``link`` (distributed); ``compile_timeout_s``
+            (all backends, default 1800): the limit of the warm-up inference that compiles a
+            compiled program.
 
     Returns:
         A started :class:`Runner`; close it (or use it as a context manager).
@@ -228,27 +260,35 @@ def start(
         ValueError: an unknown backend or option.
         RuntimeFailure: a worker failed to start.
     """
+    from ramiel.runtime.compiled import program_segments
+
     program.validate()
     w = as_weights(weights)
     if threads_per_worker < 1:
         raise ValueError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
+    compile_timeout_s = float(options.pop("compile_timeout_s", 1800.0))
+    runner: Runner
     if backend == "threads":
         from ramiel.runtime.threads import ThreadRunner
 
-        return ThreadRunner(program, w, threads_per_worker, timeout_s, **options)
-    if backend == "processes":
+        runner = ThreadRunner(program, w, threads_per_worker, timeout_s, **options)
+    elif backend == "processes":
         from ramiel.runtime.processes import ProcessRunner
 
-        return ProcessRunner(program, w, threads_per_worker, timeout_s, **options)
-    if backend == "inline":
+        runner = ProcessRunner(program, w, threads_per_worker, timeout_s, **options)
+    elif backend == "inline":
         from ramiel.runtime.threads import InlineRunner
 
-        return InlineRunner(program, w, threads_per_worker, timeout_s, **options)
-    if backend == "distributed":
+        runner = InlineRunner(program, w, threads_per_worker, timeout_s, **options)
+    elif backend == "distributed":
         from ramiel.runtime.distributed import DistributedRunner
 
-        return DistributedRunner(program, w, threads_per_worker, timeout_s, **options)
-    raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        runner = DistributedRunner(program, w, threads_per_worker, timeout_s, **options)
+    else:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if program_segments(program):
+        runner.warm_up(timeout_s=max(timeout_s, compile_timeout_s))
+    return runner
 
 
 @atexit.register

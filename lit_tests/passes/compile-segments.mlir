@@ -1,0 +1,128 @@
+// --compile-segments: every run of compute statements between channel operations (and thread
+// counts) of a cluster function, and the whole sequential forward, becomes a segment function
+// (kind "segment", named <cluster>_seg<k>) called by torchpy.call_segment; its arguments are the
+// values it reads that are defined before it, its results the values later ops read, in order;
+// the weights it reads are cloned into it (and removed from the caller when no longer used).
+// RUN: ramiel-opt %s --split-input-file --compile-segments | filecheck %s
+// RUN: ramiel-opt %s --split-input-file '--compile-segments{min-statements=2}' | filecheck %s --check-prefix=MIN2
+// RUN: ramiel-opt %s --split-input-file --compile-segments | ramiel-opt --split-input-file | filecheck %s
+// RUN: %not ramiel-opt %s --split-input-file '--compile-segments{min-statements=0}' 2>&1 | filecheck %s --check-prefix=ZERO
+// RUN: %not ramiel-opt %s --split-input-file --compile-segments --compile-segments 2>&1 | filecheck %s --check-prefix=TWICE
+
+// ZERO: error: compile-segments: min-statements must be at least 1, got 0
+// TWICE: error: compile-segments: the module already has segment functions
+
+// A cluster: the stem before the put, the branch between the put and the get, the head after the
+// get; each is a segment, the channel ops stay where they were. A weight read by the stem moves
+// into its segment.
+// CHECK-LABEL: "torchpy.func"() <{sym_name = "c0_seg0", kind = "segment"}> ({
+// CHECK-NEXT:    ^bb0(%x: tensor<2xf32>):
+// CHECK-NEXT:      %k = "torchpy.weight"() <{key = "k", value = dense<2.000000e+00> : tensor<2xf32>}> : () -> tensor<2xf32>
+// CHECK-NEXT:      %a = "torchpy.call"(%x, %k) <{callee = "operator.mul", args = [0 : index, 1 : index]}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:      %s = "torchpy.call"(%a) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:      "torchpy.return"(%s) : (tensor<2xf32>) -> ()
+// CHECK-NEXT:  }) {ramiel.segment_of = "cluster_c0", ramiel.statements = 2 : i64} : () -> ()
+// CHECK-NEXT:  "torchpy.func"() <{sym_name = "c0_seg1", kind = "segment"}> ({
+// CHECK-NEXT:    ^bb0(%s{{.*}}: tensor<2xf32>):
+// CHECK-NEXT:      %b1 = "torchpy.call"(%s{{.*}}) <{callee = "torch.sigmoid", args = [0 : index]}>
+// CHECK-NEXT:      "torchpy.return"(%b1) : (tensor<2xf32>) -> ()
+// CHECK:       "torchpy.func"() <{sym_name = "c0_seg2", kind = "segment"}> ({
+// CHECK-NEXT:    ^bb0(%b1{{.*}}: tensor<2xf32>, %b2: tensor<2xf32>):
+// CHECK-NEXT:      %j = "torchpy.call"(%b1{{.*}}, %b2) <{callee = "operator.add"
+// CHECK-NEXT:      "torchpy.return"(%j) : (tensor<2xf32>) -> ()
+// CHECK:       "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+// CHECK-NEXT:    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+// CHECK-NEXT:    %s = "torchpy.call_segment"(%x) <{callee = @c0_seg0}> : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    "torchpy.put"(%s) <{channel = "s__c0_c1"}> : (tensor<2xf32>) -> ()
+// CHECK-NEXT:    %b1 = "torchpy.call_segment"(%s) <{callee = @c0_seg1}> : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    %b2 = "torchpy.get"() <{channel = "b2__c1_c0"}> : () -> tensor<2xf32>
+// CHECK-NEXT:    %j = "torchpy.call_segment"(%b1, %b2) <{callee = @c0_seg2}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    "torchpy.put"(%j) <{channel = "y__out"}> : (tensor<2xf32>) -> ()
+// CHECK-NEXT:    "torchpy.return"() : () -> ()
+// CHECK-NEXT:  }) : () -> ()
+// With min-statements=2 only the two-statement stem is a segment; the rest stays inline.
+// MIN2-LABEL: "torchpy.func"() <{sym_name = "c0_seg0", kind = "segment"}>
+// MIN2-NOT:   c0_seg1
+// MIN2:       "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+// MIN2:         %s = "torchpy.call_segment"(%x) <{callee = @c0_seg0}>
+// MIN2:         %b1 = "torchpy.call"(%s) <{callee = "torch.sigmoid"
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %k = "torchpy.weight"() <{key = "k", value = dense<2.0> : tensor<2xf32>}> : () -> tensor<2xf32>
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+    %a = "torchpy.call"(%x, %k) <{callee = "operator.mul", args = [0 : index, 1 : index]}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %s = "torchpy.call"(%a) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.put"(%s) <{channel = "s__c0_c1"}> : (tensor<2xf32>) -> ()
+    %b1 = "torchpy.call"(%s) <{callee = "torch.sigmoid", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    %b2 = "torchpy.get"() <{channel = "b2__c1_c0"}> : () -> tensor<2xf32>
+    %j = "torchpy.call"(%b1, %b2) <{callee = "operator.add", args = [0 : index, 1 : index]}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.put"(%j) <{channel = "y__out"}> : (tensor<2xf32>) -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.func"() <{sym_name = "cluster_c1", kind = "cluster"}> ({
+    %s = "torchpy.get"() <{channel = "s__c0_c1"}> : () -> tensor<2xf32>
+    %b2 = "torchpy.call"(%s) <{callee = "torch.tanh", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.put"(%b2) <{channel = "b2__c1_c0"}> : (tensor<2xf32>) -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = ["y__out"], input_order = ["x"], output_order = ["y"]}> : () -> ()
+}
+
+// -----
+
+// torch.set_num_threads ends a segment too (it would break the graph); the segment after it
+// records the count it runs with. Values used after the segment are its results, in definition
+// order; a value used only inside stays inside.
+// CHECK-LABEL: "torchpy.func"() <{sym_name = "c0_seg0", kind = "segment"}> ({
+// CHECK-NEXT:    ^bb0(%x: tensor<2xf32>):
+// CHECK-NEXT:      %a = "torchpy.call"(%x) <{callee = "torch.relu"
+// CHECK-NEXT:      %b = "torchpy.call"(%a) <{callee = "torch.sigmoid"
+// CHECK-NEXT:      %c = "torchpy.call"(%b) <{callee = "torch.tanh"
+// CHECK-NEXT:      "torchpy.return"(%a, %c) : (tensor<2xf32>, tensor<2xf32>) -> ()
+// CHECK-NEXT:  }) {ramiel.segment_of = "cluster_c0", ramiel.statements = 3 : i64} : () -> ()
+// CHECK-NEXT:  "torchpy.func"() <{sym_name = "c0_seg1", kind = "segment"}> ({
+// CHECK:       }) {ramiel.segment_of = "cluster_c0", ramiel.statements = 1 : i64, ramiel.threads = 2 : i64} : () -> ()
+// CHECK:       "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+// CHECK-NEXT:    %x = "torchpy.get"() <{channel = "x__c0"}>
+// CHECK-NEXT:    %a, %c = "torchpy.call_segment"(%x) <{callee = @c0_seg0}> : (tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+// CHECK-NEXT:    "torchpy.set_threads"() <{count = 2 : index}> : () -> ()
+// CHECK-NEXT:    %d = "torchpy.call_segment"(%a, %c) <{callee = @c0_seg1}>
+// CHECK-NEXT:    "torchpy.put"(%d) <{channel = "y__out"}>
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+    %a = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    %b = "torchpy.call"(%a) <{callee = "torch.sigmoid", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    %c = "torchpy.call"(%b) <{callee = "torch.tanh", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.set_threads"() <{count = 2 : index}> : () -> ()
+    %d = "torchpy.call"(%a, %c) <{callee = "operator.add", args = [0 : index, 1 : index]}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.put"(%d) <{channel = "y__out"}> : (tensor<2xf32>) -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = ["y__out"], input_order = ["x"], output_order = ["y"]}> : () -> ()
+}
+
+// -----
+
+// The sequential module: its whole body is one segment, forward_seg0, and forward calls it. A
+// name already taken gets a suffix.
+// CHECK-LABEL: "torchpy.func"() <{sym_name = "forward_seg0_1", kind = "segment"}> ({
+// CHECK-NEXT:    ^bb0(%x: tensor<2xf32>):
+// CHECK-NEXT:      %y = "torchpy.call"(%x) <{callee = "torch.relu"
+// CHECK-NEXT:      %z = "torchpy.method"(%y) <{method = "reshape", args = ["1, 2"]}>
+// CHECK-NEXT:      "torchpy.return"(%z) : (tensor<1x2xf32>) -> ()
+// CHECK:       "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+// CHECK-NEXT:    ^bb0(%x{{.*}}: tensor<2xf32>):
+// CHECK-NEXT:      %z = "torchpy.call_segment"(%x{{.*}}) <{callee = @forward_seg0_1}> : (tensor<2xf32>) -> tensor<1x2xf32>
+// CHECK-NEXT:      "torchpy.return"(%z) : (tensor<1x2xf32>) -> ()
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    %z = "torchpy.method"(%y) <{method = "reshape", args = ["1, 2"]}> : (tensor<2xf32>) -> tensor<1x2xf32>
+    "torchpy.return"(%z) : (tensor<1x2xf32>) -> ()
+  }) : () -> ()
+  "torchpy.func"() <{sym_name = "forward_seg0", kind = "cluster"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+}

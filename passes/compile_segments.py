@@ -1,0 +1,172 @@
+"""``--compile-segments``: outline the compute between channel operations into compiled segments.
+
+On ``torchpy`` IR (after ``--lower-to-torchpy``). In every cluster function and in the sequential
+``forward``, each maximal run of compute statements (``torchpy.call``/``torchpy.method``) that no
+channel operation (``torchpy.get``/``torchpy.put``) nor thread count (``torchpy.set_threads``)
+interrupts becomes a ``torchpy.func`` of kind ``segment`` -- ``c0_seg0``, ``c0_seg1``, ... for
+cluster ``c0``, ``forward_seg0`` for the sequential module -- and the run is replaced by one
+``torchpy.call_segment``. The printer writes each segment as its own function decorated with
+``@segment`` (:mod:`ramiel.runtime.compiled`): the user sees exactly which statements form one
+compiled graph, and the cluster function calls the segments between its channel operations::
+
+    @segment
+    def c0_seg0(w, data):
+        r0 = F.conv2d(data, w.conv1_w, w.conv1_b, stride=(2, 2), padding=(3, 3))
+        r1 = torch.relu(r0)
+        return r1
+
+    def cluster_c0(ch, w):
+        data = ch.get('data_0__c0')
+        r1 = c0_seg0(w, data)
+        ch.put('r1__c0_c1', r1)
+
+A segment's arguments are the values its statements read that are defined before it (a graph
+input, a ``get``'s tensor, an earlier segment's result); its results are the values defined in it
+that later operations read, in definition order. Weights are not arguments: the segment reads
+them from ``w`` like the code it replaces (``torch.compile`` freezes them into the graph). So a
+segment is one graph for ``torch.compile`` with no channel operation inside (the channel ops
+block on other clusters, and ``torch.set_num_threads`` would break the graph) and the schedule is
+unchanged: every ``put`` still happens as soon as its tensor exists, every ``get`` where it was.
+
+Options: ``min-statements=N`` (default 1): runs of fewer statements stay inline, uncompiled.
+
+Naming: ``<cluster>_seg<k>`` (``k`` counts the cluster's segments from 0), made unique against
+every symbol of the module. The segment carries ``ramiel.segment_of`` (the function it came from),
+``ramiel.statements`` (its statement count) and, when the cluster set a thread count before it,
+``ramiel.threads``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ramiel.dialects import torchpy as tp
+from ramiel.errors import RamielError
+
+OWNER_ATTR = "ramiel.segment_of"
+STATEMENTS_ATTR = "ramiel.statements"
+THREADS_ATTR = "ramiel.threads"
+
+
+def _runs(block: Block) -> list[tuple[list[Operation], int | None]]:
+    """The maximal runs of call/method ops of ``block`` and the thread count set before each."""
+    runs: list[tuple[list[Operation], int | None]] = []
+    current: list[Operation] = []
+    threads: int | None = None
+    for op in block.ops:
+        if tp.call_like(op):
+            current.append(op)
+            continue
+        if isinstance(op, tp.WeightOp):
+            continue  # printed inline where used: no statement, no boundary
+        if current:
+            runs.append((current, threads))
+            current = []
+        if isinstance(op, tp.SetThreadsOp):
+            threads = op.count.value.data
+    if current:
+        runs.append((current, threads))
+    return runs
+
+
+def _segment_base(f: tp.FuncOp) -> str:
+    name = f.sym_name.data
+    return name.removeprefix("cluster_") if f.kind.data == "cluster" else name
+
+
+def outline_run(
+    run: list[Operation], name: str, owner: str, threads: int | None
+) -> tuple[tp.FuncOp, tp.CallSegmentOp]:
+    """Move the ops of ``run`` (consecutive call/method ops of one block of the function
+    ``owner``) into a new segment function ``name`` and put a ``torchpy.call_segment`` where they
+    were; returns both (the function is not inserted anywhere yet)."""
+    in_run = set(run)
+    inputs: list[SSAValue] = []
+    weights: list[tp.WeightOp] = []
+    for op in run:
+        for v in op.operands:
+            producer = v.owner
+            if isinstance(producer, tp.WeightOp):
+                if producer not in weights:
+                    weights.append(producer)
+            elif producer not in in_run and v not in inputs:
+                inputs.append(v)
+    outputs = [
+        r for op in run for r in op.results if any(u.operation not in in_run for u in r.uses)
+    ]
+    body = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(inputs, body.args, strict=True):
+        new.name_hint = old.name_hint
+        mapping[old] = new
+    for w in weights:
+        c = w.clone()
+        body.add_op(c)
+        mapping[w.result] = c.result
+    for op in run:
+        c = op.clone(value_mapper=mapping)
+        body.add_op(c)
+        for old, new in zip(op.results, c.results, strict=True):
+            new.name_hint = old.name_hint
+            mapping[old] = new
+    body.add_op(tp.ReturnOp([mapping[v] for v in outputs]))
+    seg = tp.FuncOp(name, "segment", body)
+    seg.attributes[OWNER_ATTR] = StringAttr(owner)
+    seg.attributes[STATEMENTS_ATTR] = IntegerAttr(len(run), IntegerType(64))
+    if threads is not None:
+        seg.attributes[THREADS_ATTR] = IntegerAttr(threads, IntegerType(64))
+    call = tp.CallSegmentOp(name, inputs, [v.type for v in outputs])
+    block = run[0].parent_block()
+    assert block is not None
+    block.insert_op_before(call, run[0])
+    for old, new in zip(outputs, call.outs, strict=True):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    for op in reversed(run):
+        op.detach()
+        op.erase()
+    return seg, call
+
+
+@dataclass(frozen=True)
+class CompileSegments(ModulePass):
+    """See the module docstring."""
+
+    name = "compile-segments"
+
+    min_statements: int = 1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.min_statements < 1:
+            raise RamielError(
+                f"compile-segments: min-statements must be at least 1, got {self.min_statements}"
+            )
+        funcs = [f for f in op.body.block.ops if isinstance(f, tp.FuncOp)]
+        if any(f.kind.data == "segment" for f in funcs):
+            raise RamielError("compile-segments: the module already has segment functions")
+        taken = {f.sym_name.data for f in funcs}
+        for f in funcs:
+            block = f.body.block
+            base = _segment_base(f)
+            k = 0
+            for run, threads in _runs(block):
+                if len(run) < self.min_statements:
+                    continue
+                name = f"{base}_seg{k}"
+                i = 1
+                while name in taken:
+                    name = f"{base}_seg{k}_{i}"
+                    i += 1
+                taken.add(name)
+                k += 1
+                seg, _ = outline_run(run, name, f.sym_name.data, threads)
+                op.body.block.insert_op_before(seg, f)
+            for w in [o for o in block.ops if isinstance(o, tp.WeightOp)]:
+                if not w.result.uses:
+                    w.detach()
+                    w.erase()
