@@ -4,8 +4,10 @@ Prints to stderr, as an aligned text table: per-cluster work (µs), op count, tr
 bytes; total work W, computation-only critical path CP, W/CP (the most a task-parallel schedule can
 gain), the estimated makespan (simulated with transfer costs) and the estimated speed-up over the
 sequential program (W / makespan; with ``--intra-op-threads`` the makespan counts each op's
-time with its threads, and the ops with more than one are counted). A flat ``@main`` is reported
-as one cluster. See :class:`ramiel.scheduling.ScheduleReport`.
+time with its threads, and the ops with more than one are counted), and the transfer share: the
+transfer time on the schedule's critical path as a share of the makespan (what faster messages
+would save; large on a slow network). A flat ``@main`` is reported as one cluster. See
+:class:`ramiel.scheduling.ScheduleReport`.
 
 Options: ``json=FILE`` also writes the report as JSON; ``quiet=true`` skips the text.
 """

@@ -24,6 +24,8 @@
 // LINEAR-NEXT: est. makespan     120.0 us
 // LINEAR-NEXT: est. speed-up     1.42x over sequential
 // LINEAR-NEXT: transfers         2 (32 bytes, 28.4 us)
+// The critical path a, b, d stays in cluster 0: no transfer delays the result.
+// LINEAR-NEXT: transfer share    0.0 % of the makespan (0.0 us of transfers on the critical path)
 
 // On one cluster (or flat, reported as one cluster) the makespan is W and the speed-up 1.
 // SEQ:      0          4    170.0       0.0      170.0        0         0         0          0
@@ -87,6 +89,8 @@ func.func @diamond(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // TWO-NEXT: est. makespan     348.4 us
 // TWO-NEXT: est. speed-up     1.78x over sequential
 // TWO-NEXT: transfers         3 (48 bytes, 42.6 us)
+// The join waits for c1's last branch, which waited for s: two transfers of 14.2 µs.
+// TWO-NEXT: transfer share    8.2 % of the makespan (28.4 us of transfers on the critical path)
 // SEQ:      0          5    620.0       0.0      620.0        0         0         0          0
 // SEQ:      est. makespan     620.0 us
 // SEQ-NEXT: est. speed-up     1.00x over sequential
@@ -116,5 +120,23 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @one(%x: tensor<2xf32>) -> tensor<2xf32> {
   %a = "onnx.Relu"(%x) {ramiel.cost_us = 7.0 : f64} : (tensor<2xf32>) -> tensor<2xf32>
   func.return %a : tensor<2xf32>
+}
+}
+
+// -----
+
+// The diamond where a message costs 100 µs (ramiel.transfer_cost, as --estimate-cost{transfer-cost=
+// FILE} sets it): linear clustering keeps a, b, d (320 µs with transfers) and sends a to c1; c
+// arrives back at 10 + 100 + 50 + 100 = 260 µs, so d ends at 270 µs, 200 µs of it transfers.
+// RUN: ramiel-opt %s --split-input-file --linear-cluster --schedule-report 2>&1 >/dev/null | filecheck %s --check-prefix=SLOW
+// SLOW-LABEL: est. makespan     270.0 us
+// SLOW:       transfer share    74.1 % of the makespan (200.0 us of transfers on the critical path)
+builtin.module attributes {onnx.opset = 17 : i64, ramiel.transfer_cost = [100.0 : f64, 0.0 : f64]} {
+func.func @slow_diamond(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %a = "onnx.Relu"(%x) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %b = "onnx.Sigmoid"(%a) {ramiel.cost_us = 100.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %c = "onnx.Tanh"(%a) {ramiel.cost_us = 50.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %d = "onnx.Add"(%b, %c) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  func.return %d : tensor<1x4xf32>
 }
 }

@@ -156,6 +156,11 @@ class ProgramMismatch(RuntimeFailure):
         return (type(self), (str(self), self.ranks))
 
 
+class Terminated(RuntimeFailure):
+    """Rank 0 under ``torchrun`` got SIGTERM (torchrun stops every rank once one has failed);
+    the message gives the cause when rank 0 knows it (a follower it lost)."""
+
+
 class _PeerLost(BaseException):  # noqa: N818 - control flow inside a rank
     """A point-to-point operation with ``peer`` failed: it closed the connection (exited)."""
 
@@ -838,7 +843,7 @@ class _Exec:
         with torch.no_grad(), torch.cuda.device(dev) if dev.type == "cuda" else _nullctx():
             try:
                 self.program.clusters[c](self.endpoints[c], self.weights)
-            except (_PeerLost, _Timeout, Aborted):
+            except (_PeerLost, _Timeout, Aborted, Terminated):
                 raise
             except BaseException as e:
                 raise _ClusterRaised(c, e) from e
@@ -1268,6 +1273,9 @@ class GroupDriver(Runner):
     ) -> dict[str, torch.Tensor]:
         """One inference; outputs are buffers of this driver (or copied into ``out``)."""
         ex, link, program = self._ex, self._link, self.program
+        lost = self.lost_follower()
+        if lost is not None:  # a follower died since the last inference
+            raise lost
         deadline = time.monotonic() + timeout_s
         sends = []
         pending = set(self._followers)
@@ -1339,6 +1347,26 @@ class GroupDriver(Runner):
         if isinstance(e, _PeerLost):
             return self.cause_of_loss(e.peer, e.detail)
         return RuntimeFailure(f"distributed inference failed: {type(e).__name__}: {e}")
+
+    def lost_follower(self) -> RamielError | None:
+        """The error for a follower lost while no inference ran (``None``: none was)."""
+        while True:
+            try:
+                kind, r, payload = self._status_q.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "lost":
+                self._lost[r] = payload
+        if not self._lost:
+            return None
+        r = min(self._lost)
+        return self.cause_of_loss(r, self._lost[r])
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        """SIGTERM on rank 0 (torchrun stops every rank when one fails): say why, then stop."""
+        cause = self.lost_follower()
+        why = f"{cause}; " if cause is not None else ""
+        raise Terminated(f"{why}rank 0 was stopped (signal {signum}) by its launcher")
 
     def cause_of_loss(self, peer: int, detail: str = "") -> RamielError:
         """Follow the failure records from a lost ``peer`` to the root cause."""
@@ -1540,7 +1568,10 @@ def join_group(
             raise
         raise RuntimeFailure(f"rank {rank}: start-up failed: {type(e).__name__}: {e}") from e
     if rank == 0:
-        return GroupDriver(program, ex.weights, threads_per_worker, timeout_s, group, ex)
+        driver = GroupDriver(program, ex.weights, threads_per_worker, timeout_s, group, ex)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, driver._on_sigterm)
+        return driver
     _follow(group, ex)
     ex.close()
     group.stop_watchdog()

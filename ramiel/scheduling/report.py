@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ramiel.scheduling.graph import TaskGraph, critical_path
-from ramiel.scheduling.simulate import estimate_makespan, transfers
+from ramiel.scheduling.simulate import critical_transfer_us, estimate_makespan, transfers
 
 
 @dataclass
@@ -48,6 +48,9 @@ class ScheduleReport:
         transfers: number of values sent between clusters.
         transfer_bytes: bytes sent between clusters.
         transfer_us: summed transfer cost of those values.
+        critical_transfer_us: transfer time on the schedule's critical path (see
+            :func:`~ramiel.scheduling.simulate.critical_transfer_us`); ``transfer_share`` is its
+            fraction of the makespan.
         threaded_ops: op copies that run with more than one intra-op thread
             (``--intra-op-threads``); the makespan counts their shorter times.
         max_threads: the most intra-op threads any op runs with.
@@ -67,6 +70,12 @@ class ScheduleReport:
     transfer_us: float
     threaded_ops: int = 0
     max_threads: int = 1
+    critical_transfer_us: float = 0.0
+
+    @property
+    def transfer_share(self) -> float:
+        """The share of the estimated makespan spent waiting for transfers (0 to 1)."""
+        return self.critical_transfer_us / self.makespan_us if self.makespan_us > 0 else 0.0
 
     @classmethod
     def from_clustering(
@@ -130,11 +139,13 @@ class ScheduleReport:
             transfer_us=math.fsum(t.comm_us for t in trs),
             threaded_ops=sum(t > 1 for ts in threads for t in ts) if threads else 0,
             max_threads=max((t for ts in threads for t in ts), default=1) if threads else 1,
+            critical_transfer_us=critical_transfer_us(g, sched),
         )
 
     def to_dict(self) -> dict:
-        """Plain dict (JSON-serialisable), ``clusters`` as a list of dicts."""
-        return asdict(self)
+        """Plain dict (JSON-serialisable), ``clusters`` as a list of dicts, with
+        ``transfer_share``."""
+        return dict(asdict(self), transfer_share=self.transfer_share)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The :meth:`to_dict` form as JSON text."""
@@ -188,6 +199,11 @@ class ScheduleReport:
             (
                 "transfers",
                 f"{self.transfers} ({self.transfer_bytes} bytes, {self.transfer_us:.1f} us)",
+            ),
+            (
+                "transfer share",
+                f"{100 * self.transfer_share:.1f} % of the makespan "
+                f"({self.critical_transfer_us:.1f} us of transfers on the critical path)",
             ),
         ]
         if self.threaded_ops:

@@ -459,3 +459,48 @@ def order_clusters(g: TaskGraph, clusters: Sequence[Sequence[int]]) -> Clusterin
         SchedulingError: an invalid clustering or a cyclic graph.
     """
     return order_and_estimate(g, clusters).clusters
+
+
+def critical_transfer_us(g: TaskGraph, sched: Schedule) -> float:
+    """Transfer time (µs) on the schedule's critical path: the waits for values from other
+    clusters that the last-finishing copy depends on, chained back to the start.
+
+    Walks back from the copy that finishes last: at each copy, the input that arrived last
+    decides its start (ties: the cluster's previous copy first, as waiting for it costs no
+    transfer); a value from another cluster adds its transfer cost. So ``result / makespan`` is
+    the share of the estimated latency spent moving tensors: what a faster network would save.
+    O(n + e).
+    """
+    cp = _Copies(g, sched.clusters)
+    size = cp.size
+    start = [0.0] * size
+    finish = [0.0] * size
+    for c, m in enumerate(cp.members):
+        for i, x in enumerate(m):
+            start[x] = sched.start[c][i]
+            finish[x] = sched.finish[c][i]
+    if not size:
+        return 0.0
+    preds: list[list[tuple[int, float]]] = [[] for _ in range(size)]
+    for x, ys in enumerate(cp.out):
+        for y, cm in zip(ys, cp.out_comm[x], strict=True):
+            preds[y].append((x, cm if cp.ccl[y] != cp.ccl[x] else 0.0))
+    prev = [-1] * size
+    for m in cp.members:
+        for a, b in zip(m, m[1:], strict=False):
+            prev[b] = a
+    x = max(range(size), key=lambda i: finish[i])
+    total = 0.0
+    eps = 1e-6
+    while start[x] > eps:
+        t = start[x]
+        p = prev[x]
+        if p >= 0 and abs(finish[p] - t) <= eps * max(1.0, t):
+            x = p
+            continue
+        best = max(preds[x], key=lambda pc: finish[pc[0]] + pc[1], default=None)
+        if best is None or finish[best[0]] + best[1] < t - eps * max(1.0, t):
+            break  # the start is not explained (costs changed after the simulation)
+        total += best[1]
+        x = best[0]
+    return total
