@@ -1519,7 +1519,6 @@ def join_group(
 
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
-    local = int(os.environ.get("LOCAL_RANK", "0"))
     torch.set_num_threads(threads_per_worker)
     program.validate()
     if isinstance(placement, Placement):
@@ -1531,10 +1530,10 @@ def join_group(
     elif placement is not None:
         place = load_placement(placement, program, world)
     else:
+        # torchrun numbers ranks node by node: rank r is local rank r mod LOCAL_WORLD_SIZE
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
         locals_ = [r % local_world for r in range(world)]
         place = default_placement(program, world, device, locals_)
-        del local
     files: list[str] = []
     if module_file is not None and os.path.isfile(module_file):
         files.append(os.path.abspath(module_file))

@@ -649,3 +649,69 @@ def test_cost_model_defaults_equal_the_runtime_measurements():
     assert set(TRANSFER_COST) == set(DEFAULT_TRANSFER_COST)
     for backend, cost in DEFAULT_TRANSFER_COST.items():
         assert TRANSFER_COST[backend] == (cost.latency_us, cost.us_per_byte), backend
+
+
+# ------------------------------------------------------------------ calibrate, serve (command line)
+
+
+def test_ramiel_calibrate_writes_a_transfer_cost_file(tmp_path, capsys):
+    from ramiel.cost_model import load_transfer_cost
+    from ramiel.tools.driver import main
+
+    out = tmp_path / "cost.json"
+    assert main(["calibrate", "--sizes", "4,65536,1048576", "--repeats", "3", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "transfer cost of backend distributed" in text and "us per message" in text
+    rec = json.loads(out.read_text())
+    assert set(rec["round_trips_us"]) == {"4", "65536", "1048576"}
+    assert rec["latency_us"] > 0 and rec["backend"] == "distributed"
+    lat, per_byte = load_transfer_cost(str(out))
+    assert (lat, per_byte) == (rec["latency_us"], rec["us_per_byte"])
+    assert main(["calibrate", "--sizes", "4,x"]) == 2
+    assert "--sizes wants positive integers" in capsys.readouterr().err
+
+
+def test_bad_transfer_cost_file_is_one_error(tmp_path, capsys):
+    from ramiel.tools.driver import main
+
+    model = os.path.join(os.path.dirname(__import__("onnx").__file__), "backend", "test", "data",
+                         "light", "light_squeezenet.onnx")  # fmt: skip
+    missing = tmp_path / "none.json"
+    code = main(["compile", model, "-o", str(tmp_path / "o"), "--backend", "distributed",
+                 "--transfer-cost", str(missing)])  # fmt: skip
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"error: transfer cost file {missing}: cannot read it" in err
+    assert "Traceback" not in err
+
+
+def test_serve_answers_each_request(tmp_path):
+    import io
+
+    from safetensors.torch import load_file, save_file
+
+    from ramiel.runtime.entry import serve
+
+    specs = {"x": ((2,), F32)}
+    save_file({"x": torch.ones(2)}, str(tmp_path / "a.safetensors"))
+    save_file({"x": torch.ones(3)}, str(tmp_path / "bad.safetensors"))
+    a, bad = tmp_path / "a.safetensors", tmp_path / "bad.safetensors"
+    requests = f"{a} '{tmp_path / 'o b.safetensors'}'\n\n{tmp_path / 'missing.safetensors'}\n"
+    requests += f"{bad}\n{a}\nquit\n{a} never\n"
+    out = io.StringIO()
+
+    def infer(feeds):
+        from ramiel.runtime import InputMismatch
+
+        if feeds["x"].shape != (2,):
+            raise InputMismatch(f"input 'x': expected (2,) float32, got {tuple(feeds['x'].shape)}")
+        return {"y": feeds["x"] * 3}
+
+    assert serve(infer, specs, io.StringIO(requests), out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("ok ") and lines[0].endswith(" ms") and "'" in lines[0]
+    assert "missing.safetensors: no such file" in lines[1]
+    assert lines[2] == "error: input 'x': expected (2,) float32, got (3,)"
+    assert lines[3].startswith(f"ok {tmp_path / 'a.out.safetensors'} ")
+    assert len(lines) == 4  # nothing after quit
+    assert torch.equal(load_file(str(tmp_path / "o b.safetensors"))["y"], torch.full((2,), 3.0))
