@@ -1293,6 +1293,8 @@ class GroupDriver(Runner):
             ex.post_receives()
             ex.run_clusters()
             self._own_done = True
+            if self._progress is not None:
+                self._progress[0] = epoch  # rank 0's clusters are done
             result = {o: caller.get(ch) for o, ch in program.outputs.items()}
             # before writing into ``out``: views of one arena share one version counter
             ex.finish()
@@ -1612,6 +1614,7 @@ class _Boot:
     prefix: str
     cfg: _RankConfig
     io_arena: torch.Tensor
+    progress_arena: torch.Tensor
     io_slots: dict[str, TensorSlot]
     weights_arena: torch.Tensor
     weight_slots: dict[str, TensorSlot]
@@ -1635,6 +1638,7 @@ def _rank_main(rank: int, boot: _Boot) -> None:
         boot.done_w.close()
     import torch.distributed as dist
 
+    from ramiel.runtime import processes
     from ramiel.runtime.processes import FnRef
     from ramiel.runtime.weights import unpack
 
@@ -1647,7 +1651,13 @@ def _rank_main(rank: int, boot: _Boot) -> None:
     store: Any = None
     try:
         program = boot.program
-        fns = {c: (f.resolve() if isinstance(f, FnRef) else f) for c, f in program.clusters.items()}
+        processes._IMPORTING_PROGRAM = True  # a module that starts runners when imported: refused
+        try:
+            fns = {
+                c: (f.resolve() if isinstance(f, FnRef) else f) for c, f in program.clusters.items()
+            }
+        finally:
+            processes._IMPORTING_PROGRAM = False
         program = dataclasses.replace(program, clusters=fns)
         store = dist.TCPStore("127.0.0.1", boot.port, is_master=False, timeout=timeout,
                               wait_for_workers=False)  # fmt: skip
@@ -1662,7 +1672,7 @@ def _rank_main(rank: int, boot: _Boot) -> None:
         )
         weights = unpack(boot.weights_arena, boot.weight_slots)
         io = {n: view(boot.io_arena, s) for n, s in boot.io_slots.items()}
-        progress = io.pop("__progress__")
+        progress = boot.progress_arena[: 8 * boot.placement.world_size].view(torch.int64)
         outs = {program.outputs[o]: io[f"out:{o}"] for o in program.outputs}
         group, ex = _init_rank(
             program, boot.placement, rank, weights, boot.cfg, store, watch, boot.prefix,
@@ -1745,14 +1755,22 @@ class DistributedRunner(Runner):
         start_method: str | None = None,
         startup_timeout_s: float = 120.0,
     ):
-        super().__init__(program, weights, threads_per_worker, timeout_s)
         import multiprocessing as mp
 
         import torch.distributed as dist
         import torch.multiprocessing as tmp
 
+        from ramiel.runtime import processes
         from ramiel.runtime.processes import FnRef
         from ramiel.runtime.weights import pack_shared, shared_arena
+
+        if processes._IMPORTING_PROGRAM:
+            raise ProgramError(
+                "a rank process that imports the program's module was asked to start ranks "
+                "itself: the module (the main script, whose functions the program uses) starts "
+                'a runner when imported; put that code under if __name__ == "__main__":'
+            )
+        super().__init__(program, weights, threads_per_worker, timeout_s)
 
         if link not in ("tags", "ordered"):
             raise ValueError(f"link must be 'tags' or 'ordered', got {link!r}")
@@ -1779,9 +1797,7 @@ class DistributedRunner(Runner):
             )
             self.port = int(self._store.port)
             self._prefix = f"ramiel/{uuid.uuid4().hex}"
-            items: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
-                "__progress__": ((n,), torch.int64)
-            }
+            items: dict[str, tuple[tuple[int, ...], torch.dtype]] = {}
             for name, chans in program.inputs.items():
                 if chans:
                     s = program.channels[chans[0]]
@@ -1795,7 +1811,10 @@ class DistributedRunner(Runner):
             self._io = shared_arena(total)
             self._io_slots = slots
             self._views = {k: view(self._io, s) for k, s in slots.items()}
-            self._progress = self._views["__progress__"].numpy()
+            # per rank, the last epoch it finished; an arena of its own (views of one tensor share
+            # one version counter, which the channel checks read)
+            self._progress_arena = shared_arena(8 * n)
+            self._progress = self._progress_arena[: 8 * n].view(torch.int64).numpy()
             self._progress[:] = 0
             warena, wslots = pack_shared(weights)
             ctx = mp.get_context(method)
@@ -1811,13 +1830,18 @@ class DistributedRunner(Runner):
             files = [program.module_path] if program.module_path else []
             cfg = _RankConfig(timeout_s, threads_per_worker, link, startup_timeout_s)
             boot = _Boot(
-                shipped, self.placement, self.port, self._prefix, cfg, self._io, slots,
+                shipped, self.placement, self.port, self._prefix, cfg, self._io,
+                self._progress_arena, slots,
                 warena, wslots, start_r, done_w, [f for f in files if os.path.isfile(f)],
                 [self._start_w, self._done_r] if method == "fork" else [],
             )  # fmt: skip
-            self._context = tmp.start_processes(
-                _rank_main, args=(boot,), nprocs=n, join=False, daemon=True, start_method=method
-            )
+            # spawn/forkserver ranks never re-import the caller's main script (see processes.py)
+            quiet = contextlib.nullcontext() if method == "fork" else processes._without_main()
+            with quiet:
+                self._context = tmp.start_processes(
+                    _rank_main, args=(boot,), nprocs=n, join=False, daemon=True,
+                    start_method=method,
+                )  # fmt: skip
             self._procs = list(self._context.processes)
             start_r.close()
             done_w.close()
@@ -1841,6 +1865,9 @@ class DistributedRunner(Runner):
     def _run(
         self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
     ) -> dict[str, torch.Tensor]:
+        for r, p in enumerate(self._procs):  # died while idle: say so before sending anything
+            if not p.is_alive():
+                raise self._cause(r)
         for name, t in inputs.items():
             if self.program.inputs[name]:
                 self._views[f"in:{name}"].copy_(t)
@@ -1850,11 +1877,24 @@ class DistributedRunner(Runner):
 
     def _await(self, expect: bytes, deadline: float, timeout_s: float, epoch: int | None) -> None:
         """Wait for rank 0's answer, watching every rank's process sentinel."""
+        from ramiel.runtime.processes import LIVENESS_S, STOPPED_S, process_state
+
         by_sentinel = {p.sentinel: r for r, p in enumerate(self._procs)}
+        stopped_since: dict[int, float] = {}
         while True:
             remaining = deadline - time.monotonic()
-            ready = mpc.wait([self._done_r, *by_sentinel], max(remaining, 0.0))
+            ready = mpc.wait([self._done_r, *by_sentinel], min(max(remaining, 0.0), LIVENESS_S))
             if not ready:
+                now = time.monotonic()
+                stopped = []
+                for r, p in enumerate(self._procs):  # SIGSTOP: a rank that cannot answer
+                    if process_state(p.pid) == "T":
+                        if now - stopped_since.setdefault(r, now) >= STOPPED_S:
+                            stopped.append(r)
+                    else:
+                        stopped_since.pop(r, None)
+                if remaining > 0 and not stopped:
+                    continue
                 if epoch is None:
                     raise RuntimeFailure(
                         f"the {len(self._procs)} rank(s) did not start within {timeout_s:g} s"
@@ -1864,7 +1904,8 @@ class DistributedRunner(Runner):
                     for c in self.program.clusters
                     if self._progress[self.placement.rank_of(c)] < epoch
                 ]
-                raise WorkerTimeout(late or list(self.program.clusters), timeout_s)
+                halted = [c for c in self.program.clusters if self.placement.rank_of(c) in stopped]
+                raise WorkerTimeout(late or list(self.program.clusters), timeout_s, halted)
             if self._done_r in ready:
                 try:
                     data = self._done_r.recv_bytes()
@@ -1905,6 +1946,8 @@ class DistributedRunner(Runner):
         for p in self._procs:
             if p.is_alive():
                 p.terminate()
+                with contextlib.suppress(OSError):  # a stopped rank acts on SIGTERM once continued
+                    os.kill(p.pid, signal.SIGCONT)
         for p in self._procs:
             p.join(timeout=1.0)
             if p.is_alive():
@@ -1919,6 +1962,11 @@ class DistributedRunner(Runner):
         self._procs = []
         self._start_w = self._done_r = None
         self._store = None  # closes the listening socket: the port is free again
+        # the shared memory (held through file descriptors) goes with the ranks
+        self._views = {}
+        for name in ("_progress", "_progress_arena", "_io"):
+            if hasattr(self, name):
+                delattr(self, name)
 
 
 def _records(store: Any, prefix: str, n: int) -> dict[int, dict[str, Any]]:
