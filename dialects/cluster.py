@@ -16,7 +16,8 @@ channel; the values a cluster yields are graph outputs. Sends never block (each 
 tensor per inference), receives block until the matching send.
 
 Verifier (run once per function, from its first cluster): cluster names are unique; each cluster
-only uses values it defines, graph inputs and read-only constants; every channel has exactly one
+only uses values it defines, graph inputs and read-only constants (also inside the regions of
+its ``onnx.If``/``Loop``/``Scan`` ops, each one op of the cluster); every channel has exactly one
 send and exactly one receive of the same type in *different* clusters; and the program is
 deadlock-free: the graph whose edges are each cluster's program order plus send -> recv is acyclic,
 i.e. every cluster's op order is consistent with one global topological order.
@@ -43,6 +44,8 @@ from xdsl.irdl import (
 )
 from xdsl.traits import ConstantLike, HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
+
+from ramiel.dialects.onnx import dependences
 
 
 @irdl_op_definition
@@ -168,7 +171,7 @@ def verify_program(block: Block) -> None:
         inner = c.body.block
         defined: set[Operation] = set()
         for op in inner.ops:
-            for v in op.operands:
+            for v in dependences(op):  # operands, and the values a region op's regions capture
                 owner = v.owner
                 local = (owner is inner) if isinstance(owner, Block) else owner.parent is inner
                 if not local and not _is_ambient(v, block):

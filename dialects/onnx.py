@@ -729,8 +729,8 @@ def verify_regions(op: OnnxOp, where: str, opset: int) -> None:
     """Check the regions of a control-flow op against its operands and results.
 
     * ``If``: ``cond`` is one bool; both branches take no arguments and yield one value per
-      result, of the result's type (both branches the same static shape: the shape must not
-      depend on the condition).
+      result, of the result's type (a result whose shape depends on the condition has dynamic
+      dimensions; constant folding may still pick its branch, else the lowering rejects it).
     * ``Loop``: operands ``M`` (int64, or ``none``), ``cond`` (bool, or ``none``) and N carried
       values; the body takes ``(iteration_num, cond, carried...)`` and yields
       ``(cond, carried..., scan outputs...)``; a carried value keeps its type and shape through
@@ -761,7 +761,6 @@ def verify_regions(op: OnnxOp, where: str, opset: int) -> None:
 def _verify_if(op: OnnxOp, where: str) -> None:
     if not _scalar_of(op.operands[0].type, i1):
         raise VerifyException(f"{where}: cond must be one bool, got {op.operands[0].type}")
-    yielded = []
     for name, region in zip(REGION_ATTRS["If"], op.regions, strict=True):
         if region.block.args:
             raise VerifyException(f"{where}: {name} takes no arguments")
@@ -776,14 +775,6 @@ def _verify_if(op: OnnxOp, where: str) -> None:
                 raise VerifyException(
                     f"{where}: result #{i} is {r.type} but {name} yields {v.type}"
                 )
-        yielded.append(values)
-    for i, (a, b) in enumerate(zip(*yielded, strict=True)):
-        sa, sb = static_shape(a.type), static_shape(b.type)
-        if sa is not None and sb is not None and sa != sb:
-            raise VerifyException(
-                f"{where}: result #{i} has shape {list(sa)} in then_branch and {list(sb)} in "
-                "else_branch: its shape would depend on the condition"
-            )
 
 
 def _verify_loop(op: OnnxOp, where: str) -> None:

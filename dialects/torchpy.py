@@ -18,7 +18,17 @@ op                  Python
 ``torchpy.return``  ``return y``
 ``torchpy.weight``  ``w.conv1_w`` -- a weight (read-only constant), printed where it is used
 ``torchpy.program`` the ``PROGRAM = Program(...)`` table: graph inputs/outputs and channels
+``torchpy.if``      ``if bool(c):`` / ``else:`` -- two indented blocks (``onnx.If``)
+``torchpy.for``     ``for i in range(n):`` -- an indented block with carried values (Loop, Scan)
+``torchpy.while``   ``while keep and i < n:`` -- the same, for a loop that may stop early
+``torchpy.yield``   the end of a block: assigns the values it carries to the op's results
 ==================  =======================================================================
+
+The region ops are compound statements; their blocks print indented and may use any value of an
+enclosing block (Python's scoping). A result of a region op is one Python name that each block
+assigns at its end (``torchpy.yield``); for a loop that name is also the carried value inside the
+body (the block argument), so ``r = r0`` before the loop, ``r = <next r>`` at the end of each
+iteration, and ``r`` after it are the same variable. Names are unique across nested blocks.
 
 Call arguments follow EmitC's ``call_opaque``: ``args`` is an array whose items are either an
 ``index`` integer (the position of an SSA operand) or a string holding a Python literal rendered
@@ -44,6 +54,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     SymbolRefAttr,
+    UnitAttr,
 )
 from xdsl.ir import (
     Attribute,
@@ -59,6 +70,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -154,6 +166,114 @@ class ReturnOp(IRDLOperation):
 
     def __init__(self, values: Sequence[SSAValue] = ()):
         super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """``torchpy.if``: ``if bool(cond):`` then-block ``else:`` else-block; each block ends in a
+    ``torchpy.yield`` of one value per result."""
+
+    name = "torchpy.if"
+    cond = operand_def()
+    outs = var_result_def()
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+
+    def __init__(self, cond: SSAValue, result_types: Sequence[Attribute], then_block: Block,
+                 else_block: Block):  # fmt: skip
+        super().__init__(
+            operands=[cond],
+            result_types=[list(result_types)],
+            regions=[Region(then_block), Region(else_block)],
+        )
+
+    def verify_(self) -> None:
+        for name, region in (("then", self.then_region), ("else", self.else_region)):
+            if region.block.args:
+                raise VerifyException(f"torchpy.if: the {name} block takes no arguments")
+            _verify_yield(self, region.block, len(self.outs), f"the {name} block")
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """``torchpy.for``: ``for i in range(n):`` with carried values.
+
+    Operands: the trip count (unless ``count`` holds it as a literal), then the initial carried
+    values; the body's arguments are ``(i, carried...)`` (``i`` a Python int) and it ends in a
+    ``torchpy.yield`` of the next carried values; the results are the final ones."""
+
+    name = "torchpy.for"
+    count = opt_prop_def(IntegerAttr)
+    inputs = var_operand_def()
+    outs = var_result_def()
+    body = region_def("single_block")
+
+    @property
+    def inits(self) -> Sequence[SSAValue]:
+        return self.inputs if self.count is not None else self.inputs[1:]
+
+    def verify_(self) -> None:
+        if self.count is None and not self.inputs:
+            raise VerifyException("torchpy.for needs a trip count (operand 0 or count)")
+        _verify_loop_body(self, self.body.block, len(self.inits), 0)
+
+
+@irdl_op_definition
+class WhileOp(IRDLOperation):
+    """``torchpy.while``: ``while keep and i < n:`` with carried values (a loop that may stop
+    early). Operands: the initial condition, the bound ``n`` if ``bounded``, then the initial
+    carried values; the body takes ``(i, carried...)`` and yields ``(condition, carried...)``."""
+
+    name = "torchpy.while"
+    bounded = opt_prop_def(UnitAttr)
+    inputs = var_operand_def()
+    outs = var_result_def()
+    body = region_def("single_block")
+
+    @property
+    def inits(self) -> Sequence[SSAValue]:
+        return self.inputs[2 if self.bounded is not None else 1 :]
+
+    def verify_(self) -> None:
+        if len(self.inputs) < (2 if self.bounded is not None else 1):
+            raise VerifyException("torchpy.while needs its condition (and bound) as operands")
+        _verify_loop_body(self, self.body.block, len(self.inits), 1)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """``torchpy.yield``: ends a block of ``torchpy.if``/``for``/``while``; prints as the
+    assignment of its values to the parent's result names (and a loop's condition)."""
+
+    name = "torchpy.yield"
+    values = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(IfOp, ForOp, WhileOp)))
+
+    def __init__(self, values: Sequence[SSAValue] = ()):
+        super().__init__(operands=[list(values)])
+
+
+def _verify_yield(op: Operation, block: Block, n: int, what: str) -> None:
+    term = block.last_op
+    if not isinstance(term, YieldOp):
+        raise VerifyException(f"{op.name}: {what} must end with torchpy.yield")
+    if len(term.values) != n:
+        raise VerifyException(f"{op.name}: {what} yields {len(term.values)} value(s), expected {n}")
+
+
+def _verify_loop_body(op: ForOp | WhileOp, block: Block, n: int, extra: int) -> None:
+    if len(block.args) != 1 + n:
+        raise VerifyException(
+            f"{op.name}: the body takes {len(block.args)} argument(s), expected 1 + {n} "
+            "(the iteration index, the carried values)"
+        )
+    if len(op.outs) != n:
+        raise VerifyException(f"{op.name}: {len(op.outs)} result(s) for {n} carried value(s)")
+    _verify_yield(op, block, n + extra, "the body")
+
+
+REGION_OPS = (IfOp, ForOp, WhileOp)
+"""The compound-statement ops (printed as indented blocks)."""
 
 
 @irdl_op_definition
@@ -436,6 +556,10 @@ Torchpy = Dialect(
         MethodOp,
         CallSegmentOp,
         ProgramOp,
+        IfOp,
+        ForOp,
+        WhileOp,
+        YieldOp,
     ],
     [ObjectType],
 )

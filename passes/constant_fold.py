@@ -87,7 +87,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrankedTensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -741,6 +741,13 @@ def inline_if(op: OnnxOp, branch: bool) -> list[Operation]:
             inner.detach()
             block.insert_op_before(inner, op)
     for r, v in zip(op.results, term.values, strict=True):
+        if (
+            _is_refinement(r.type, v.type)
+            and not isinstance(v, BlockArgument)
+            and not isinstance(v.owner, _CONSTANT)
+        ):
+            # the If's type is what both branches give: the taken one gives it too
+            v = Rewriter.replace_value_with_new_type(v, r.type)
         r.replace_all_uses_with(v)
     block.erase_op(op, safe_erase=False)
     return dead

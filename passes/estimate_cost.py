@@ -9,6 +9,8 @@ Sets, on every compute op of ``@main`` (``onnx`` ops inside or outside clusters)
   warning giving their count);
 * ``ramiel.result_bytes`` (array of i64): the size in bytes of each result;
 
+(also on the ops inside the regions of ``onnx.If``/``Loop``/``Scan``, whose own cost is then the
+dearer branch, or the body times the trip count: :func:`ramiel.cost_model.region_cost_us`),
 and the module attribute ``ramiel.backend`` (``threads``, ``processes`` or ``distributed``,
 option ``backend``), which selects the per-message latency and bandwidth used for transfer costs
 (edge weights) by the clustering passes: the defaults measured on this machine
@@ -37,13 +39,21 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.passes import ModulePass
 
-from ramiel.clustering import BACKEND_ATTR, TRANSFER_COST_ATTR, is_ambient, main_func, set_cost
+from ramiel.clustering import (
+    BACKEND_ATTR,
+    TRANSFER_COST_ATTR,
+    is_ambient,
+    main_func,
+    op_cost,
+    set_cost,
+)
 from ramiel.cost_model import (
     TRANSFER_COST,
     ProfileDB,
     analytic_cost_us,
     load_transfer_cost,
     profile_key,
+    region_cost_us,
     tensor_bytes,
 )
 from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
@@ -72,12 +82,18 @@ class EstimateCost(ModulePass):
         db = ProfileDB.load(self.profile) if self.profile else None
         fn = main_func(op)
         missing = 0
-        for o in fn.body.walk():
+        for o in fn.body.walk(region_first=True):  # the ops of a region before their op
             if (
                 not isinstance(o, OnnxOp)
                 or is_ambient(o)
                 or isinstance(o, SendOp | RecvOp | YieldOp)
             ):
+                continue
+            if o.regions:  # If, Loop, Scan: from the costs just set on their regions' ops
+                set_cost(o, region_cost_us(o, lambda x: op_cost(x, warn=False)))
+                o.attributes[BYTES_ATTR] = ArrayAttr(
+                    [IntegerAttr(tensor_bytes(r.type), IntegerType(64)) for r in o.results]
+                )
                 continue
             us = db.times.get(profile_key(o)) if db is not None else None
             if us is None:

@@ -68,6 +68,7 @@ from ramiel.dialects.onnx import (
     opset_of,
     python_from_attr,
 )
+from ramiel.dialects.onnx import YieldOp as OnnxYieldOp
 from ramiel.errors import (
     DataDependentShapeError,
     DynamicShapeError,
@@ -75,8 +76,9 @@ from ramiel.errors import (
     UnsupportedOpError,
 )
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
+from ramiel.lowering.control_flow import check_region_op, lower_region_op
 from ramiel.passes.own_outputs import own_outputs
-from ramiel.weights import constant_value
+from ramiel.weights import WEIGHTS_ATTR, constant_value, store_of, value_attr
 
 ONNX_NAME = "onnx.name"
 
@@ -161,8 +163,9 @@ def check_static_shapes(ops: list[Operation]) -> None:
     items: list[tuple[str, str, int, str, str]] = []
     for outer in ops:
         for op in outer.walk():
-            if not isinstance(op, OnnxOp) or is_ambient(op):
-                continue
+            if not isinstance(op, OnnxOp) or is_ambient(op) or op is not outer:
+                continue  # inside a Loop body a shape may change per iteration: the region
+                # op's results are checked (the rules check what they need)
             if not all(_is_static(v.type) for v in op.operands):
                 continue  # computed from a non-static value: its origin is reported
             for i, r in enumerate(op.results):
@@ -245,6 +248,37 @@ class _FuncBuilder:
     node_ops: list[Operation] = field(default_factory=list)
     track_threads: bool = False  # cluster functions: turn ramiel.threads into set_threads
     threads: int | None = None  # the count the last set_threads set
+    top: Block | None = None  # the function's block (weights go there), if not ``block``
+
+    derived: dict[str, SSAValue] = field(default_factory=dict)  # constant(): key -> weight
+
+    def child(self, block: Block) -> _FuncBuilder:
+        """A builder for the block of a region op in this one (same weights, one thread
+        count: a region op is one task)."""
+        return _FuncBuilder(
+            self.lowering, block, self.weights, top=self.top or self.block, derived=self.derived
+        )
+
+    def constant(self, value: Any, source: Any, tag: str) -> SSAValue:
+        """A weight computed at compile time from the constant ``source`` (Emitter.constant)."""
+        if not isinstance(source, _Lazy):
+            raise RamielError(f"a derived constant ({tag}) needs a constant source")
+        key = f"{self.lowering.weight_key(source.const)}__{sanitize(tag)}"
+        if key not in self.derived:
+            arr = np.ascontiguousarray(value)
+            self.lowering.taken.add(key)
+            module = self.lowering.module
+            store = store_of(module) if WEIGHTS_ATTR in module.attributes else None
+            attr = value_attr(arr, key, store)
+            w = tp.WeightOp(key, attr, attr.get_type())  # type: ignore[attr-defined]
+            w.result.name_hint = key
+            top = self.top or self.block
+            if top.first_op is None:
+                top.add_op(w)
+            else:
+                top.insert_op_before(w, top.first_op)
+            self.derived[key] = w.result
+        return self.derived[key]
 
     def materialize(self, v: Any) -> SSAValue:
         if isinstance(v, _Lazy):
@@ -253,11 +287,12 @@ class _FuncBuilder:
                 attr = v.const.properties["value"]
                 w = tp.WeightOp(key, attr, v.const.results[0].type)
                 w.result.name_hint = key
-                first = self.block.first_op
+                top = self.top or self.block
+                first = top.first_op
                 if first is None:
-                    self.block.add_op(w)
+                    top.add_op(w)
                 else:
-                    self.block.insert_op_before(w, first)
+                    top.insert_op_before(w, first)
                 self.weights[v.const] = w.result
             return self.weights[v.const]
         return v
@@ -380,17 +415,38 @@ class _Lowering:
                 for r in op.results
             ],
             attrs=attrs,
+            in_loop=_in_loop(op),
         )
 
     def check(self, ops: list[Operation]) -> None:
-        for op in ops:
+        for op in (inner for outer in ops for inner in outer.walk()):
             if isinstance(op, OnnxOp) and not is_ambient(op):
-                why = check_supported(self.node_view(op))
+                if op.regions:
+                    why = check_region_op(self, op)
+                else:
+                    why = check_supported(self.node_view(op))
                 if why is not None:
                     self.unsupported.append((op.op_type, op.node_name, opset_of(op), why))
         if self.unsupported:
             raise UnsupportedOpError(self.unsupported)
         check_static_shapes(ops)
+
+    @staticmethod
+    def set_threads(fb: _FuncBuilder, op: Operation) -> None:
+        """A ``torchpy.set_threads`` before ``op`` where its ``ramiel.threads`` count differs
+        from the last one set (cluster functions only)."""
+        threads = op.attributes.get(THREADS_ATTR)
+        if fb.track_threads and isinstance(threads, IntegerAttr):
+            t = int(threads.value.data)
+            if t != fb.threads:
+                if fb.threads is None:
+                    why = "this cluster's intra-op threads (--intra-op-threads)"
+                elif t > fb.threads:
+                    why = "other clusters idle: more intra-op threads"
+                else:
+                    why = "other clusters busy again"
+                fb.block.add_op(tp.SetThreadsOp(t, why))
+                fb.threads = t
 
     def lower_ops(
         self,
@@ -422,22 +478,27 @@ class _Lowering:
                 env[op.result] = g.result
             elif isinstance(op, SendOp):
                 fb.block.add_op(tp.PutOp(op.channel.data, fb.materialize(value(op.value))))
-            elif isinstance(op, YieldOp | func.ReturnOp):
+            elif isinstance(op, YieldOp | func.ReturnOp | OnnxYieldOp):
                 continue
+            elif isinstance(op, OnnxOp) and op.regions:  # If, Loop, Scan: one compound statement
+                self.set_threads(fb, op)
+                outs = lower_region_op(
+                    self,
+                    op,
+                    fb,
+                    value,
+                    env,
+                    lambda inner, child: self.lower_ops(
+                        [o for o in inner if not is_ambient(o)], child, env, on_input
+                    ),
+                )
+                for r, o in zip(op.results, outs, strict=True):
+                    if isinstance(o.type, tp.ObjectType):
+                        o._type = r.type  # noqa: SLF001 - the stacked scan output's type
+                    env[r] = o
             elif isinstance(op, OnnxOp):
                 args = [value(v) if not isinstance(v.type, NoneType) else None for v in op.operands]
-                threads = op.attributes.get(THREADS_ATTR)
-                if fb.track_threads and isinstance(threads, IntegerAttr):
-                    t = int(threads.value.data)
-                    if t != fb.threads:
-                        if fb.threads is None:
-                            why = "this cluster's intra-op threads (--intra-op-threads)"
-                        elif t > fb.threads:
-                            why = "other clusters idle: more intra-op threads"
-                        else:
-                            why = "other clusters busy again"
-                        fb.block.add_op(tp.SetThreadsOp(t, why))
-                        fb.threads = t
+                self.set_threads(fb, op)
                 node = self.node_view(op)
                 fb.node_ops = []
                 outs = lower_node(node, args, fb)
@@ -611,6 +672,16 @@ class LowerToTorchpy(ModulePass):
         f = tp.FuncOp("forward", "sequential", body)
         own_outputs(f)  # an output that shares a weight's, an input's or another's memory: a copy
         return f
+
+
+def _in_loop(op: Operation) -> bool:
+    """Is ``op`` inside the body of an ``onnx.Loop`` or ``onnx.Scan``?"""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, OnnxOp) and parent.op_type in ("Loop", "Scan"):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _user_based_name(const: Operation) -> str | None:

@@ -34,6 +34,7 @@ from xdsl.traits import ConstantLike
 
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
+from ramiel.dialects.onnx import captured_values, dependences
 from ramiel.errors import RamielError, SchedulingError
 from ramiel.scheduling import estimate_makespan, order_clusters
 from ramiel.scheduling.graph import TaskGraph
@@ -131,13 +132,15 @@ def task_graph(
 
     Node weight: :func:`op_cost` (µs). Edge ``u -> v`` for every tensor ``u`` produces and ``v``
     reads, weighted by :func:`~ramiel.cost_model.transfer_cost_us` of its bytes (``backend``: a
-    backend name or a ``(latency µs, µs per byte)`` model, see :func:`transfer_model_of`).
+    backend name or a ``(latency µs, µs per byte)`` model, see :func:`transfer_model_of`). A
+    region op (``onnx.If``/``Loop``/``Scan``) is one node; it reads its operands and the values
+    its regions capture (:func:`~ramiel.dialects.onnx.dependences`).
     """
     index = {op: i for i, op in enumerate(ops)}
     costs = [op_cost(op) for op in ops]
     edges: dict[tuple[int, int], tuple[float, int]] = {}
     for v, op in enumerate(ops):
-        for operand in op.operands:
+        for operand in dependences(op):
             owner = operand.owner
             u = index.get(owner) if isinstance(owner, Operation) else None
             if u is None or u == v:
@@ -319,6 +322,7 @@ def build_clusters(
     # operands cluster by cluster in each cluster's own order, so that a value a cluster receives
     # is received right before the first op *of that cluster* that uses it.
     operands_of = {op: list(op.operands) for op in flat}
+    captures_of = {op: captured_values(op) for op in flat if op.regions}
     for k, ops in enumerate(clustering):
         for op in ops:
             if op in copies[k]:
@@ -336,6 +340,15 @@ def build_clusters(
             nv = local_value(v, k, new)
             if nv is not new.operands[i]:
                 new.operands[i] = nv
+        if op in captures_of:  # values the regions capture arrive before the region op too
+            local_of = {v: local_value(v, k, new) for v in captures_of[op]}
+            for inner in new.walk():
+                if inner is new:
+                    continue
+                for i, v in enumerate(inner.operands):
+                    nv = local_of.get(v)
+                    if nv is not None and nv is not v:
+                        inner.operands[i] = nv
     # Graph outputs: yielded by the cluster that owns the producer.
     outputs = list(ret.operands)
     yields: list[list[SSAValue]] = [[] for _ in clustering]

@@ -13,6 +13,9 @@ Analytic model (the default, deterministic so lit tests can check it)::
   ~75 GFLOP/s, memory-bound element-wise ~20 GB/s, max/avg pooling ~0.3 G window-elements/s,
   ~5 µs of framework overhead per op.
 
+Control flow: an ``onnx.If`` costs its dearer branch, an ``onnx.Loop``/``onnx.Scan`` its body
+times its trip count (:func:`region_cost_us`), from the costs of the ops in the regions.
+
 Profiled model: a profile database (JSON written by ``ramiel profile``) maps a key made of op type,
 operand shapes/dtypes and attributes to a measured median time in µs; ops missing from it fall back
 to the analytic estimate (counted and reported).
@@ -26,12 +29,13 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import NoneType, TensorType
 from xdsl.ir import Attribute, Operation
 
-from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, static_shape
+from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, opset_of, static_shape
 
 OP_OVERHEAD_US = 5.0
 """Framework overhead per op (Python dispatch + ATen), µs."""
@@ -128,8 +132,62 @@ def bytes_moved(op: Operation) -> int:
     )
 
 
+def trip_count(op: OnnxOp) -> int | None:
+    """How many times the body of a Loop or Scan runs, when the IR says: a Scan's scanned
+    length; a Loop's static scan-output length, else its constant ``M`` (an upper bound: the
+    loop may stop early); ``None`` when unknown."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    if op.op_type == "Scan":
+        m = op.attr("num_scan_inputs", 0)
+        scanned = list(op.operands)[len(op.operands) - m :]
+        if not scanned:
+            return None
+        shape = static_shape(scanned[0].type)
+        if shape is None:
+            return None
+        if opset_of(op) < 9:
+            return shape[1] if len(shape) > 1 else None  # Scan-8: [batch, sequence, ...]
+        axes = op.attr("scan_input_axes") or [0]
+        return shape[axes[0] % len(shape)] if shape else None
+    if op.op_type != "Loop":
+        return None
+    n = len(op.operands) - 2
+    for r in list(op.results)[n:]:
+        shape = static_shape(r.type)
+        if shape:
+            return shape[0]
+    owner = op.operands[0].owner
+    if isinstance(owner, OnnxOp) and owner.op_type == "Constant":
+        value = owner.properties.get("value")
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            m = int(value.get_values()[0])
+            return m if 0 <= m < 2**31 else None
+    return None
+
+
+def region_cost_us(op: OnnxOp, cost_of: Callable[[Operation], float]) -> float:
+    """Estimated µs of a control-flow op from the costs ``cost_of`` gives the ops of its
+    regions: the dearer branch of an If; the body times the trip count of a Loop or Scan (once
+    when the trip count is unknown), plus the per-op overhead."""
+    bodies = [
+        sum(
+            cost_of(o)
+            for o in region.block.ops
+            if isinstance(o, OnnxOp) and o.op_type != "Constant"
+        )
+        for region in op.regions
+    ]
+    if op.op_type == "If":
+        return round(OP_OVERHEAD_US + max(bodies, default=0.0), 3)
+    trips = trip_count(op)
+    return round(OP_OVERHEAD_US + (1 if trips is None else trips) * sum(bodies), 3)
+
+
 def analytic_cost_us(op: Operation) -> float:
     """Analytic estimate of ``op``'s execution time in µs (module docstring)."""
+    if op.regions and isinstance(op, OnnxOp):
+        return region_cost_us(op, analytic_cost_us)
     kind = op.op_type if isinstance(op, OnnxOp) else ""
     f = flops(op)
     if kind in _DENSE:

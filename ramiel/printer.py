@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import NODE_NAME_ATTR, numpy_dtype_of
@@ -117,6 +117,8 @@ def _call_text(op: tp.CallOp | tp.MethodOp, names: Names) -> str:
     if isinstance(op, tp.MethodOp):
         return f"{_paren(operands[0])}.{op.method.data}({', '.join(args + kw)})"
     callee = op.callee.data
+    if callee == "list" and not args and not kw:
+        return "[]"
     if callee in _INFIX and not kw and len(args) == _INFIX[callee].count("{"):
         if callee == "operator.getitem":
             return f"{_paren(args[0])}[{args[1]}]"
@@ -221,10 +223,83 @@ def _func_text(
             channels[op.channel.data] = ("get", op.result.type)
         elif isinstance(op, tp.PutOp):
             channels[op.channel.data] = ("put", op.value.type)
-        s = statement(op, names)
-        if s is not None:
-            lines.append("    " + s)
+    lines += _block_lines(block, names, "    ")
     return "\n".join(lines) + "\n", channels
+
+
+def _block_lines(block: Block, names: Names, indent: str) -> list[str]:
+    """The statements of ``block`` at ``indent`` (compound statements for region ops)."""
+    lines: list[str] = []
+    for op in block.ops:
+        if isinstance(op, tp.REGION_OPS):
+            lines += [indent + line for line in _compound(op, names)]
+        elif isinstance(op, tp.YieldOp):
+            continue  # printed by the region op
+        else:
+            s = statement(op, names)
+            if s is not None:
+                lines.append(indent + s)
+    return lines
+
+
+def _assign(targets: list[str], values: list[str]) -> list[str]:
+    """``a, b = x, y`` (nothing where a target already holds its value)."""
+    pairs = [(t, v) for t, v in zip(targets, values, strict=True) if t != v]
+    if not pairs:
+        return []
+    return [f"{', '.join(t for t, _ in pairs)} = {', '.join(v for _, v in pairs)}"]
+
+
+def _body(block: Block, names: Names, tail: list[str]) -> list[str]:
+    """An indented block: its statements, then ``tail``; ``pass`` if both are empty."""
+    lines = _block_lines(block, names, "    ") + ["    " + t for t in tail]
+    return lines or ["    pass"]
+
+
+def _compound(op: Operation, names: Names) -> list[str]:
+    """The lines of a ``torchpy.if``/``for``/``while`` (unindented; blocks indented by 4)."""
+    results = [names[r] for r in op.results]
+    if isinstance(op, tp.IfOp):
+        lines = [f"if bool({names[op.cond]}):{_comment(op)}"]
+        then_y = op.then_region.block.last_op
+        else_y = op.else_region.block.last_op
+        assert isinstance(then_y, tp.YieldOp) and isinstance(else_y, tp.YieldOp)
+        lines += _body(
+            op.then_region.block, names, _assign(results, [names[v] for v in then_y.values])
+        )
+        lines.append("else:")
+        lines += _body(
+            op.else_region.block, names, _assign(results, [names[v] for v in else_y.values])
+        )
+        return lines
+    assert isinstance(op, tp.ForOp | tp.WhileOp)
+    block = op.body.block
+    index, carried = block.args[0], block.args[1:]
+    for arg, name in zip(carried, results, strict=True):
+        names.names[arg] = name  # the carried value is the result's variable
+    term = block.last_op
+    assert isinstance(term, tp.YieldOp)
+    nexts = [names[v] for v in term.values]
+    lines = _assign(results, [names[v] for v in op.inits])
+    i = names[index]
+    if isinstance(op, tp.ForOp):
+        count = str(op.count.value.data) if op.count is not None else _int_text(op.inputs[0], names)
+        lines.append(f"for {i} in range({count}):{_comment(op)}")
+        lines += _body(block, names, _assign(results, nexts))
+        return lines
+    keep = names.fresh("keep_going")
+    lines.append(f"{keep} = bool({names[op.inputs[0]]})")
+    lines.append(f"{i} = 0")
+    bound = f" and {i} < {_int_text(op.inputs[1], names)}" if op.bounded is not None else ""
+    lines.append(f"while {keep}{bound}:{_comment(op)}")
+    tail = _assign([keep, *results], [f"bool({nexts[0]})", *nexts[1:]]) + [f"{i} += 1"]
+    lines += _body(block, names, tail)
+    return lines
+
+
+def _int_text(v: SSAValue, names: Names) -> str:
+    """A trip count or bound as a Python int (``int(t)`` of a tensor)."""
+    return f"int({names[v]})" if isinstance(v.type, TensorType) else names[v]
 
 
 def _func_doc(f: tp.FuncOp) -> str:

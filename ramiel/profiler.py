@@ -6,7 +6,8 @@ random inputs of its static shapes (constant inputs take their real values), ``r
 one warm-up, with 1 and each intra-op thread count of ``threads`` (default: the usable cores;
 the counts alternate per op, so that drift of a shared machine hits them alike); the median time in
 µs is stored under :func:`ramiel.cost_model.profile_key` (op type, operand types, attributes),
-with ``@t<N>`` appended for N > 1 threads. Identical ops are measured once.
+with ``@t<N>`` appended for N > 1 threads. Identical ops are measured once. The ops in the
+regions of If, Loop and Scan are measured one by one (a region op's cost follows from theirs).
 ``--estimate-cost{profile=FILE}``, ``--intra-op-threads{profile=FILE}`` and ``ramiel compile
 --profile FILE`` use it.
 """
@@ -57,8 +58,9 @@ def profile_model(
     """
     import tempfile
 
-    from ramiel.clustering import compute_ops, main_func
+    from ramiel.clustering import compute_ops, is_ambient, main_func
     from ramiel.compiler import _run_passes
+    from ramiel.dialects.onnx import OnnxOp
     from ramiel.importer import ImportOptions, import_onnx
     from ramiel.passes.constant_fold import ConstantFold
     from ramiel.passes.dce import DeadCodeElimination
@@ -85,7 +87,14 @@ def profile_model(
         _run_passes(module, [ConstantFold(), DeadCodeElimination()])
         lowering = _Lowering(module)
         measured: dict[str, float] = {}
-        ops = compute_ops(main_func(module).body.block)
+        # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived
+        # from theirs (ramiel.cost_model.region_cost_us)
+        ops = [
+            inner
+            for top in compute_ops(main_func(module).body.block)
+            for inner in top.walk()
+            if not inner.regions and isinstance(inner, OnnxOp) and not is_ambient(inner)
+        ]
         for op in ops:
             key = profile_key(op)
             if key in measured:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from conftest import assert_close, ort_run
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.ir import Block
@@ -54,13 +53,13 @@ def paddle_style_model() -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
-def test_negative_dim_compiles_with_binding_and_matches_onnxruntime():
+def test_negative_dim_compiles_with_binding_and_matches_onnxruntime(pipeline_helpers):
     model = paddle_style_model()
     x = np.random.default_rng(1).standard_normal((2, 3, 16, 12)).astype(np.float32)
-    (ref,) = ort_run(model, {"x": x})
+    (ref,) = pipeline_helpers.ort_run(model, {"x": x})
     with ramiel.compile(model, clusters=2, input_shapes={"x": (2, 3, 16, 12)}) as m:
-        assert_close(m(torch_tensor(x)), ref, what="parallel")
-        assert_close(m.sequential(torch_tensor(x)), ref, what="sequential")
+        pipeline_helpers.assert_close(m(torch_tensor(x)), ref, what="parallel")
+        pipeline_helpers.assert_close(m.sequential(torch_tensor(x)), ref, what="sequential")
         assert m.input_specs["x"][0] == (2, 3, 16, 12)
 
 

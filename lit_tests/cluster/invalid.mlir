@@ -245,3 +245,26 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %0 : tensor<2xf32>
 }
 }
+
+// -----
+
+// A value a region captures is a dependence of the region op: an If in @c1 whose branch reads
+// a value of @c0 directly (not through cluster.recv).
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c1: onnx.If uses a value defined in another cluster; it must arrive through cluster.recv
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
+  %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%a) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %r = "onnx.If"(%c) ({
+      "onnx.Yield"(%0) : (tensor<2xf32>) -> ()
+    }, {
+      "onnx.Yield"(%x) : (tensor<2xf32>) -> ()
+    }) : (tensor<i1>) -> tensor<2xf32>
+    "cluster.yield"(%r) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %1 : tensor<2xf32>
+}
+}

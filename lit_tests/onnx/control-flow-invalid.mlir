@@ -2,17 +2,17 @@
 // op's file:line:col.
 // RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
 
-// The branches of an If yield different static shapes: the result's shape would depend on the
-// condition.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If (node 'if0'): result #0 has shape [4] in then_branch and [5] in else_branch: its shape would depend on the condition
+// A branch yields a value of another shape than the result's (a result whose shape depends on
+// the condition is dynamic, `?`; the lowering rejects it unless constant folding picks a branch).
+// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If (node 'if0'): result #0 is tensor<4xf32> but else_branch yields tensor<5xf32>
 builtin.module attributes {onnx.opset = 17 : i64} {
-func.func @f(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<?xf32> {
+func.func @f(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4xf32> {
   %r = "onnx.If"(%c) ({
     "onnx.Yield"(%a) : (tensor<4xf32>) -> ()
   }, {
     "onnx.Yield"(%b) : (tensor<5xf32>) -> ()
-  }) {onnx_node_name = "if0"} : (tensor<i1>) -> tensor<?xf32>
-  func.return %r : tensor<?xf32>
+  }) {onnx_node_name = "if0"} : (tensor<i1>) -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
 }
 }
 

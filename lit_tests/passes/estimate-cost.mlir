@@ -97,3 +97,37 @@ func.func @clustered(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %0 : tensor<2xf32>
 }
 }
+
+// -----
+
+// Control flow: the ops of the regions get their costs, and the region op costs 5 µs plus the
+// dearer branch (If) or its body times the trip count (Loop, Scan).
+// CHECK-LABEL: func.func @control_flow
+// Each element-wise op: 5 + 2 * 820 bytes / 20e3 = 5.082.
+// CHECK:        %a = "onnx.Relu"(%x) {ramiel.cost_us = 5.082000e+00 : f64
+// CHECK:        %b = "onnx.Neg"(%x) {ramiel.cost_us = 5.082000e+00 : f64
+// CHECK:        %c = "onnx.Relu"(%b) {ramiel.cost_us = 5.082000e+00 : f64
+// If: 5 + max(5.082, 5.082 + 5.082) = 15.164.
+// CHECK:      }) {ramiel.cost_us = 1.516400e+01 : f64
+// Loop of 4 trips: 5 + 4 * 5.082 = 25.328.
+// CHECK:      }) {ramiel.cost_us = 2.532800e+01 : f64
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @control_flow(%p: tensor<i1>, %x: tensor<205xf32>) -> tensor<205xf32> {
+  %r = "onnx.If"(%p) ({
+    %a = "onnx.Relu"(%x) : (tensor<205xf32>) -> tensor<205xf32>
+    "onnx.Yield"(%a) : (tensor<205xf32>) -> ()
+  }, {
+    %b = "onnx.Neg"(%x) : (tensor<205xf32>) -> tensor<205xf32>
+    %c = "onnx.Relu"(%b) : (tensor<205xf32>) -> tensor<205xf32>
+    "onnx.Yield"(%c) : (tensor<205xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<205xf32>
+  %m = "onnx.Constant"() <{value = dense<4> : tensor<i64>}> : () -> tensor<i64>
+  %none = "onnx.NoValue"() : () -> none
+  %y = "onnx.Loop"(%m, %none, %r) ({
+  ^bb0(%i: tensor<i64>, %k: tensor<i1>, %v: tensor<205xf32>):
+    %d = "onnx.Relu"(%v) : (tensor<205xf32>) -> tensor<205xf32>
+    "onnx.Yield"(%k, %d) : (tensor<i1>, tensor<205xf32>) -> ()
+  }) : (tensor<i64>, none, tensor<205xf32>) -> tensor<205xf32>
+  func.return %y : tensor<205xf32>
+}
+}

@@ -94,6 +94,10 @@ class NodeView:
     inputs: list[TensorInfo | None]
     outputs: list[TensorInfo | None]
     attrs: dict[str, Any] = field(default_factory=dict)
+    #: the node is inside the body of a Loop or Scan, where a value's shape may change from one
+    #: iteration to the next (a Slice at the iteration number): rules may then compute
+    #: shape-like inputs at run time instead of asking for compile-time constants
+    in_loop: bool = False
 
     def input(self, i: int) -> TensorInfo | None:
         """Input ``i``, or None if it is absent (also beyond the end of ``inputs``)."""
@@ -121,6 +125,13 @@ class Emitter(Protocol):
 
     def method(self, obj: Value, name: str, *args: Any, **kwargs: Any) -> Value:
         """Emit ``tmp = obj.name(*args, **kwargs)`` and return ``tmp``."""
+        ...
+
+    def constant(self, value: np.ndarray, source: Value, tag: str) -> Value:
+        """A compile-time constant computed from the constant input ``source`` (a weight in
+        another layout: LSTM weights in PyTorch's gate order): a weight of its own, computed
+        once at compile time instead of at every inference, keyed ``<source's key>__<tag>``
+        (so one source and tag always give the same key)."""
         ...
 
 

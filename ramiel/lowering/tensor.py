@@ -356,7 +356,22 @@ def _slice_params(node: NodeView):
     return starts, ends, axes, steps
 
 
+def _runtime_slice(node: NodeView) -> bool:
+    """A Slice in a loop body whose starts/ends are computed per iteration (``ops.slice``):
+    axes and steps must still be constants."""
+    return (
+        node.in_loop
+        and node.opset >= 10
+        and (const(node, 1) is None or const(node, 2) is None)
+        and not _need_const(node, 3, "axes")
+        and not _need_const(node, 4, "steps")
+        and rank(node, 0) is not None
+    )
+
+
 def _check_slice(node: NodeView) -> str | None:
+    if _runtime_slice(node):
+        return None
     if node.opset >= 10:
         for i, what in ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps")):
             reason = _need_const(node, i, what)
@@ -387,6 +402,21 @@ def _slice(node: NodeView, args, em):
     [-1, dim - 1] for negative ones); negative steps flip the axis first (torch slices have
     positive steps only) and then slice the flipped range.
     """
+    if _runtime_slice(node):
+        axes = const_ints(node, 3)
+        steps = const_ints(node, 4)
+        r = rank(node, 0)
+        assert r is not None
+        return [
+            em.call(
+                "ops.slice_",
+                args[0],
+                args[1],
+                args[2],
+                None if axes is None else tuple(norm_axis(a, r) for a in axes),
+                None if steps is None else tuple(steps),
+            )
+        ]
     starts, ends, axes, steps = _slice_params(node)
     xs = shape(node, 0)
     r = rank(node, 0)

@@ -486,6 +486,33 @@ def reshape(x: Tensor, target: Tensor, allowzero: int = 0) -> Tensor:
     return x.reshape(dims)
 
 
+def slice_(
+    x: Tensor,
+    starts: Tensor,
+    ends: Tensor,
+    axes: Sequence[int] | None = None,
+    steps: Sequence[int] | None = None,
+) -> Tensor:
+    """ONNX Slice (opset 10+) with run-time ``starts``/``ends`` (a Slice at a Loop's iteration
+    number): negative values count from the end; starts/ends are clamped to ``[0, dim]`` for a
+    positive step and to ``[0, dim - 1]`` / ``[-1, dim - 1]`` for a negative one."""
+    begin = [int(v) for v in starts.reshape(-1).tolist()]
+    stop = [int(v) for v in ends.reshape(-1).tolist()]
+    axes = list(range(len(begin))) if axes is None else list(axes)
+    steps = [1] * len(begin) if steps is None else list(steps)
+    for s, e, a, st in zip(begin, stop, axes, steps, strict=True):
+        dim = x.shape[a]
+        s = s + dim if s < 0 else s
+        e = e + dim if e < 0 else e
+        if st > 0:
+            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
+            x = x.narrow(a, s, max(e, s) - s)[(slice(None),) * a + (slice(None, None, st),)]
+        else:
+            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
+            x = x.index_select(a, torch.arange(s, e, st, dtype=torch.int64))
+    return x
+
+
 def range_(start: Tensor, limit: Tensor, delta: Tensor) -> Tensor:
     """ONNX Range with runtime scalars: ``max(ceil((limit - start) / delta), 0)`` elements."""
     n = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
@@ -684,3 +711,147 @@ def cumulative(
         y = torch.cat([ident(y.narrow(axis, 0, 1)), y.narrow(axis, 0, n - 1)], dim=axis)
     y = torch.cumprod(y, axis, dtype=x.dtype) if product else torch.cumsum(y, axis, dtype=x.dtype)
     return torch.flip(y, (axis,)) if reverse else y
+
+
+# -- recurrent layers ------------------------------------------------------------------------------
+
+_ACTIVATIONS = {"Sigmoid": torch.sigmoid, "Tanh": torch.tanh, "Relu": torch.relu}
+
+
+def rnn_params(kind: str, w: Tensor, r: Tensor, b: Tensor | None) -> list[Tensor]:
+    """PyTorch's parameter list (``[w_ih, w_hh, b_ih, b_hh]`` per direction) of ONNX LSTM, GRU
+    or RNN weights given at run time, gates reordered (LSTM i, o, f, c -> i, f, g, o; GRU
+    z, r, h -> r, z, n). Constant weights are reordered at compile time instead."""
+    order = {"LSTM": [0, 2, 3, 1], "GRU": [1, 0, 2], "RNN": [0]}[kind]
+    gates = len(order)
+
+    def reorder(m: Tensor) -> Tensor:
+        return torch.cat([m.chunk(gates, 0)[k] for k in order], 0).contiguous()
+
+    params: list[Tensor] = []
+    for d in range(w.shape[0]):
+        params += [reorder(w[d]), reorder(r[d])]
+        if b is not None:
+            b_ih, b_hh = b[d].chunk(2)
+            params += [reorder(b_ih), reorder(b_hh)]
+    return params
+
+
+def _clip(v: Tensor, clip: float | None) -> Tensor:
+    return v if clip is None else v.clamp(-clip, clip)
+
+
+def recurrent(
+    kind: str,
+    x: Tensor,
+    w: Tensor,
+    r: Tensor,
+    b: Tensor | None,
+    sequence_lens: Tensor | None,
+    initial_h: Tensor | None,
+    initial_c: Tensor | None = None,
+    p: Tensor | None = None,
+    *,
+    hidden_size: int,
+    direction: str = "forward",
+    activations: Sequence[str] = (),
+    clip: float | None = None,
+    layout: int = 0,
+    input_forget: int = 0,
+    linear_before_reset: int = 0,
+) -> tuple[Tensor, Tensor, Tensor | None]:
+    """ONNX LSTM, GRU or RNN (``kind``) by the operator's equations, one time step at a time.
+
+    The general form (the code generator calls ``torch.lstm``/``torch.gru``/``torch.rnn_tanh``
+    where they compute the same): peepholes ``p``, ``clip``, ``input_forget``, GRU's
+    ``linear_before_reset = 0``, per-batch ``sequence_lens`` (a batch entry stops at its length:
+    its ``Y`` is 0 from there and ``Y_h``/``Y_c`` are its last valid state; the reverse direction
+    starts at its last valid step), ``layout`` 0 (``[seq, batch, ...]``) or 1
+    (``[batch, seq, ...]``) and the activations Sigmoid, Tanh and Relu (``activations`` lists 3, 2
+    or 1 per direction for LSTM, GRU and RNN). Weights in ONNX gate order: LSTM i, o, f, c; GRU
+    z, r, h. Returns ``(Y, Y_h, Y_c)`` in ONNX layout (``Y_c`` ``None`` unless LSTM).
+    """
+    if layout:
+        x = x.transpose(0, 1)
+        initial_h = None if initial_h is None else initial_h.transpose(0, 1)
+        initial_c = None if initial_c is None else initial_c.transpose(0, 1)
+    steps, batch = x.shape[0], x.shape[1]
+    dirs, hs = w.shape[0], hidden_size
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[kind]
+    per_dir = len(activations) // dirs if activations else 0
+    lens = (
+        [steps] * batch
+        if sequence_lens is None
+        else [min(int(v), steps) for v in sequence_lens.reshape(-1).tolist()]
+    )
+    rows = torch.arange(batch)
+    ragged = any(n != steps for n in lens)  # some batch entry is shorter: mask per entry
+    y = x.new_zeros((steps, dirs, batch, hs))
+    y_h, y_c = [], []
+    for d in range(dirs):
+        reverse = direction == "reverse" or (direction == "bidirectional" and d == 1)
+        acts = [_ACTIVATIONS[a] for a in activations[d * per_dir : (d + 1) * per_dir]]
+        f, g, h_act = (acts + [torch.sigmoid, torch.tanh, torch.tanh][len(acts) :])[:3]
+        if kind == "RNN" and not activations:
+            f = torch.tanh
+        bias = b[d] if b is not None else x.new_zeros(2 * gates * hs)
+        wb, rb = bias[: gates * hs], bias[gates * hs :]
+        xw = torch.matmul(x, w[d].t()) + wb  # every step's input projection at once
+        h = initial_h[d] if initial_h is not None else x.new_zeros((batch, hs))
+        c = initial_c[d] if initial_c is not None else x.new_zeros((batch, hs))
+        for step in range(steps):
+            if ragged:
+                # each batch entry's time index at this step (reverse: from its last valid one)
+                t = [(n - 1 - step) if reverse else step for n in lens]
+                active = torch.tensor([step < n for n in lens]).reshape(batch, 1)
+                t_idx = torch.tensor([min(max(v, 0), steps - 1) for v in t])
+                xt = xw[t_idx, rows]
+            else:
+                t0 = steps - 1 - step if reverse else step
+                xt = xw[t0]
+            if kind == "LSTM":
+                pre = xt + torch.matmul(h, r[d].t()) + rb
+                i, o, fg, cc = pre.split(hs, dim=-1)
+                if p is not None:
+                    pi, po, pf = p[d].split(hs)
+                    i, fg = i + pi * c, fg + pf * c
+                i, fg, cc = (_clip(v, clip) for v in (i, fg, cc))
+                i, fg = f(i), f(fg)
+                if input_forget:
+                    fg = 1 - i
+                c_new = fg * c + i * g(cc)
+                if p is not None:
+                    o = o + po * c_new
+                h_new = f(_clip(o, clip)) * h_act(c_new)
+                c = torch.where(active, c_new, c) if ragged else c_new
+            elif kind == "GRU":
+                rz, rr, rh = r[d].split(hs)
+                bz, br, bh = rb.split(hs)
+                xz, xr, xh = xt.split(hs, dim=-1)
+                z = _clip(xz + torch.matmul(h, rz.t()) + bz, clip)
+                rg = _clip(xr + torch.matmul(h, rr.t()) + br, clip)
+                z, rg = f(z), f(rg)
+                if linear_before_reset:
+                    hh = xh + rg * (torch.matmul(h, rh.t()) + bh)
+                else:
+                    hh = xh + torch.matmul(rg * h, rh.t()) + bh
+                h_new = (1 - z) * g(_clip(hh, clip)) + z * h
+            else:
+                h_new = f(_clip(xt + torch.matmul(h, r[d].t()) + rb, clip))
+            if not ragged:
+                h = h_new
+                y[t0, d] = h_new
+                continue
+            h = torch.where(active, h_new, h)
+            valid = [k for k in range(batch) if step < lens[k]]
+            if valid:
+                ks = torch.tensor(valid)
+                y[t_idx[ks], d, ks] = h_new[ks]
+        y_h.append(h)
+        y_c.append(c)
+    yh, yc = torch.stack(y_h), torch.stack(y_c)
+    if kind != "LSTM":
+        yc = None
+    if layout:
+        return y.permute(2, 0, 1, 3), yh.transpose(0, 1), None if yc is None else yc.transpose(0, 1)
+    return y, yh, yc
