@@ -25,8 +25,9 @@ Binding at the first run
     with another signature compiles again. Which inputs to freeze is decided by the compiler, not
     guessed: a compile that fails with "... must be a compile-time constant" names the node, and
     the graph inputs of that node the message names (by schema input name or index; every
-    operand but the data input 0 if it names none) are frozen. Inputs that are not graph inputs
-    (computed in the graph) cannot be bound, and the error stands.
+    operand but the data input 0 if it names none) are frozen; an operand computed in the graph
+    from graph inputs (a Loop's trip count from a Range's start, limit and delta) has those
+    frozen. An operand computed from no graph input cannot be bound, and the error stands.
 
 Errors are :class:`~ramiel.errors.RamielError` subclasses (an unsupported op, attribute value or
 element type is an :class:`~ramiel.errors.UnsupportedOpError` naming op, node, opset and reason),
@@ -523,10 +524,34 @@ def _inputs_to_freeze(
         if not positions:  # the message names no operand: every operand but the data input
             positions = set(range(1, len(node.input))) if len(node.input) > 1 else {0}
         wanted = {node.input[p] for p in positions if p < len(node.input) and node.input[p]}
+        wanted = _graph_inputs_of(model, wanted, g_inputs)
         hits = wanted & g_inputs
         if not hits:
             return set()
         out |= hits
+    return out
+
+
+def _graph_inputs_of(model: onnx.ModelProto, names: set[str], g_inputs: set[str]) -> set[str]:
+    """``names``, each replaced by the graph inputs it is computed from when it is computed in
+    the graph (a Loop's trip count from a Range's start, limit and delta): binding those makes
+    it a constant that constant folding computes. A name computed from no graph input stays."""
+    producer = {o: n for n in model.graph.node for o in n.output if o}
+    out: set[str] = set()
+    for name in names:
+        seen: set[str] = set()
+        stack = [name]
+        found: set[str] = set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in g_inputs:
+                found.add(v)
+            elif v in producer:
+                stack.extend(i for i in producer[v].input if i)
+        out |= found or {name}
     return out
 
 

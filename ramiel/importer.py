@@ -247,6 +247,44 @@ def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension],
 SHAPE_RULE_OPS = frozenset({"MaxPool", "AveragePool", "LpPool", "ConvTranspose"})
 
 
+#: Ops with a lowering rule (the keys of ``ramiel.lowering.api.RULES``, listed here so that
+#: importing needs no torch; a test keeps them equal), plus If, Loop and Scan.
+# fmt: off
+LOWERED_OPS = frozenset(
+    {
+        'Abs', 'Acos', 'AffineGrid', 'Acosh', 'Add', 'And', 'ArgMax', 'ArgMin', 'Asin', 'Asinh', 'Atan',
+        'Atanh', 'AveragePool', 'BatchNormalization', 'BitShift', 'BitwiseAnd',
+        'BitwiseNot', 'BitwiseOr', 'BitwiseXor', 'BlackmanWindow', 'Cast', 'CastLike',
+        'Ceil', 'Celu', 'CenterCropPad', 'Clip', 'Compress', 'Concat', 'Constant',
+        'ConstantOfShape', 'Conv', 'ConvTranspose', 'Cos', 'Cosh', 'CumProd', 'CumSum',
+        'DepthToSpace', 'Det', 'Div', 'Dropout', 'Einsum', 'Elu', 'Equal', 'Erf', 'Exp',
+        'Expand', 'EyeLike', 'Flatten', 'Floor', 'GRU', 'Gather', 'GatherElements',
+        'GatherND', 'Gelu', 'Gemm', 'GlobalAveragePool', 'GlobalLpPool', 'GlobalMaxPool',
+        'Greater', 'GreaterOrEqual', 'GridSample', 'GroupNormalization', 'HammingWindow',
+        'HannWindow', 'HardSigmoid', 'HardSwish', 'Hardmax', 'Identity',
+        'InstanceNormalization', 'IsInf', 'IsNaN', 'LRN', 'LSTM', 'LayerNormalization',
+        'LeakyRelu', 'Less', 'LessOrEqual', 'Log', 'LogSoftmax', 'LpNormalization',
+        'LpPool', 'MatMul', 'Max', 'MaxPool', 'Mean', 'MeanVarianceNormalization', 'Min',
+        'Mish', 'Mod', 'Mul', 'Neg', 'NonZero', 'Not', 'OneHot', 'Or', 'PRelu', 'Pad',
+        'Pow', 'RMSNormalization', 'RNN', 'Range', 'Reciprocal', 'ReduceL1', 'ReduceL2',
+        'ReduceLogSum', 'ReduceLogSumExp', 'ReduceMax', 'ReduceMean', 'ReduceMin',
+        'ReduceProd', 'ReduceSum', 'ReduceSumSquare', 'Relu', 'Reshape', 'Resize',
+        'ReverseSequence', 'Round', 'Scatter', 'ScatterElements', 'ScatterND', 'Selu',
+        'Shape', 'Shrink', 'Sigmoid', 'Sign', 'Sin', 'Sinh', 'Size', 'Slice', 'Softmax',
+        'Softplus', 'Softsign', 'SpaceToDepth', 'Split', 'Sqrt', 'Squeeze', 'Sub', 'Sum',
+        'Swish', 'Tan', 'Tanh', 'ThresholdedRelu', 'Tile', 'TopK', 'Transpose', 'Trilu',
+        'Unsqueeze', 'Upsample', 'Where', 'Xor',
+    }
+) | frozenset(onnx_d.REGION_ATTRS)
+# fmt: on
+
+#: Ops whose value is not a function of their inputs (never computed at compile time).
+_RANDOM_OPS = frozenset(
+    {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+     "Bernoulli"}
+)  # fmt: skip
+
+
 def _has_shape_rule_ops(m: onnx.ModelProto) -> bool:
     return any(n.op_type in SHAPE_RULE_OPS for n in m.graph.node)
 
@@ -264,6 +302,7 @@ def _check_supported(m: onnx.ModelProto, opset: int) -> None:
         )
     domain_opsets = {o.domain: o.version for o in m.opset_import}
     bad: list[tuple[str, str, int, str]] = []
+    constant = _constant_names(m.graph)
     for node, name in _all_nodes(m.graph, ""):
         if node.domain not in ("", "ai.onnx"):
             version = domain_opsets.get(node.domain, 0)
@@ -274,8 +313,29 @@ def _check_supported(m: onnx.ModelProto, opset: int) -> None:
         why = onnx_d.unrepresentable_reason(node.op_type, opset)
         if why:
             bad.append((node.op_type, name, opset, why))
+        elif node.op_type not in LOWERED_OPS and not all(i in constant for i in node.output if i):
+            # no lowering rule, and not computed at compile time by --constant-fold
+            bad.append((node.op_type, name, opset, "no lowering rule for this operator"))
     if bad:
         raise UnsupportedOpError(bad)
+
+
+def _constant_names(g: onnx.GraphProto) -> set[str]:
+    """The tensors of ``g`` (not of its subgraphs) that ``--constant-fold`` can compute at
+    compile time: initializers, Constant outputs, Shape/Size of anything (the input shapes are
+    static), and the outputs of deterministic nodes whose inputs all are such tensors."""
+    constant = {t.name for t in g.initializer}
+    for node in g.node:
+        if node.op_type in _RANDOM_OPS or any(
+            a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+            for a in node.attribute
+        ):
+            continue
+        if node.op_type in ("Constant", "Shape", "Size") or all(
+            i in constant for i in node.input if i
+        ):
+            constant.update(o for o in node.output if o)
+    return constant
 
 
 def _all_nodes(g: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.NodeProto, str]]:
@@ -625,20 +685,17 @@ def _region_result_types(
     node: onnx.NodeProto, node_name: str, types: list[Attribute], regions: Sequence[Region]
 ) -> list[Attribute]:
     """The result types of an If or Loop from its regions where shape inference left them
-    dynamic, and a clear error where the regions make a shape depend on the data: If branches
-    that yield different static shapes, a loop-carried value whose shape the body changes."""
+    dynamic (If branches of the same static shape), and a clear error for a loop-carried value
+    whose shape the body changes."""
     types = list(types)
     if node.op_type == "If":
         then_v = [v.type for v in onnx_d.region_yield(regions[0]).values]
         else_v = [v.type for v in onnx_d.region_yield(regions[1]).values]
         for i, (a, b) in enumerate(zip(then_v, else_v, strict=False)):
             sa, sb = onnx_d.static_shape(a), onnx_d.static_shape(b)
-            if sa is not None and sb is not None and sa != sb:
-                raise ImportError_(
-                    f"If node '{node_name}': output {i} ('{node.output[i]}') has shape "
-                    f"{list(sa)} in then_branch and {list(sb)} in else_branch; its shape would "
-                    "depend on the condition, and Ramiel compiles static shapes"
-                )
+            if sa != sb:
+                continue  # the shape depends on the condition: constant folding may pick the
+                # branch, else the lowering says so (ramiel.lowering.control_flow)
             if i < len(types) and onnx_d.static_shape(types[i]) is None and sa is not None:
                 types[i] = a
     elif node.op_type == "Loop":

@@ -377,3 +377,41 @@ def test_shape_rule_ops_match_lowering():
     from ramiel.lowering.api import SHAPE_RULES
 
     assert set(SHAPE_RULES) == SHAPE_RULE_OPS
+
+
+def test_lowered_ops_are_the_lowering_rules():
+    """LOWERED_OPS (torch-free) lists exactly the ops the lowering has rules for."""
+    from ramiel.dialects.onnx import REGION_ATTRS
+    from ramiel.importer import LOWERED_OPS
+    from ramiel.lowering.api import RULES
+
+    assert set(RULES) | set(REGION_ATTRS) == LOWERED_OPS
+
+
+def test_ops_without_a_lowering_rule_are_listed_at_import():
+    """An op the lowering has no rule for is rejected at import with the others, unless its
+    inputs are all constants (then constant folding computes it)."""
+    nodes = [
+        helper.make_node("RoiAlign", ["x", "rois", "idx"], ["a"], name="roi"),
+        helper.make_node("FooBar", ["x"], ["b"], name="foo"),
+        helper.make_node("DequantizeLinear", ["q", "scale"], ["w"], name="dq"),  # folds
+        helper.make_node("Add", ["x", "w"], ["y"], name="add"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.ones((1, 4), np.float32), "rois"),
+        numpy_helper.from_array(np.zeros(1, np.int64), "idx"),
+        numpy_helper.from_array(np.ones((1, 2, 3, 3), np.int8), "q"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "scale"),
+    ]
+    m = _model(
+        nodes,
+        [_vi("x", [1, 2, 3, 3])],
+        [_vi("y", [1, 2, 3, 3]), _vi("a", [1, 2, 1, 1]), _vi("b", [1, 2, 3, 3])],
+        inits,
+    )
+    with pytest.raises(UnsupportedOpError) as info:
+        import_onnx(m)
+    assert [(op, node, why) for op, node, _, why in info.value.items] == [
+        ("RoiAlign", "roi", "no lowering rule for this operator"),
+        ("FooBar", "foo", "no ONNX operator 'FooBar' in the default domain at opset 17"),
+    ]

@@ -7,7 +7,7 @@ What it does
        plus an ``index.json`` (op type, expanded or not, opset of every case). Seconds, once per
        onnx version; later runs reuse it.
     2. Runs ``onnx.backend.test.BackendTest`` with :mod:`ramiel.backend` over the node cases of the
-       selected op types (:data:`SELECTED_OPS`, the CNN + transformer set) — every case, including
+       selected op types (:data:`SELECTED_OPS`, the CNN + transformer + recurrent set) — every case, including
        the ``*_expanded`` ones (the op's function body as a multi-node graph, which is where
        clustering into two workers happens) — and the nine zoo model tests (``light_*``, whose data
        ships in the wheel).
@@ -51,7 +51,8 @@ from typing import Any
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-#: The op types of the ``onnx`` dialect's CNN + transformer set whose node tests are run.
+#: The op types of the ``onnx`` dialect's CNN + transformer + recurrent set whose node tests are
+#: run.
 SELECTED_OPS: tuple[str, ...] = (
     # CNN
     "AveragePool",
@@ -109,6 +110,17 @@ SELECTED_OPS: tuple[str, ...] = (
     "Transpose",
     "Unsqueeze",
     "Where",
+    # control flow, recurrent layers and the sequence ops around them
+    "If",
+    "Loop",
+    "Scan",
+    "LSTM",
+    "GRU",
+    "RNN",
+    "Range",
+    "ReverseSequence",
+    "CumSum",
+    "ArgMax",
 )
 
 #: The nine zoo model tests whose data ships in the onnx wheel (``onnx/backend/test/data/light``).
@@ -559,7 +571,7 @@ def write_table(
         "pipeline — import, constant folding, clustering with `clusters=2` requested (the merge",
         "pass keeps two clusters only where it estimates a gain, see *How the node cases ran*),",
         "lowering, printing — and run by the generated parallel module on the threads runtime) against",
-        "`onnx.backend.test.BackendTest`: every node test case of the CNN + transformer op types",
+        "`onnx.backend.test.BackendTest`: every node test case of the CNN, transformer and recurrent op types",
         "(`SELECTED_OPS` in `tools/conformance.py`, including the `*_expanded` cases, the op's",
         "function body as a multi-node graph) and the nine zoo model tests (`light_*`). Outputs are",
         "compared by BackendTest itself (rtol 1e-3, atol 1e-7 for node cases; per model for the zoo).",

@@ -110,6 +110,16 @@ class EvalEmitter:
         out.obj = fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
         return out
 
+    def constant(self, value: Any, source: Any, tag: str) -> EvalValue:
+        """A compile-time constant derived from ``source`` (see ``Emitter.constant``)."""
+        import numpy as np
+
+        from ramiel.weights import torch_from_numpy
+
+        name = f"{getattr(source, 'name', 'w')}__{tag}"
+        self.lines.append(f"{name} = <constant {tuple(np.shape(value))}>")
+        return EvalValue(torch_from_numpy(np.array(value, order="C", copy=True)), name)
+
     def method(self, obj: Any, name: str, *args: Any, **kwargs: Any) -> EvalValue:
         if not isinstance(obj, EvalValue):
             raise TypeError(f"method {name!r} called on {obj!r}, which is not a Value")

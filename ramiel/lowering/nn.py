@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ramiel.lowering.api import SHAPE_RULES, NodeView, rule
 from ramiel.lowering.common import (
+    const,
     dtype,
     in_dtype,
     norm_axis,
@@ -666,3 +669,21 @@ def _grid_sample(node: NodeView, args, em):
     kwargs: dict = {"mode": tmode, "padding_mode": node.attrs.get("padding_mode") or "zeros"}
     kwargs["align_corners"] = bool(node.attrs.get("align_corners", 0))
     return [em.call("F.grid_sample", args[0], args[1], **kwargs)]
+
+
+def _check_affine_grid(node: NodeView) -> str | None:
+    if const(node, 1) is None:
+        return "size (input 1) must be a compile-time constant"
+    if in_dtype(node, 0) not in ("float32", "float64"):
+        return f"theta has element type {in_dtype(node, 0)} (float32 or float64 only)"
+    return None
+
+
+@rule("AffineGrid", check=_check_affine_grid)
+def _affine_grid(node: NodeView, args, em):
+    """AffineGrid (opset 20) = ``F.affine_grid``: the grid of ``size`` ``[N, C, H, W]`` (or
+    ``[N, C, D, H, W]``) sampled by the affine matrices ``theta``; ``align_corners`` as in
+    GridSample (the ONNX operator is defined after PyTorch's)."""
+    size = tuple(int(v) for v in np.asarray(const(node, 1)).reshape(-1))
+    align = bool(node.attrs.get("align_corners", 0))
+    return [em.call("F.affine_grid", args[0], size, align_corners=align)]
