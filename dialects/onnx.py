@@ -581,6 +581,13 @@ class OnnxOp(IRDLOperation):
                 kb = b[0] if len(b) == 1 else b[-2]
                 if ka != kb:
                     raise VerifyException(f"{where}: inner dimensions {ka} and {kb} differ")
+        elif self.op_type == "Reshape" and shapes and shapes[0] is not None and out is not None:
+            n_in, n_out = math.prod(shapes[0]), math.prod(out)
+            if n_in != n_out:
+                raise VerifyException(
+                    f"{where}: cannot reshape {n_in} elements {list(shapes[0])} into the shape "
+                    f"{list(out)} ({n_out} elements)"
+                )
         elif self.op_type == "Concat" and shapes and all(s is not None for s in shapes):
             axis = self.attr("axis", 0)
             rank = len(shapes[0])  # type: ignore[arg-type]

@@ -786,7 +786,11 @@ class Isolated:
         try:
             status, value = self.conn.recv()
         except EOFError:
+            # The pipe closed because the process is exiting; it may not be reaped yet (its
+            # exit code still None on a loaded machine): wait for it, bounded.
+            self.proc.join(10.0)
             code = self.proc.exitcode
+            self.close()
             raise RuntimeError(f"configuration process died (exit code {code})") from None
         if status == "error":
             raise RuntimeError(value)

@@ -389,8 +389,8 @@ def recluster(
     fn = main_func(module)
     previous = decluster(fn)
     ops = compute_ops(fn.body.block)
-    if not ops:
-        return []
+    if not ops:  # nothing to compute (outputs are inputs or constants, or there are none):
+        return build_clusters(fn, [[]])  # one cluster that puts them, so the program runs
     for op in ops:  # thread counts belong to the old clustering's schedule
         op.attributes.pop(THREADS_ATTR, None)
         op.attributes.pop(THREADED_COST_ATTR, None)

@@ -133,6 +133,7 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
     from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
     from ramiel.dialects.torchpy import WeightOp
+    from ramiel.files import make_readable
     from ramiel.runtime.weights import SPLAT_METADATA_KEY
     from ramiel.weights import constant_value, splat_value, torch_from_numpy
 
@@ -154,6 +155,7 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
                 arr = np.array(arr, order="C", copy=True)
             tensors[op.key.data] = torch_from_numpy(arr)
     save_file(tensors, path, metadata={SPLAT_METADATA_KEY: json.dumps(splats)})
+    make_readable(path)  # safetensors writes 0600 whatever the umask
 
 
 def compile_model(
@@ -167,6 +169,8 @@ def compile_model(
     Raises :class:`~ramiel.errors.RamielError` subclasses for bad models, unsupported ops and
     impossible clustering requests.
     """
+    from ramiel.cost_model import ProfileDB
+    from ramiel.files import input_file, output_dir
     from ramiel.passes.clone import Clone
     from ramiel.passes.compile_segments import CompileSegments
     from ramiel.passes.constant_fold import ConstantFold
@@ -185,7 +189,12 @@ def compile_model(
     say = progress or (lambda _msg: None)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise RamielError(f"output {out_dir} exists and is not a directory")
-    os.makedirs(out_dir, exist_ok=True)
+    # Inputs, then the output: one clear error before any work (and before creating anything).
+    if isinstance(model, str | os.PathLike):
+        input_file(model, "ONNX model")
+    if options.profile is not None:
+        ProfileDB.load(options.profile)
+    output_dir(out_dir)
     timings: dict[str, float] = {}
     n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)
     if n < 1:

@@ -306,6 +306,10 @@ def threads_key(key: str, threads: int) -> str:
     return key if threads == 1 else f"{key}@t{threads}"
 
 
+#: The largest profile database read (a few hundred bytes per op and thread count).
+PROFILE_MAX_BYTES = 1 << 30
+
+
 @dataclass
 class ProfileDB:
     """Measured per-op times, µs, keyed by :func:`profile_key` (a JSON file on disk)."""
@@ -316,11 +320,13 @@ class ProfileDB:
     @classmethod
     def load(cls, path: str) -> ProfileDB:
         from ramiel.errors import RamielError
+        from ramiel.files import input_file
 
         if not os.path.exists(path):
             raise RamielError(
                 f"profile database {path} not found (create it with 'ramiel profile')"
             )
+        input_file(path, "profile database", max_bytes=PROFILE_MAX_BYTES)
         try:
             with open(path) as f:
                 data = json.load(f)

@@ -77,3 +77,19 @@ class SchedulingError(RamielError):
 
 class RuntimeFailure(RamielError):
     """A worker of a generated parallel module raised, died or timed out."""
+
+
+#: The words that start the message of an error that is Ramiel's fault, not the user's (a bug):
+#: the tools print ``error: internal error: <type>: <message> (set RAMIEL_DEBUG=1 ...)``.
+INTERNAL_ERROR = "internal error"
+
+#: The most bytes one tensor may take: 2**47 (128 TiB), the user address space of x86-64 and
+#: AArch64 Linux. No machine can allocate a larger tensor, so a shape beyond it is rejected where
+#: it is read (``--input-shape``, the verifiers) instead of failing at run time.
+MAX_TENSOR_BYTES = 2**47
+
+
+def internal_error_message(e: BaseException) -> str:
+    """The one line the tools print for an unexpected exception ``e`` (a bug in Ramiel)."""
+    text = " ".join(str(e).split())
+    return f"{INTERNAL_ERROR}: {type(e).__name__}: {text} (set RAMIEL_DEBUG=1 for the traceback)"

@@ -50,6 +50,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from ramiel.dialects import onnx as onnx_d
 from ramiel.errors import DynamicShapeError, ImportError_, InputShapeError, UnsupportedOpError
+from ramiel.files import input_file
+from ramiel.parsing import LocatedVerifyError, verify_located
 from ramiel.weights import WEIGHTS_ATTR, WeightStore, resource_key, value_attr
 
 __all__ = ["ImportOptions", "import_onnx", "load_model", "prepare_model", "parse_input_shape"]
@@ -71,22 +73,45 @@ class ImportOptions:
 
 
 def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
-    """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` syntax); sizes must be positive.
+    """Parse ``NAME=1,3,224,224`` (the ``--input-shape`` syntax); ``NAME=`` is a scalar.
 
-    Raises :class:`~ramiel.errors.InputShapeError` (a ``ValueError``)."""
+    The name is everything before the last ``=`` (ONNX names may hold ``=``); every dimension is
+    a positive decimal integer, and the tensor must be smaller than
+    :data:`~ramiel.errors.MAX_TENSOR_BYTES` even at one byte per element.
+
+    Raises :class:`~ramiel.errors.InputShapeError` (a ``ValueError``): no ``=``, an empty name, an
+    empty, non-integer (``a``, ``1.5``), zero or negative dimension, or a size no machine holds.
+    """
+    from ramiel.errors import MAX_TENSOR_BYTES
+
     name, sep, dims = spec.rpartition("=")
     if not sep or not name:
         raise InputShapeError(f"--input-shape expects NAME=D0,D1,..., got {spec!r}")
-    try:
-        shape = tuple(int(d) for d in dims.split(",") if d.strip() != "")
-    except ValueError:
-        raise InputShapeError(f"--input-shape {spec!r}: dimensions must be integers") from None
+    shape: list[int] = []
+    if dims.strip():
+        for d in dims.split(","):
+            text = d.strip()
+            if not text:
+                raise InputShapeError(f"--input-shape {spec!r}: an empty dimension (two commas?)")
+            if not re.fullmatch(r"[+-]?\d+", text):
+                raise InputShapeError(
+                    f"--input-shape {spec!r}: dimensions must be integers, got {text!r}"
+                )
+            shape.append(int(text))
     if any(d <= 0 for d in shape):
         raise InputShapeError(
             f"--input-shape {spec!r}: dimensions must be positive (a size to compile for; "
             "-1 and 0 are what the model may say for an unknown dimension)"
         )
-    return name, shape
+    numel = 1
+    for d in shape:
+        numel *= d
+    if numel > MAX_TENSOR_BYTES:
+        raise InputShapeError(
+            f"--input-shape {spec!r}: {numel} elements, more than any machine can hold "
+            f"({MAX_TENSOR_BYTES} bytes)"
+        )
+    return name, tuple(shape)
 
 
 def load_model(path_or_model: str | os.PathLike[str] | onnx.ModelProto) -> onnx.ModelProto:
@@ -96,6 +121,7 @@ def load_model(path_or_model: str | os.PathLike[str] | onnx.ModelProto) -> onnx.
     path = os.fspath(path_or_model)
     if not os.path.exists(path):
         raise ImportError_(f"{path}: no such file")
+    input_file(path, "ONNX model")  # not a directory, FIFO or device (which would never end)
     try:
         model = onnx.load(path)
     except DecodeError as e:
@@ -144,6 +170,7 @@ def prepare_model(
     """
     m = onnx.ModelProto()
     m.CopyFrom(model)
+    _check_unique_names(m.graph)
     init_names = {t.name for t in m.graph.initializer}
     inputs = [i for i in m.graph.input if i.name not in init_names]
     shapes = dict(input_shapes or {})
@@ -427,7 +454,22 @@ def import_onnx(
         store.save()
         attrs[WEIGHTS_ATTR] = StringAttr(options.weights_ref or options.weights_path or "")
     module = ModuleOp([fn], attributes=attrs)
+    try:  # the model as the dialects see it (a Reshape that cannot hold its input, ...)
+        verify_located(module)
+    except LocatedVerifyError as e:
+        raise ImportError_(f"the model is invalid: {e.reason}") from None
     return module
+
+
+def _check_unique_names(g: onnx.GraphProto) -> None:
+    """Graph inputs and outputs are named once each (the ONNX checker lets a repeated graph
+    output through; Ramiel's program would send one value twice under one name)."""
+    for what, items in (("input", g.input), ("output", g.output), ("initializer", g.initializer)):
+        seen: set[str] = set()
+        for item in items:
+            if item.name in seen:
+                raise ImportError_(f"graph {what} '{item.name}' is listed twice")
+            seen.add(item.name)
 
 
 class _GraphImporter:

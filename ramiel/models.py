@@ -471,6 +471,9 @@ def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: i
                 training=torch.onnx.TrainingMode.EVAL,
             )
         onnx.checker.check_model(tmp, full_check=True)
+        from ramiel.files import make_readable
+
+        make_readable(tmp)  # mkstemp makes it 0600
         os.replace(tmp, target)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -6,7 +6,12 @@ say where the bad op is. :class:`LocatedParser` records where each op starts and
 in the text wins). :func:`verify_located` verifies a module op by op and turns the first failure
 into a :class:`LocatedVerifyError` that reads ``file:line:col: error: reason``.
 
-The parser also fixes four things of xDSL 0.74's parser that Ramiel's IR runs into:
+The parser also fixes six things of xDSL 0.74's parser that Ramiel's IR runs into:
+
+* a string literal that does not end (a backslash before a newline) hung the lexer, whose
+  pattern backtracks exponentially: Ramiel's fails in linear time with xDSL's error;
+* IR nested deeper than Python's recursion limit (thousands of brackets) raised
+  ``RecursionError``: it is a ``ParseError`` at the position reached;
 
 * a splat literal (``dense<2.0e-02> : tensor<4096x25088xf32>``, a folded ConstantOfShape weight)
   keeps one stored element, as :func:`ramiel.weights.dense_from_numpy` builds it; xDSL expands
@@ -26,6 +31,8 @@ from __future__ import annotations
 import bisect
 import io
 import math
+import re
+import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -48,7 +55,8 @@ from xdsl.ir import Operation
 from xdsl.irdl import base
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 __all__ = [
@@ -72,6 +80,11 @@ class _HexFloatElement(Parser._TensorLiteralElement):
 
 _DENSE_LITERAL_TYPE = base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
 
+#: xDSL's string-literal pattern with possessive quantifiers: the same language, but a string
+#: that does not end (``"abc`` followed by a backslash and a newline) fails in linear time;
+#: xDSL's ``(?:[^"\\]+|...)*`` backtracks exponentially and hung on it.
+_STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
 
 class LocatedParser(Parser):
     """An xDSL :class:`~xdsl.parser.Parser` that gives every op its ``file:line:col``.
@@ -85,6 +98,7 @@ class LocatedParser(Parser):
         self._name = name
         self._line_offset = line_offset
         self._starts: list[tuple[Operation, int]] = []
+        self.lexer._unescaped_characters_regex = _STRING_LITERAL  # type: ignore[attr-defined]
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
@@ -93,7 +107,15 @@ class LocatedParser(Parser):
         return op
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        module = super().parse_module(allow_implicit_module)
+        try:
+            module = super().parse_module(allow_implicit_module)
+        except RecursionError:
+            token = self._current_token.span
+            raise ParseError(
+                Span(token.start, token.end, token.input),
+                "the IR nests too deeply to parse (more levels of brackets or regions than "
+                f"Python's recursion limit of {sys.getrecursionlimit()} frames allows)",
+            ) from None
         self._attach_locations()
         return module
 

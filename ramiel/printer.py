@@ -182,8 +182,10 @@ def statement(op: Operation, names: Names) -> str | None:
         return _targets(op, names) + f"{op.callee.root_reference.data}({args})"
     if isinstance(op, tp.ReturnOp):
         vals = [names[v] for v in op.values]
-        if not vals:
-            return "return"
+        if not vals:  # a model without outputs: the sequential module returns an empty tuple
+            parent = op.parent_op()
+            sequential = isinstance(parent, tp.FuncOp) and parent.kind.data == "sequential"
+            return "return ()" if sequential else "return"
         return "return " + (vals[0] if len(vals) == 1 else f"({', '.join(vals)})")
     raise ValueError(f"no Python form for {op.name}")
 
@@ -478,6 +480,7 @@ def print_python_file(path: str, weights_out: str | None = None) -> str:
 
     from ramiel.dialects.registry import make_context
     from ramiel.errors import RamielError
+    from ramiel.files import input_file
     from ramiel.parsing import LocatedVerifyError, parse_module, verify_located
 
     name = "-" if path == "-" else os.path.basename(path)
@@ -485,6 +488,8 @@ def print_python_file(path: str, weights_out: str | None = None) -> str:
         if path == "-":
             text = sys.stdin.read()
         else:
+            if os.path.exists(path):
+                input_file(path, "IR file")  # not a directory, FIFO or device like /dev/zero
             with open(path, encoding="utf-8") as f:
                 text = f.read()
     except FileNotFoundError:

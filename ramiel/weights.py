@@ -38,6 +38,7 @@ from xdsl.ir import Attribute
 
 from ramiel.dialects.onnx import numpy_dtype_of, tensor_type
 from ramiel.errors import RamielError
+from ramiel.files import make_readable
 
 INLINE_LIMIT = 16
 """Tensors with at most this many elements are printed inline as ``dense<...>``."""
@@ -198,6 +199,7 @@ class WeightStore:
         tmp = path + ".tmp"
         try:
             save_file(tensors, tmp)
+            make_readable(tmp)  # safetensors writes 0600 whatever the umask
             os.replace(tmp, path)
         except Exception as e:  # safetensors' SafetensorError, OSError
             raise RamielError(f"cannot write weights file {path}: {e}") from None

@@ -155,3 +155,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers of the command-line error tests: a user error is exactly one "error:" line.
+# ---------------------------------------------------------------------------------------------
+
+
+def one_error_line(err: str) -> str:
+    """The single ``error:`` (or ``file:line:col: error:``) line of a tool's stderr (progress
+    lines may precede it, the offending IR line and a caret may follow it): no
+    traceback, not the line of an unexpected exception (a bug in Ramiel), no second error
+    line."""
+    from ramiel.errors import INTERNAL_ERROR
+
+    assert "Traceback" not in err, err
+    assert INTERNAL_ERROR not in err, err
+    import re
+
+    located = re.compile(r"^\S.*:\d+:\d+: error: ")  # MLIR style: file:line:col: error: ...
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:") or located.match(ln)]
+    assert len(lines) == 1, err
+    assert not [ln for ln in err.splitlines() if ln.strip() and "error" in ln and ln != lines[0]]
+    return lines[0]
+
+
+def tool_status(main, argv) -> int:  # type: ignore[no-untyped-def]
+    """Run a tool's ``main(argv)`` in-process; argparse's exit (a bad value: status 2) is
+    returned like the other statuses."""
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1

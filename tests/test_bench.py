@@ -310,14 +310,25 @@ def test_reports_render_again_from_the_json(quick_run, tmp_path) -> None:
     assert (tmp_path / "speedups.png").is_file() and not (tmp_path / "bench.json").exists()
 
 
-def test_isolated_process_that_dies_at_start_is_reported_at_once(tmp_path) -> None:
+@pytest.mark.parametrize(
+    "module",
+    [
+        "import os\nos._exit(3)\n",
+        # the pipe closes a second before the process exits: the caller sees the end of the pipe
+        # while the process is not reaped yet (what a loaded machine does), and must wait for it
+        "import os, time\nos.closerange(3, 4096)\ntime.sleep(1.0)\nos._exit(3)\n",
+    ],
+    ids=["exits", "closes-then-exits"],
+)
+def test_isolated_process_that_dies_at_start_is_reported_at_once(tmp_path, module) -> None:
     """A configuration process that dies before it answers (here: its generated module exits
-    while being imported) is an error within a second or so, not after the whole timeout."""
+    while being imported) is an error within a second or so, not after the whole timeout, and
+    with its exit code."""
     import time
 
     from ramiel.compiler import CompileResult
 
-    (tmp_path / "model.py").write_text("import os\nos._exit(3)\n")
+    (tmp_path / "model.py").write_text(module)
     fake = CompileResult(
         out_dir=str(tmp_path),
         parallel_path=str(tmp_path / "model.py"),

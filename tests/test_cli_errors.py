@@ -1,7 +1,7 @@
 """Bad inputs through ``ramiel compile``/``ramiel run`` and ``ramiel-translate --to-python``.
 
 Every user error is exactly one ``error: ...`` line on stderr and exit status 1: no traceback,
-no "internal error". Most cases call the tools' ``main`` in-process (fast); two run the installed
+no internal-error line. Most cases call the tools' ``main`` in-process (fast); two run the installed
 entry points in a subprocess to show the same from a shell.
 """
 
@@ -15,6 +15,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from conftest import one_error_line, tool_status
+
 from ramiel.tools import driver, opt, translate
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -23,20 +25,13 @@ ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data"
 SQUEEZENET = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
 
 
-def _one_error(err: str) -> str:
-    """The single ``error:`` line of ``err`` (progress lines may precede it)."""
-    assert "Traceback" not in err, err
-    assert "internal error" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
-    assert len(lines) == 1, err
-    assert not [ln for ln in err.splitlines() if ln.strip() and "error" in ln and ln != lines[0]]
-    return lines[0]
+_one_error = one_error_line
 
 
-def _run(tool, argv, capsys) -> str:
-    rc = tool.main(argv)
+def _run(tool, argv, capsys, status: int = 1) -> str:
+    rc = tool_status(tool.main, argv)
     err = capsys.readouterr().err
-    assert rc == 1, err
+    assert rc == status, err
     return _one_error(err)
 
 
@@ -86,14 +81,15 @@ def test_unsupported_ops_listed_at_once(unsupported_model, tmp_path, capsys):
     "flag", [["--clusters", "0"], ["--clusters", "-2"], ["--batch", "0"], ["--cores", "0"]]
 )
 def test_bad_counts(flag, tmp_path, capsys):
-    line = _run(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), *flag], capsys)
-    assert "must be at least 1" in line
-    assert not (tmp_path / "out" / "model.py").exists()
+    """A bad value is argparse's error (status 2), before any work."""
+    line = _run(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), *flag], capsys, 2)
+    assert f"argument {flag[0]}: must be from 1 to 1024" in line
+    assert not (tmp_path / "out").exists()
 
 
 def test_run_bad_clusters(capsys):
-    line = _run(driver, ["run", SQUEEZENET, "--clusters", "0"], capsys)
-    assert "must be at least 1" in line
+    line = _run(driver, ["run", SQUEEZENET, "--clusters", "0"], capsys, 2)
+    assert "argument --clusters: must be from 1 to 1024, got 0" in line
 
 
 def test_dynamic_shape_without_binding(tmp_path, capsys):

@@ -15,8 +15,9 @@
   (per-message latency and per-byte cost, :mod:`ramiel.runtime.calibrate`); under ``torchrun``
   between rank 0 and rank 1, e.g. two machines; ``--transfer-cost cost.json`` compiles with it.
 
-Errors are one ``error: ...`` line and exit status 1; never a traceback (set ``RAMIEL_DEBUG=1`` to
-see one for an internal error).
+Errors are one ``error: ...`` line and exit status 1 (2 for a bad command-line value, checked
+before any work); never a traceback (set ``RAMIEL_DEBUG=1`` to see one for an internal error).
+See :mod:`ramiel.tools.common`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+
+from ramiel.tools.common import (
+    ArgumentParser,
+    count,
+    counts,
+    input_shape,
+    path,
+    run_command,
+    seconds,
+)
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -46,22 +57,31 @@ def default_model() -> str:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--clusters", type=int, default=None, help="clusters/workers (default: cores)")
+    p.add_argument(
+        "--clusters", type=count(), default=None, help="clusters/workers (default: cores)"
+    )
     p.add_argument("--backend", default="threads", choices=["threads", "processes", "distributed"])
     p.add_argument(
         "--transfer-cost",
+        type=path,
         metavar="FILE",
         help="measured transfer costs (from 'ramiel calibrate -o FILE') instead of the backend's",
     )
-    p.add_argument("--threads-per-worker", type=int, default=1, help="intra-op threads per worker")
-    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
-    p.add_argument("--profile", help="profile database (from 'ramiel profile') for op costs")
+    p.add_argument(
+        "--threads-per-worker", type=count(), default=1, help="intra-op threads per worker"
+    )
+    _input_shape(p)
+    p.add_argument(
+        "--profile", type=path, help="profile database (from 'ramiel profile') for op costs"
+    )
     p.add_argument("--no-clone", action="store_true", help="do not duplicate cheap producers")
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
-    p.add_argument("--batch", type=int, default=1, help="compile for B samples (hyperclustering)")
+    p.add_argument(
+        "--batch", type=count(), default=1, help="compile for B samples (hyperclustering)"
+    )
     p.add_argument(
         "--cores",
-        type=int,
+        type=count(),
         default=None,
         help="give ops more intra-op threads while other clusters idle, planned for N cores "
         "(--intra-op-threads)",
@@ -91,17 +111,30 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _input_shape(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        type=input_shape,
+        metavar="NAME=D0,D1,...",
+        help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
+    p = ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile", help="compile an ONNX model to Python modules")
-    c.add_argument("model")
-    c.add_argument("-o", "--output", required=True, help="output directory")
+    c.add_argument("model", type=path)
+    c.add_argument("-o", "--output", type=path, required=True, help="output directory")
     _common(c)
     r = sub.add_parser("run", help="compile, run and check against onnxruntime")
-    r.add_argument("model", nargs="?", help="ONNX model (default: light_inception_v1)")
-    r.add_argument("-o", "--output", help="keep the generated files in this directory")
-    r.add_argument("--repeat", type=int, default=20, help="timed runs per configuration")
+    r.add_argument("model", nargs="?", type=path, help="ONNX model (default: light_inception_v1)")
+    r.add_argument("-o", "--output", type=path, help="keep the generated files in this directory")
+    r.add_argument(
+        "--repeat", type=count(1, 10**6), default=20, help="timed runs per configuration"
+    )
     r.add_argument(
         "--random-weights",
         action="store_true",
@@ -110,25 +143,30 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(r)
     pr = sub.add_parser("profile", help="measure per-op times into a profile database")
-    pr.add_argument("model")
-    pr.add_argument("-o", "--output", required=True, help="profile database (JSON)")
-    pr.add_argument("--repeat", type=int, default=10)
+    pr.add_argument("model", type=path)
+    pr.add_argument("-o", "--output", type=path, required=True, help="profile database (JSON)")
+    pr.add_argument("--repeat", type=count(1, 10**6), default=10)
     pr.add_argument(
         "--threads",
+        type=counts(),
         default=None,
         metavar="N,M,...",
         help="intra-op thread counts to time each op with (default: 1 and the number of cores)",
     )
-    pr.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    _input_shape(pr)
     cal = sub.add_parser(
         "calibrate",
         help="measure the transfer cost of a backend (per-message latency, bytes per second)",
     )
-    cal.add_argument("-o", "--output", help="write the cost model here (JSON, for --transfer-cost)")
+    cal.add_argument(
+        "-o", "--output", type=path, help="write the cost model here (JSON, for --transfer-cost)"
+    )
     cal.add_argument(
         "--backend", default="distributed", choices=["threads", "processes", "distributed"]
     )
-    cal.add_argument("--repeats", type=int, default=30, help="timed round trips per size")
+    cal.add_argument(
+        "--repeats", type=count(1, 10**6), default=30, help="timed round trips per size"
+    )
     cal.add_argument(
         "--sizes",
         default=None,
@@ -139,16 +177,17 @@ def _parser() -> argparse.ArgumentParser:
         "tune",
         help="compile the few programs Ramiel can make of a model, time them, keep the fastest",
     )
-    t.add_argument("model")
-    t.add_argument("-o", "--output", required=True, help="output directory")
-    t.add_argument("--cores", type=int, default=None, help="cores to plan for (default: all)")
+    t.add_argument("model", type=path)
+    t.add_argument("-o", "--output", type=path, required=True, help="output directory")
+    t.add_argument("--cores", type=count(), default=None, help="cores to plan for (default: all)")
     t.add_argument(
         "--profile",
+        type=path,
         default=None,
         help="profile database with 1 and N threads (default: made first, into the output)",
     )
-    t.add_argument("--budget", type=float, default=20.0, help="timing budget, seconds")
-    t.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...")
+    t.add_argument("--budget", type=seconds(), default=20.0, help="timing budget, seconds")
+    _input_shape(t)
     b = sub.add_parser(
         "bench", help="latency of the generated code vs intra-op threads and onnxruntime"
     )
@@ -159,10 +198,14 @@ def _parser() -> argparse.ArgumentParser:
         help="ONNX files, zoo names (light_vgg19) or project models (inception, transformer); "
         "default: the onnx wheel's zoo models and the project's inception CNN and transformer",
     )
-    b.add_argument("--json", metavar="FILE", help="also write the results as JSON here")
-    b.add_argument("--workers", type=int, default=None, help="cores to use, P (default: all)")
-    b.add_argument("--out", default="bench/results", metavar="DIR", help="report directory")
-    b.add_argument("--markdown", metavar="FILE", help="also write the markdown report here")
+    b.add_argument("--json", type=path, metavar="FILE", help="also write the results as JSON here")
+    b.add_argument("--workers", type=count(), default=None, help="cores to use, P (default: all)")
+    b.add_argument(
+        "--out", type=path, default="bench/results", metavar="DIR", help="report directory"
+    )
+    b.add_argument(
+        "--markdown", type=path, metavar="FILE", help="also write the markdown report here"
+    )
     b.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
     b.add_argument("--no-trace", action="store_true", help="skip the Chrome traces")
     b.add_argument(
@@ -181,7 +224,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from ramiel.compiler import CompileOptions
-    from ramiel.importer import parse_input_shape
 
     return CompileOptions(
         clusters=args.clusters,
@@ -189,7 +231,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         threads_per_worker=args.threads_per_worker,
         clone=not args.no_clone,
         profile=args.profile,
-        input_shapes=dict(parse_input_shape(s) for s in args.input_shape),
+        input_shapes=_shapes(args),
         ort_optimize=args.ort_optimize,
         batch=args.batch,
         cores=args.cores,
@@ -267,16 +309,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         so.log_severity_level = 3
-        sess = ort.InferenceSession(
-            _ort_model(source, opts), so, providers=["CPUExecutionProvider"]
-        )
+        try:
+            sess = ort.InferenceSession(
+                _ort_model(source, opts), so, providers=["CPUExecutionProvider"]
+            )
+        except Exception as e:  # onnxruntime's own error types
+            from ramiel.errors import RamielError
+
+            where = f" (the generated code is in {out_dir})" if args.output else ""
+            reason = " ".join(str(e).split())[:300]
+            raise RamielError(
+                f"onnxruntime cannot load the model, so 'ramiel run' cannot check Ramiel's "
+                f"result against it{where}: {reason}"
+            ) from None
         in_names = _sample_names(list(model.input_specs), opts.batch)
         out_names = _sample_names(model.output_names, opts.batch)
         base_outs = list(out_names[0])
         ort_feeds = [
             {base: feeds[name].numpy() for base, name in sample.items()} for sample in in_names
         ]
-        refs = [sess.run(base_outs, f) for f in ort_feeds]
+        try:
+            refs = [sess.run(base_outs, f) for f in ort_feeds]
+        except Exception as e:  # onnxruntime's own error types
+            from ramiel.errors import RamielError
+
+            raise RamielError(
+                "onnxruntime fails to run the model, so 'ramiel run' cannot check Ramiel's "
+                f"result against it: {' '.join(str(e).split())[:300]}"
+            ) from None
         if opts.compile:
             with console.status("compiling the segments of the parallel module (torch.compile)"):
                 model.start()
@@ -415,23 +475,17 @@ def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from ramiel.importer import parse_input_shape
+    from ramiel.files import input_file, output_file
     from ramiel.profiler import profile_model
 
-    shapes = dict(parse_input_shape(s) for s in args.input_shape)
-    threads = None
-    if args.threads:
-        try:
-            threads = [int(x) for x in args.threads.split(",") if x.strip()]
-        except ValueError:
-            threads = []
-        if not threads or min(threads) < 1:
-            print(
-                f"error: --threads wants positive integers, got '{args.threads}'", file=sys.stderr
-            )
-            return 2
+    input_file(args.model, "ONNX model")
+    output_file(args.output, "profile database")
     n = profile_model(
-        args.model, args.output, repeat=args.repeat, input_shapes=shapes, threads=threads
+        args.model,
+        args.output,
+        repeat=args.repeat,
+        input_shapes=_shapes(args),
+        threads=args.threads,
     )
     print(f"profiled {n} ops of {args.model} into {args.output}")
     return 0
@@ -439,13 +493,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from ramiel.compiler import CompileOptions
-    from ramiel.importer import parse_input_shape
-    from ramiel.tune import tune
-
-    if args.cores is not None and args.cores < 1:
-        print(f"error: --cores must be at least 1, got {args.cores}", file=sys.stderr)
-        return 2
     from ramiel.cost_model import usable_cores
+    from ramiel.tune import tune
 
     if args.cores is not None and args.cores > usable_cores():
         print(
@@ -453,7 +502,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             "process may use: the candidates will oversubscribe them",
             file=sys.stderr,
         )
-    base = CompileOptions(input_shapes=dict(parse_input_shape(s) for s in args.input_shape))
+    base = CompileOptions(input_shapes=_shapes(args))
     console, say = _progress()
     with console.status("tuning"):
         res = tune(args.model, args.output, args.cores, args.profile, base, args.budget, say=say)
@@ -534,40 +583,30 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if any(r.error for r in results) else 0
 
 
+def _shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    """The ``--input-shape`` bindings (parsed by argparse); a name given twice is an error."""
+    from ramiel.errors import InputShapeError
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, dims in args.input_shape:
+        if name in shapes and shapes[name] != dims:
+            raise InputShapeError(f"--input-shape binds '{name}' twice ({shapes[name]} and {dims})")
+        shapes[name] = dims
+    return shapes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``ramiel``; returns the exit status."""
-    from ramiel.errors import RamielError
-
+    """Entry point of ``ramiel``; returns the exit status (errors: :mod:`ramiel.tools.common`)."""
     args = _parser().parse_args(argv)
-    try:
-        return {
-            "compile": cmd_compile,
-            "run": cmd_run,
-            "profile": cmd_profile,
-            "bench": cmd_bench,
-            "tune": cmd_tune,
-            "calibrate": cmd_calibrate,
-        }[args.cmd](args)
-    except RamielError as e:
-        print(f"error: {_one_line(str(e))}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as e:  # an internal error: still one line, the traceback on request
-        if os.environ.get("RAMIEL_DEBUG"):
-            raise
-        print(
-            f"error: internal error: {type(e).__name__}: {_one_line(str(e))} "
-            "(set RAMIEL_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
-        return 1
-
-
-def _one_line(message: str) -> str:
-    """``message`` on one line: messages quote ONNX names, which may hold newlines."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    command = {
+        "compile": cmd_compile,
+        "run": cmd_run,
+        "profile": cmd_profile,
+        "bench": cmd_bench,
+        "tune": cmd_tune,
+        "calibrate": cmd_calibrate,
+    }[args.cmd]
+    return run_command(command, args)
 
 
 if __name__ == "__main__":

@@ -44,8 +44,10 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
+from ramiel.files import input_file, output_file
 from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
 from ramiel.passes import PASSES
+from ramiel.tools.common import run_command
 from ramiel.weights import set_ir_base_dir
 
 __all__ = ["RamielOptMain", "format_parse_error", "main", "split_pass_flags"]
@@ -145,8 +147,7 @@ class RamielOptMain(xDSLOptMain):
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         path = self.args.input_file
         if path is not None:
-            if os.path.isdir(path):
-                raise RamielError(f"{path}: is a directory")
+            input_file(path, "IR file")  # not a directory, FIFO or device such as /dev/zero
             if path.endswith(".onnx"):
                 raise RamielError(
                     f"{path}: an ONNX model, not IR; import it first: "
@@ -267,12 +268,28 @@ def rebase_weights_ref(module, input_file: str | None, output_file: str | None) 
         module.attributes[WEIGHTS_ATTR] = StringAttr(os.path.relpath(target, dst_dir))
 
 
+#: Characters of the offending line shown under a syntax error (a window around the column).
+CONTEXT_CHARS = 120
+
+
 def format_parse_error(e: ParseError) -> str:
-    """``file:line:col: error: reason`` followed by the offending line and a caret."""
+    """``file:line:col: error: reason`` (one line) followed by the offending line and a caret;
+    a long line is shown as the :data:`CONTEXT_CHARS` around the column."""
     loc = e.span.get_location()
-    context = e.span.print_with_context("").splitlines()[1:]
-    reason = e.msg.strip()
-    return "\n".join([f"{loc}: error: {reason}", *[c for c in context if c.strip()]])
+    context = [c for c in e.span.print_with_context("").splitlines()[1:] if c.strip()]
+    reason = " ".join(e.msg.split())
+    if len(context) == 2 and len(context[0]) > CONTEXT_CHARS:
+        line, marks = context
+        col = len(marks) - len(marks.lstrip())
+        start = max(0, col - CONTEXT_CHARS // 2)
+        cut = line[start : start + CONTEXT_CHARS]
+        lead = "..." if start else ""
+        tail = "..." if start + CONTEXT_CHARS < len(line) else ""
+        context = [
+            lead + cut + tail,
+            " " * (len(lead) + col - start) + marks.strip()[:CONTEXT_CHARS],
+        ]
+    return "\n".join([f"{loc}: error: {reason}", *context])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -283,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if elements:
         rest = ["-p", ",".join(elements), *rest]
     rest = [a for a in rest if a != "-"]  # '-' means stdin, xDSL's default
+    return run_command(_opt, rest)
+
+
+def _opt(rest: list[str]) -> int:
     try:
         tool = RamielOptMain(description="Ramiel optimiser: run passes on Ramiel IR", args=rest)
         if tool.args.input_file:
@@ -291,6 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise RamielError(f"{tool.args.input_file}: no such file")
         else:
             set_ir_base_dir(os.getcwd())
+        if tool.args.output_file:
+            output_file(tool.args.output_file)
         tool.run()
     except ParseError as e:
         print(format_parse_error(e), file=sys.stderr)
@@ -298,17 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LocatedVerifyError as e:
         print(e.diagnostic(), file=sys.stderr)
         return 1
-    except (DiagnosticException, RamielError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # an internal error: one line, the traceback on request
-        if os.environ.get("RAMIEL_DEBUG"):
-            raise
-        print(
-            f"error: internal error: {type(e).__name__}: {e} (set RAMIEL_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
-        return 1
+    except DiagnosticException as e:
+        raise RamielError(str(e)) from None
     return 0
 
 

@@ -23,23 +23,25 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ramiel.errors import RamielError
+from ramiel.tools.common import ArgumentParser, input_shape, path, run_command
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ramiel-translate", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="ramiel-translate", description=__doc__.splitlines()[0])
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--import-onnx", action="store_true", help="ONNX model -> onnx dialect IR")
     mode.add_argument("--to-python", action="store_true", help="torchpy IR -> Python source")
-    p.add_argument("input", help="input file ('-' for stdin with --to-python)")
-    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.add_argument("input", type=path, help="input file ('-' for stdin with --to-python)")
+    p.add_argument("-o", "--output", type=path, help="output file (default: stdout)")
     p.add_argument(
         "--input-shape",
         action="append",
         default=[],
+        type=input_shape,
         metavar="NAME=D0,D1,...",
-        help="bind the shape of a graph input (repeatable)",
+        help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
     )
-    p.add_argument("--weights", help="safetensors file for large initializers")
+    p.add_argument("--weights", type=path, help="safetensors file for large initializers")
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
     p.add_argument(
         "--sequential-only",
@@ -50,15 +52,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _import_onnx(args: argparse.Namespace) -> str:
-    from ramiel.importer import ImportOptions, import_onnx, parse_input_shape
+    from ramiel.files import output_file
+    from ramiel.importer import ImportOptions, import_onnx
 
-    shapes = dict(parse_input_shape(s) for s in args.input_shape)
+    shapes = dict(args.input_shape)
     if args.weights:
         weights_path = args.weights
     elif args.output:
         weights_path = os.path.splitext(args.output)[0] + ".safetensors"
     else:
         weights_path = os.path.splitext(os.path.basename(args.input))[0] + ".safetensors"
+    output_file(weights_path, "weights file")
     out_dir = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
     ref = os.path.relpath(os.path.abspath(weights_path), out_dir)
     module = import_onnx(
@@ -71,12 +75,40 @@ def _import_onnx(args: argparse.Namespace) -> str:
         ),
     )
     module.verify()
+    _reject_data_dependent_shapes(module, out_dir)
     import io
 
     buf = io.StringIO()
     Printer(stream=buf).print_op(module)
     buf.write("\n")
     return buf.getvalue()
+
+
+def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[no-untyped-def]
+    """Raise :class:`~ramiel.errors.DataDependentShapeError` for a shape that only the input data
+    decide (NonZero of an input): what ``ramiel compile`` rejects, so this after constant folding
+    (a NonZero of a constant folds away) on a copy of ``module``; the IR printed is not folded."""
+    from xdsl.dialects.builtin import TensorType
+
+    def static(t) -> bool:  # type: ignore[no-untyped-def]
+        return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape())
+
+    onnx_values = [r for op in module.walk() if op.name.startswith("onnx.") for r in op.results]
+    if all(static(r.type) or not isinstance(r.type, TensorType) for r in onnx_values):
+        return
+    from ramiel.clustering import main_func
+    from ramiel.dialects.registry import make_context
+    from ramiel.passes.constant_fold import ConstantFold
+    from ramiel.passes.dce import DeadCodeElimination
+    from ramiel.passes.lower_to_torchpy import check_static_shapes
+    from ramiel.weights import set_ir_base_dir
+
+    set_ir_base_dir(ir_dir)
+    folded = module.clone()
+    ctx = make_context()
+    for p in (ConstantFold(), DeadCodeElimination()):
+        p.apply(ctx, folded)
+    check_static_shapes(list(main_func(folded).body.block.ops))
 
 
 def _to_python(args: argparse.Namespace) -> str:
@@ -93,22 +125,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ramiel-translate``; returns the exit status."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     args = _parser().parse_args(argv)
+    return run_command(_translate, args)
+
+
+def _translate(args: argparse.Namespace) -> int:
+    from ramiel.files import output_file
+
+    if args.output:
+        output_file(args.output)
     try:
         text = _import_onnx(args) if args.import_onnx else _to_python(args)
     except ParseError as e:
-        print(f"error: {e}", file=sys.stderr)
+        from ramiel.tools.opt import format_parse_error
+
+        print(format_parse_error(e), file=sys.stderr)
         return 1
-    except (RamielError, VerifyException, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # an internal error: one line, the traceback on request
-        if os.environ.get("RAMIEL_DEBUG"):
-            raise
-        print(
-            f"error: internal error: {type(e).__name__}: {e} (set RAMIEL_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
-        return 1
+    except VerifyException as e:
+        raise RamielError(str(e)) from None
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)

@@ -76,7 +76,10 @@ class Weights:
         """Write the tensors to a ``.safetensors`` file (made contiguous, storage not shared)."""
         from safetensors.torch import save_file
 
+        from ramiel.files import make_readable
+
         save_file({k: v.contiguous().clone() for k, v in Weights.as_dict(self).items()}, str(path))
+        make_readable(path)  # safetensors writes 0600 whatever the umask
 
     def as_dict(self) -> dict[str, torch.Tensor]:
         """A new dict name -> tensor."""

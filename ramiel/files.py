@@ -1,0 +1,151 @@
+"""Paths Ramiel reads and writes: one clear error before any work, files readable as the umask
+allows.
+
+Every file a user names (a model, an IR file, a profile database) goes through
+:func:`input_file` and every output through :func:`output_dir` / :func:`output_file` before the
+work starts, so a bad path is one :class:`~ramiel.errors.RamielError` naming the path and what is
+wrong, in bounded time: an empty path, a missing file, a directory where a file is wanted, a
+FIFO, device or socket (reading ``/dev/zero`` would never end, a FIFO without a writer blocks
+forever), a file too large for what it is, an output under a regular file, in a directory that
+cannot be written (read-only, ``/sys``), or a directory where a file is wanted.
+
+Generated files are readable by other users as the umask allows (:func:`make_readable`): some
+writers, such as safetensors, create their files with mode ``0600`` whatever the umask, so a
+module compiled for another account could not load its weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+
+from ramiel.errors import RamielError
+
+__all__ = ["input_file", "make_readable", "output_dir", "output_file", "umask"]
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def umask() -> int:
+    """The process's umask (from ``/proc/self/status``, else by setting and restoring it)."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def make_readable(path: str | os.PathLike[str]) -> None:
+    """Give ``path`` the permissions a newly created file gets under the umask (``0666 & ~umask``,
+    ``0644`` with the usual ``022``)."""
+    os.chmod(path, 0o666 & ~umask())
+
+
+def input_file(
+    path: str | os.PathLike[str], what: str = "file", max_bytes: int | None = None
+) -> str:
+    """Check that ``path`` is a regular, readable file (of at most ``max_bytes``); returns it.
+
+    Raises:
+        RamielError: ``"<what> <path>: <reason>"`` for an empty path, a missing file, a
+            directory, a FIFO/device/socket, an unreadable or a too large file.
+    """
+    p = os.fspath(path)
+    if p == "":
+        raise RamielError(f"{what}: the path is empty")
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise RamielError(f"{what} {p}: no such file") from None
+    except OSError as e:
+        raise RamielError(f"{what} {p}: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise RamielError(f"{what} {p}: is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(st.st_mode), "not a regular file")
+        raise RamielError(f"{what} {p}: is {kind}, not a regular file")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise RamielError(
+            f"{what} {p}: {st.st_size} bytes, more than the {max_bytes} such a file can have"
+        )
+    try:
+        with open(p, "rb"):
+            pass
+    except OSError as e:
+        raise RamielError(f"{what} {p}: cannot be read ({e.strerror or e})") from None
+    return p
+
+
+def _check_parent(p: str, what: str) -> None:
+    """Every existing ancestor of ``p`` is a directory."""
+    parent = os.path.dirname(os.path.abspath(p))
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        raise RamielError(f"{what} {p}: {parent} is not a directory")
+
+
+def _check_writable_dir(d: str, p: str, what: str) -> None:
+    """Create and remove a file in directory ``d`` (the only exact test: root may write where
+    ``os.access`` says no, and nobody may write in ``/sys`` or a read-only mount)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ramiel-probe-", dir=d)
+    except OSError as e:
+        raise RamielError(f"{what} {p}: cannot write in {d} ({e.strerror or e})") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.remove(probe)
+
+
+def output_dir(path: str | os.PathLike[str], what: str = "output directory") -> str:
+    """Create directory ``path`` if needed and check that files can be written in it.
+
+    Raises:
+        RamielError: an empty path, a path that is a file or lies under a file, a directory that
+            cannot be created or written.
+    """
+    p = os.fspath(path)
+    if p == "":
+        raise RamielError(f"{what}: the path is empty")
+    if os.path.exists(p) and not os.path.isdir(p):
+        raise RamielError(f"{what} {p}: exists and is not a directory")
+    _check_parent(p, what)
+    try:
+        os.makedirs(p, exist_ok=True)
+    except OSError as e:
+        raise RamielError(f"{what} {p}: cannot be created ({e.strerror or e})") from None
+    _check_writable_dir(p, p, what)
+    return p
+
+
+def output_file(path: str | os.PathLike[str], what: str = "output file") -> str:
+    """Check that file ``path`` can be written (its directory exists and is writable, the path
+    is not a directory; a device such as ``/dev/null`` is fine); nothing is created.
+
+    Raises:
+        RamielError: an empty path, a directory, a missing or unwritable parent directory.
+    """
+    p = os.fspath(path)
+    if p == "":
+        raise RamielError(f"{what}: the path is empty")
+    if os.path.isdir(p):
+        raise RamielError(f"{what} {p}: is a directory, not a file")
+    if os.path.exists(p) and not os.path.isfile(p):  # /dev/null, /dev/stdout: fine if writable
+        if not os.access(p, os.W_OK):
+            raise RamielError(f"{what} {p}: cannot be written")
+        return p
+    _check_parent(p, what)
+    d = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(d):
+        raise RamielError(f"{what} {p}: the directory {d} does not exist")
+    _check_writable_dir(d, p, what)
+    return p

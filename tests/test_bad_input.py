@@ -1,0 +1,353 @@
+"""Bad command-line values, bad files and invalid models: one ``error:`` line each, in bounded
+time and memory, before any work (issue #13, classes 3 and 6).
+
+* a bad value (``--input-shape x=1,,16``, ``--repeat 0``, ``--workers 0``, ``-o ''``...) is
+  argparse's error, exit status 2, naming the argument and what is wrong;
+* a bad file (a directory, a FIFO with no writer, ``/dev/zero``, an output under a file or where
+  nothing may be written, IR nested 20,000 deep or with a string that never ends) is one line
+  naming the file, exit status 1;
+* ONNX that must be rejected (duplicate graph names, a Reshape that cannot hold its input, a
+  shape only the data decide through ``ramiel-translate``) is one line naming the node;
+* ``ramiel run`` on a model onnxruntime cannot load says so;
+* generated files are readable as the umask allows.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from conftest import ZOO_MODELS, one_error_line, tool_status
+from onnx import TensorProto, helper, numpy_helper
+
+from ramiel.tools import driver, opt, translate
+
+SQUEEZENET = ZOO_MODELS["light_squeezenet"]
+ENV = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
+ENV.pop("RAMIEL_DEBUG", None)
+
+
+def _error(tool, argv, capsys, status: int) -> str:
+    rc = tool_status(tool.main, argv)
+    err = capsys.readouterr().err
+    assert rc == status, err
+    return one_error_line(err)
+
+
+def _shell(cmd: list[str], timeout: float = 120) -> str:
+    """Run an installed tool; it must end (``timeout``) with status 1 and one error line."""
+    tool = os.path.join(os.path.dirname(sys.executable), cmd[0])
+    p = subprocess.run(
+        [tool, *cmd[1:]],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 1, p.stderr
+    return one_error_line(p.stderr)
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:
+    m = helper.make_model(
+        helper.make_graph(nodes, "g", inputs, outputs, list(inits)),
+        opset_imports=[helper.make_opsetid("", opset)],
+    )
+    m.ir_version = 8
+    return m
+
+
+def _vi(name: str, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+# ----------------------------------------------------------------------------- bad values
+
+BAD_VALUES = [
+    # (argv after the command, the argument named, what the message says)
+    (["--input-shape", "foo"], "--input-shape", "expects NAME=D0,D1,..., got 'foo'"),
+    (["--input-shape", "=1,16"], "--input-shape", "expects NAME=D0,D1,..., got '=1,16'"),
+    (["--input-shape", "x=a,b"], "--input-shape", "dimensions must be integers, got 'a'"),
+    (["--input-shape", "x=1.5"], "--input-shape", "dimensions must be integers, got '1.5'"),
+    (["--input-shape", "x=1,,16"], "--input-shape", "an empty dimension"),
+    (["--input-shape", "x=1,16,"], "--input-shape", "an empty dimension"),
+    (["--input-shape", "x=99999999999999999999"], "--input-shape", "more than any machine"),
+    (["--input-shape", "x=0"], "--input-shape", "dimensions must be positive"),
+    (["--threads-per-worker", "0"], "--threads-per-worker", "must be from 1 to 1024, got 0"),
+    (["--clusters", "100000"], "--clusters", "must be from 1 to 1024, got 100000"),
+    (["--clusters", "two"], "--clusters", "expected an integer, got 'two'"),
+    (["--batch", "0"], "--batch", "must be from 1 to 1024, got 0"),
+    (["--cores", "1.5"], "--cores", "expected an integer, got '1.5'"),
+    (["--profile", ""], "--profile", "the path is empty"),
+]
+
+
+@pytest.mark.parametrize("command", ["compile", "run"])
+@pytest.mark.parametrize(("extra", "argument", "message"), BAD_VALUES, ids=lambda v: str(v))
+def test_bad_values(command, extra, argument, message, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = [command, SQUEEZENET, "-o", str(out), *extra]
+    line = _error(driver, argv, capsys, 2)
+    assert line.startswith(f"error: argument {argument}: "), line
+    assert message in line and f"(see 'ramiel {command} --help')" in line
+    assert not out.exists()  # nothing was done
+
+
+@pytest.mark.parametrize(
+    ("argv", "argument", "message"),
+    [
+        (["compile", SQUEEZENET, "-o", ""], "-o/--output", "the path is empty"),
+        (["compile", "", "-o", "out"], "model", "the path is empty"),
+        (["run", SQUEEZENET, "--repeat", "0"], "--repeat", "must be from 1 to 1000000, got 0"),
+        (["profile", SQUEEZENET, "-o", "p.json", "--threads", "0,1"], "--threads", "got 0"),
+        (["profile", SQUEEZENET, "-o", "p.json", "--threads", "1,,2"], "--threads", "commas"),
+        (["profile", SQUEEZENET, "-o", "p.json", "--repeat", "-1"], "--repeat", "got -1"),
+        (["tune", SQUEEZENET, "-o", "t", "--budget", "0"], "--budget", "more than 0"),
+        (["tune", SQUEEZENET, "-o", "t", "--budget", "nan"], "--budget", "more than 0"),
+        (["tune", SQUEEZENET, "-o", "t", "--budget", "inf"], "--budget", "more than 0"),
+        (["tune", SQUEEZENET, "-o", "t", "--budget", "soon"], "--budget", "seconds"),
+        (["tune", SQUEEZENET, "-o", "t", "--cores", "0"], "--cores", "got 0"),
+        (["bench", "--workers", "0", "light_squeezenet"], "--workers", "got 0"),
+        (["bench", "--out", "", "light_squeezenet"], "--out", "the path is empty"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else str(v),
+)
+def test_bad_values_of_every_command(argv, argument, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    line = _error(driver, argv, capsys, 2)
+    assert line.startswith(f"error: argument {argument}: ") and message in line, line
+    assert os.listdir(tmp_path) == []
+
+
+def test_translate_bad_values(tmp_path, capsys):
+    line = _error(translate, ["--import-onnx", SQUEEZENET, "--input-shape", "x=1,,2"], capsys, 2)
+    assert line.startswith("error: argument --input-shape: 'x=1,,2': an empty dimension")
+    line = _error(translate, ["--import-onnx", SQUEEZENET, "-o", ""], capsys, 2)
+    assert line.startswith("error: argument -o/--output: the path is empty")
+
+
+def test_input_shape_binds_once(tmp_path, capsys):
+    argv = ["compile", SQUEEZENET, "-o", str(tmp_path / "o")]
+    argv += ["--input-shape", "data_0=1,3,224,224", "--input-shape", "data_0=2,3,224,224"]
+    line = _error(driver, argv, capsys, 1)
+    assert "binds 'data_0' twice" in line
+
+
+# ------------------------------------------------------------------------------ bad files
+
+
+def test_model_that_is_a_directory(tmp_path, capsys):
+    line = _error(driver, ["compile", str(tmp_path), "-o", str(tmp_path / "o")], capsys, 1)
+    assert line == f"error: ONNX model {tmp_path}: is a directory, not a file"
+
+
+def test_fifo_without_a_writer_does_not_hang(tmp_path):
+    fifo = tmp_path / "model.onnx"
+    os.mkfifo(fifo)
+    line = _shell(["ramiel", "compile", str(fifo), "-o", str(tmp_path / "o")], timeout=120)
+    assert line == f"error: ONNX model {fifo}: is a FIFO (named pipe), not a regular file"
+    line = _shell(["ramiel-opt", str(fifo)], timeout=120)
+    assert "is a FIFO (named pipe), not a regular file" in line
+
+
+@pytest.mark.parametrize(
+    ("tool", "argv", "what"),
+    [
+        (
+            driver,
+            ["compile", SQUEEZENET, "-o", "{tmp}/o", "--profile", "/dev/zero"],
+            "profile database",
+        ),
+        (driver, ["compile", "/dev/zero", "-o", "{tmp}/o"], "ONNX model"),
+        (opt, ["/dev/zero"], "IR file"),
+        (translate, ["--to-python", "/dev/zero"], "IR file"),
+        (translate, ["--import-onnx", "/dev/zero"], "ONNX model"),
+    ],
+    ids=["profile", "model", "opt", "to-python", "import-onnx"],
+)
+def test_devices_are_not_read(tool, argv, what, tmp_path, capsys):
+    """/dev/zero never ends: reading it would exhaust the memory."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    line = _error(tool, argv, capsys, 1)
+    assert line == f"error: {what} /dev/zero: is a character device, not a regular file"
+    assert not (tmp_path / "o").exists()  # the profile is checked before any work
+
+
+def test_outputs_that_cannot_be_written(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    cases = [
+        (driver, ["compile", SQUEEZENET, "-o", str(afile / "sub")], f"{afile} is not a directory"),
+        (driver, ["compile", SQUEEZENET, "-o", "/sys/ramiel-out"], "cannot be created"),
+        (driver, ["profile", SQUEEZENET, "-o", str(tmp_path)], "is a directory, not a file"),
+        (driver, ["profile", SQUEEZENET, "-o", str(afile / "p.json")], "is not a directory"),
+        (opt, [SQUEEZENET.replace(".onnx", ".x"), "-o", str(tmp_path)], "no such file"),
+        (translate, ["--import-onnx", SQUEEZENET, "-o", str(tmp_path)], "is a directory"),
+        (translate, ["--import-onnx", SQUEEZENET, "-o", "/sys/x.mlir"], "cannot write in /sys"),
+        (
+            translate,
+            ["--import-onnx", SQUEEZENET, "-o", str(tmp_path / "none" / "x.mlir")],
+            "does not exist",
+        ),
+    ]
+    for tool, argv, message in cases:
+        line = _error(tool, argv, capsys, 1)
+        assert message in line, (argv, line)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_read_only_output_directory(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        line = _error(driver, ["compile", SQUEEZENET, "-o", str(ro)], capsys, 1)
+        assert f"output directory {ro}: cannot write in {ro}" in line
+    finally:
+        ro.chmod(0o755)
+
+
+def test_deeply_nested_ir(tmp_path, capsys):
+    f = tmp_path / "deep.mlir"
+    f.write_text("builtin.module attributes {x = " + "[" * 20000 + "]" * 20000 + "} {}\n")
+    rc = tool_status(opt.main, [str(f)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    line = one_error_line(err)
+    assert line.startswith(f"{f}:1:") and "nests too deeply to parse" in line
+    assert max(len(ln) for ln in err.splitlines()) < 200  # the 40,000-character line is cut
+    line = _error(translate, ["--to-python", str(f)], capsys, 1)
+    assert "nests too deeply to parse" in line
+
+
+def test_string_that_never_ends(tmp_path):
+    """xDSL's lexer backtracked exponentially on it (a hang); now a located syntax error."""
+    f = tmp_path / "unterminated.mlir"
+    name = "a" * 60
+    f.write_text(f'builtin.module attributes {{key = "{name}\\\n"}} {{}}\n')
+    line = _shell(["ramiel-opt", str(f)], timeout=60)
+    assert line.startswith(f"{f}:1:") and "string literal" in line
+
+
+def test_binary_ir(tmp_path, capsys):
+    line = _error(opt, [SQUEEZENET], capsys, 1)
+    assert "an ONNX model, not IR" in line
+    f = tmp_path / "binary.mlir"
+    f.write_bytes(bytes(range(256)) * 4)
+    line = _error(opt, [str(f)], capsys, 1)
+    assert "not IR text (not UTF-8" in line
+
+
+# -------------------------------------------------------------------- models to reject
+
+
+def test_duplicate_graph_names(tmp_path, capsys):
+    x, y = _vi("x", [2, 3]), _vi("y", [2, 3])
+    cases = {
+        "output": _model([helper.make_node("Relu", ["x"], ["y"])], [x], [y, y]),
+        "input": _model([helper.make_node("Relu", ["x"], ["y"])], [x, x], [y]),
+    }
+    for what, model in cases.items():
+        path = str(tmp_path / f"dup_{what}.onnx")
+        onnx.save(model, path)
+        for tool, argv in (
+            (driver, ["compile", path, "-o", str(tmp_path / what)]),
+            (translate, ["--import-onnx", path, "-o", str(tmp_path / f"{what}.mlir")]),
+        ):
+            line = _error(tool, argv, capsys, 1)
+            assert f"graph {what} '{'y' if what == 'output' else 'x'}' is listed twice" in line
+
+
+def test_reshape_that_cannot_hold_its_input(tmp_path, capsys):
+    shape = numpy_helper.from_array(np.array([4, 2], np.int64), "shape")
+    model = _model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="bad reshape")],
+        [_vi("x", [2, 3])],
+        [_vi("y", [4, 2])],
+        [shape],
+    )
+    path = str(tmp_path / "reshape.onnx")
+    onnx.save(model, path)
+    expected = (
+        "onnx.Reshape (node 'bad reshape'): cannot reshape 6 elements [2, 3] into the shape "
+        "[4, 2] (8 elements)"
+    )
+    line = _error(driver, ["compile", path, "-o", str(tmp_path / "o")], capsys, 1)
+    assert expected in line
+    line = _error(translate, ["--import-onnx", path], capsys, 1)
+    assert expected in line
+    ir = tmp_path / "reshape.mlir"
+    ir.write_text(
+        "builtin.module attributes {onnx.opset = 17 : i64} {\n"
+        "func.func @main(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {\n"
+        '  %s = "onnx.Constant"() <{value = dense<[4, 2]> : tensor<2xi64>}> : () -> tensor<2xi64>\n'
+        '  %y = "onnx.Reshape"(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>\n'
+        "  func.return %y : tensor<4x2xf32>\n}\n}\n"
+    )
+    rc = tool_status(opt.main, [str(ir)])
+    assert rc == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert line.startswith(f"{ir}:4:3: error: onnx.Reshape: cannot reshape 6 elements"), line
+
+
+def test_data_dependent_shape_through_translate(tmp_path, capsys):
+    model = _model(
+        [helper.make_node("NonZero", ["x"], ["y"], name="nz")],
+        [_vi("x", [2, 3])],
+        [_vi("y", [2, "n"], TensorProto.INT64)],
+    )
+    path = str(tmp_path / "nonzero.onnx")
+    onnx.save(model, path)
+    line = _error(translate, ["--import-onnx", path, "-o", str(tmp_path / "nz.mlir")], capsys, 1)
+    assert "NonZero node 'nz' (opset 17): result 'y' has shape 2x?" in line
+    # a NonZero of a constant folds away: ramiel compile takes it, so translate does too
+    const = numpy_helper.from_array(np.array([[0, 1], [2, 0]], np.float32), "c")
+    folded = _model(
+        [helper.make_node("NonZero", ["c"], ["y"], name="nz")],
+        [],
+        [_vi("y", [2, "n"], TensorProto.INT64)],
+        [const],
+    )
+    path = str(tmp_path / "nonzero_const.onnx")
+    onnx.save(folded, path)
+    assert tool_status(translate.main, ["--import-onnx", path, "-o", str(tmp_path / "c.mlir")]) == 0
+
+
+def test_run_on_a_model_onnxruntime_rejects(tmp_path, capsys):
+    """onnxruntime has no Relu kernel for int16; Ramiel compiles it, but cannot check it."""
+    model = _model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [_vi("x", [2, 3], TensorProto.INT16)],
+        [_vi("y", [2, 3], TensorProto.INT16)],
+    )
+    path = str(tmp_path / "relu16.onnx")
+    onnx.save(model, path)
+    line = _error(driver, ["run", path, "-o", str(tmp_path / "o"), "--repeat", "1"], capsys, 1)
+    assert line.startswith("error: onnxruntime cannot load the model, so 'ramiel run' cannot check")
+    assert "NOT_IMPLEMENTED" in line
+    assert (tmp_path / "o" / "model.py").exists()  # the compiled program is kept
+
+
+# ------------------------------------------------------------------------ file permissions
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027])
+def test_generated_files_follow_the_umask(mask, tmp_path):
+    import ramiel
+
+    old = os.umask(mask)
+    try:
+        ramiel.compile_model(SQUEEZENET, str(tmp_path / "o"))
+    finally:
+        os.umask(old)
+    modes = {
+        p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "o").iterdir() if p.is_file()
+    }
+    assert "weights.safetensors" in modes and "model.ir.safetensors" in modes
+    assert modes == dict.fromkeys(modes, 0o666 & ~mask), modes
