@@ -13,9 +13,8 @@ import sys
 
 import onnx
 import pytest
-from onnx import TensorProto, helper
-
 from conftest import one_error_line, tool_status
+from onnx import TensorProto, helper
 
 from ramiel.tools import driver, opt, translate
 
