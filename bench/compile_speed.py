@@ -28,6 +28,7 @@ import itertools
 import os
 import platform
 import random
+import shlex
 import statistics
 import sys
 import time
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     header = [
         "# ramiel.scheduling compile speed",
         f"# date: {datetime.datetime.now().isoformat(timespec='seconds')}",
-        "# command: python " + " ".join(["bench/compile_speed.py", *(argv or sys.argv[1:])]),
+        "# command: " + shlex.join(["python", "bench/compile_speed.py", *(argv or sys.argv[1:])]),
         f"# python {platform.python_version()} on {platform.machine()}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
         "times are medians in ms (time.perf_counter)",

@@ -36,6 +36,7 @@ import itertools
 import json
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -328,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     batches = [int(b) for b in args.batches.split(",")]
-    command = "python bench/hypercluster.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = shlex.join(
+        ["python", "bench/hypercluster.py", *(argv if argv is not None else sys.argv[1:])]
+    )
 
     def say(msg: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     head = [
         f"# Graph rewrites, seq-1t ({time.strftime('%Y-%m-%d %H:%M')})",
         "",
-        f"Command: `python bench/rewrites.py {' '.join(argv if argv is not None else sys.argv[1:])}`."
+        f"Command: `{shlex.join(['python', 'bench/rewrites.py', *(argv if argv is not None else sys.argv[1:])])}`."
         " Medians in ms with 95 % intervals, each configuration in its own process, interleaved;"
         " speed-up = no-pass / all; load = 1-minute load average before / after the row"
         f" ({os.cpu_count()} cores).",

@@ -1350,6 +1350,27 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.0f} %"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!])")
+
+
+def md_text(text: object) -> str:
+    """``text`` as literal Markdown on one line: every character that could start markup
+    (``|`` ends a table cell, `` ` `` a code span, ``#`` a heading, ``<`` HTML...) backslash-
+    escaped, line breaks as spaces. Model names and error messages go through it."""
+    one = " ".join(str(text).splitlines())
+    return _MD_SPECIAL.sub(r"\\\1", one)
+
+
+def md_code(text: object) -> str:
+    """``text`` as one Markdown code span: fenced by more backticks than the longest run in it
+    (CommonMark), so a command or path with backticks stays literal; line breaks as spaces."""
+    one = " ".join(str(text).splitlines())
+    longest = max((len(m) for m in re.findall(r"`+", one)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if one.startswith("`") or one.endswith("`") else ""
+    return f"{fence}{pad}{one}{pad}{fence}"
+
+
 def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
     """The benchmark report: environment, summary table, targets, per-model details."""
     p = env.workers
@@ -1404,12 +1425,14 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
     for r in results:
         if r.error:
             out.append(
-                f"| {r.name} | " + " | ".join(["–"] * (len(head) - 2)) + f" | error: {r.error} |"
+                f"| {md_text(r.name)} | "
+                + " | ".join(["–"] * (len(head) - 2))
+                + f" | error: {md_text(r.error)} |"
             )
             continue
         key, sp, eff, est = _headline(r)
         cells = [
-            r.name,
+            md_text(r.name),
             str(r.nodes),
             _ms(r.work_ms),
             f"{r.parallelism:.2f}" if r.parallelism else "–",
@@ -1440,7 +1463,7 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
         c = r.compile_s
         ok = "yes" if r.compile_total_s < TARGET_COMPILE_S else "**no**"
         out.append(
-            f"| {r.name} | {c.get('import', 0):.2f} | {c.get('passes', 0):.2f} | "
+            f"| {md_text(r.name)} | {c.get('import', 0):.2f} | {c.get('passes', 0):.2f} | "
             f"{c.get('lower', 0):.2f} | {c.get('print', 0):.2f} | {r.compile_total_s:.2f} | {ok} | "
             f"{r.profile_s:.1f} |"
         )
@@ -1467,7 +1490,7 @@ def _env_lines(env: Environment) -> list[str]:
         f"- versions: Python {env.python}, torch {env.torch}, onnxruntime {env.onnxruntime}, "
         f"onnx {env.onnx}",
         f"- load average (1, 5, 15 min): {lb} before, {la} after",
-        f"- command: `{env.command}`"
+        f"- command: {md_code(env.command)}"
         + (" (quick: few repetitions, not a measurement)" if env.quick else ""),
     ]
     if env.other_cores is not None:
@@ -1556,14 +1579,14 @@ def _target_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         key, sp, eff, est = _headline(r)
         ok = eff is not None and eff >= TARGET_EFFICIENCY
         out.append(
-            f"- {r.name}: {key} speed-up {_x(sp)} of bound {r.bound or 0:.2f} = efficiency "
+            f"- {md_text(r.name)}: {key} speed-up {_x(sp)} of bound {r.bound or 0:.2f} = efficiency "
             f"{_pct(eff)} — {'met' if ok else '**missed**'} (target ≥ {_pct(TARGET_EFFICIENCY)}; "
             f"the schedule itself was estimated at {_x(est)})"
         )
     tuned = [r for r in results if not r.error and _tuned_verdict(r) != "–"]
     if tuned:
-        lose = [r.name for r in tuned if _tuned_verdict(r).startswith("**loses")]
-        win = [r.name for r in tuned if _tuned_verdict(r).startswith("wins")]
+        lose = [md_text(r.name) for r in tuned if _tuned_verdict(r).startswith("**loses")]
+        win = [md_text(r.name) for r in tuned if _tuned_verdict(r).startswith("wins")]
         out.append(
             "- `ramiel tune`'s program vs the best intra-op-only configuration (95 % intervals of "
             f"the medians): slower on {', '.join(lose) if lose else 'no model'}; faster on "
@@ -1571,7 +1594,7 @@ def _target_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         )
     losers = [r for r in results if not r.error and _verdict(r).startswith("**loses")]
     if losers:
-        names = ", ".join(r.name for r in losers)
+        names = ", ".join(md_text(r.name) for r in losers)
         out.append(
             f"- best parallel config slower than the best intra-op-only config on: {names} "
             "(see the per-model traces)"
@@ -1581,7 +1604,8 @@ def _target_lines(results: Sequence[ModelResult], p: int) -> list[str]:
     slow = [r for r in results if r.compile_s and r.compile_total_s >= TARGET_COMPILE_S]
     if slow:
         out.append(
-            "- compile ≥ 2 s: " + ", ".join(f"{r.name} {r.compile_total_s:.2f} s" for r in slow)
+            "- compile ≥ 2 s: "
+            + ", ".join(f"{md_text(r.name)} {r.compile_total_s:.2f} s" for r in slow)
         )
     else:
         out.append("- compile time < 2 s on every model")
@@ -1589,14 +1613,14 @@ def _target_lines(results: Sequence[ModelResult], p: int) -> list[str]:
 
 
 def _model_lines(r: ModelResult) -> list[str]:
-    out = [f"### {r.name}", ""]
+    out = [f"### {md_text(r.name)}", ""]
     if r.error:
-        return [*out, f"error: {r.error}", ""]
+        return [*out, f"error: {md_text(r.error)}", ""]
     out.append(
         f"{r.nodes} nodes; measured W = {_ms(r.work_ms)} ms, CP = {_ms(r.cp_ms)} ms, W/CP = "
         f"{r.parallelism or 0:.2f} (analytic model: {r.analytic_parallelism or 0:.2f}); bound "
         f"min(P, W/CP) = {r.bound or 0:.2f}."
-        + (f" Trace: `{os.path.relpath(r.trace_path)}`." if r.trace_path else "")
+        + (f" Trace: {md_code(os.path.relpath(r.trace_path))}." if r.trace_path else "")
         + (
             f" Other processes kept {r.other_cores:.2f} cores busy while timing."
             if r.other_cores is not None

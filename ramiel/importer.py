@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import tempfile
 from collections import ChainMap
 from collections.abc import Iterator, Mapping, Sequence
@@ -211,7 +212,8 @@ def prepare_model(
                 tt.shape.dim.add().dim_value = v
         if not tt.HasField("shape"):
             raise DynamicShapeError(
-                f"graph input '{inp.name}' has no shape: bind it with --input-shape {inp.name}=D0,D1,..."
+                f"graph input '{inp.name}' has no shape: bind it with --input-shape "
+                f"{shlex.quote(inp.name + '=D0,D1,...')}"
             )
         for d, dim in enumerate(tt.shape.dim):
             if not _is_fixed(dim):
@@ -264,7 +266,7 @@ def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension],
     which = "dimension" + ("s " if len(unknown) > 1 else " ") + ", ".join(unknown)
     return (
         f"graph input '{name}' has a dynamic dimension {d}{what}: bind it with --input-shape "
-        f"{name}={example} (the size of {which} you run with in place of 1)"
+        f"{shlex.quote(f'{name}={example}')} (the size of {which} you run with in place of 1)"
     )
 
 

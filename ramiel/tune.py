@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -98,11 +99,12 @@ class TuneResult:
         }
 
     def run_command(self) -> str:
-        """The command that runs the chosen program once as it was timed."""
-        cmd = f"python {os.path.join(self.result.out_dir, 'model.py')}"
+        """The command that runs the chosen program once as it was timed, as a shell line (the
+        path quoted: an output directory named ``x;touch PWNED`` stays one word)."""
+        argv = ["python", os.path.join(self.result.out_dir, "model.py")]
         if self.options.threads_per_worker > 1:
-            cmd += f" --threads {self.options.threads_per_worker}"
-        return cmd
+            argv += ["--threads", str(self.options.threads_per_worker)]
+        return shlex.join(argv)
 
 
 def candidates_for(

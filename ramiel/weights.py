@@ -131,8 +131,8 @@ _KEY_RE = re.compile(r"[^A-Za-z0-9_$.]")
 def resource_key(name: str, taken: set[str]) -> str:
     """A valid, unique ``dense_resource`` handle for an ONNX tensor ``name``."""
     base = _KEY_RE.sub("_", name) or "t"
-    if base[0].isdigit():
-        base = "t" + base
+    if not (base[0].isascii() and (base[0].isalpha() or base[0] == "_")):
+        base = "t" + base  # a bare identifier starts with a letter or '_' (not 9, '$' or '.')
     key, i = base, 1
     while key in taken:
         key = f"{base}_{i}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -535,7 +536,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
         return 2
-    command = "ramiel " + " ".join(sys.argv[1:]) if sys.argv[1:] else None
+    command = shlex.join(["ramiel", *sys.argv[1:]]) if sys.argv[1:] else None
     res = calibrate(args.backend, sizes, args.repeats, args.output, command)
     if res is None:  # a torchrun rank other than 0
         return 0
@@ -559,7 +560,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     console, say = _progress()
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None
-    command = "ramiel " + " ".join(argv) if argv else None
+    command = shlex.join(["ramiel", *argv]) if argv else None
     try:
         with console.status("benchmarking"):
             results, _env, md = run_bench(

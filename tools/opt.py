@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import IO, NoReturn
@@ -151,7 +152,7 @@ class RamielOptMain(xDSLOptMain):
             if path.endswith(".onnx"):
                 raise RamielError(
                     f"{path}: an ONNX model, not IR; import it first: "
-                    f"ramiel-translate --import-onnx {path}"
+                    f"ramiel-translate --import-onnx {shlex.quote(path)}"
                 )
         f, _ = super().get_input_stream()
         return f, "mlir"  # every input is IR text, whatever its file name ends with
