@@ -47,17 +47,6 @@ DEFAULT_MODELS = (
 )
 
 
-def _ops(ir_path: str) -> collections.Counter:
-    ops: collections.Counter = collections.Counter()
-    with open(ir_path) as f:
-        for line in f:
-            if '"onnx.' in line:
-                op = line.split('"onnx.', 1)[1].split('"', 1)[0]
-                if op not in ("Constant", "NoValue"):
-                    ops[op] += 1
-    return ops
-
-
 def _inplace_count(ir_path: str) -> int:
     with open(ir_path) as f:
         return sum("ramiel.inplace" in line for line in f)
@@ -106,13 +95,13 @@ def bench_model(name: str, passes: list[str], work: str, plan) -> list[str]:  # 
     path = _model_file(name, work)
     feeds = _feeds(path)
     base = compile_model(path, os.path.join(work, name, "all"), CompileOptions(clusters=1))
-    base_ops = _ops(base.ir_path)
+    base_ops = collections.Counter(base.op_counts())
     rows = []
     for p in passes:
         other = compile_model(
             path, os.path.join(work, name, p), CompileOptions(clusters=1, disable=(p,))
         )
-        ops = _ops(other.ir_path)
+        ops = collections.Counter(other.op_counts())
         diff = {k: base_ops[k] - ops[k] for k in set(ops) | set(base_ops) if base_ops[k] != ops[k]}
         inplace = _inplace_count(base.ir_path) - _inplace_count(other.ir_path)
         if not diff and not inplace:

@@ -15,6 +15,9 @@ _MODULES: dict[str, tuple[str, str]] = {
     "dce": ("ramiel.passes.dce", "DeadCodeElimination"),
     "constant-fold": ("ramiel.passes.constant_fold", "ConstantFold"),
     "fold-into-weights": ("ramiel.passes.fold_into_weights", "FoldIntoWeights"),
+    "fuse-gelu": ("ramiel.passes.fuse_gelu", "FuseGelu"),
+    "fuse-layer-norm": ("ramiel.passes.fuse_layer_norm", "FuseLayerNorm"),
+    "fuse-attention": ("ramiel.passes.fuse_attention", "FuseAttention"),
     "estimate-cost": ("ramiel.passes.estimate_cost", "EstimateCost"),
     "linear-cluster": ("ramiel.passes.linear_cluster", "LinearCluster"),
     "merge": ("ramiel.passes.merge", "Merge"),
@@ -28,9 +31,19 @@ _MODULES: dict[str, tuple[str, str]] = {
 }
 
 
-REWRITE_PASSES: tuple[str, ...] = ("fold-into-weights",)
+REWRITE_PASSES: tuple[str, ...] = (
+    "fuse-layer-norm",
+    "fuse-gelu",
+    "fuse-attention",
+    "fold-into-weights",
+)
 """The graph rewrites ``ramiel compile`` runs by default, in this order, after ``--constant-fold
---dce`` (each switched off by ``--no-<name>``, or with ``CompileOptions.disable``)."""
+--dce`` (those of :data:`LATE_REWRITES` after clustering instead); each is switched off by
+``--no-<name>`` or ``CompileOptions.disable``."""
+
+LATE_REWRITES: frozenset[str] = frozenset()
+"""Rewrites that depend on the clustering (which tensors cross channels): run last, before
+lowering."""
 
 
 def _factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:

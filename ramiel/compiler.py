@@ -4,7 +4,7 @@ Stages (each also available alone through ``ramiel-translate``/``ramiel-opt``)::
 
     import      ramiel-translate --import-onnx            (ramiel.importer)
     clean-up    --constant-fold --dce, then the graph rewrites (REWRITE_PASSES) and --dce
-    cluster     --estimate-cost --linear-cluster --merge{clusters=N} --clone --dce
+    cluster     --estimate-cost --linear-cluster --merge{clusters=N} --clone --dce, --inplace
     lower       --lower-to-torchpy  (once as clustered, once with mode=sequential)
     print       ramiel-translate --to-python               (ramiel.printer)
 
@@ -108,6 +108,20 @@ class CompileResult:
     report: ScheduleReport
     timings: dict[str, float] = field(default_factory=dict)
     clusters: int = 1
+
+    def op_counts(self) -> dict[str, int]:
+        """How many ops of each ONNX type the compiled program has (``model.mlir``; constants
+        aside): what the graph rewrites left, e.g. ``{"Conv": 53, "Attention": 12, ...}``."""
+        import collections
+
+        counts: collections.Counter[str] = collections.Counter()
+        with open(self.ir_path) as f:
+            for line in f:
+                if '"onnx.' in line:
+                    op = line.split('"onnx.', 1)[1].split('"', 1)[0]
+                    if op not in ("Constant", "NoValue"):
+                        counts[op] += 1
+        return dict(counts)
 
 
 def _run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
@@ -222,9 +236,11 @@ def compile_model(
 
     t = time.perf_counter()
     say("clean-up and clustering")
-    from ramiel.passes import PASSES
+    from ramiel.passes import LATE_REWRITES, PASSES
 
-    rewrites = [PASSES[name]()() for name in options.rewrites()]
+    chosen = options.rewrites()
+    rewrites = [PASSES[name]()() for name in chosen if name not in LATE_REWRITES]
+    late = [PASSES[name]()() for name in chosen if name in LATE_REWRITES]
     passes: list[ModulePass] = [
         ConstantFold(),
         DeadCodeElimination(),
@@ -241,6 +257,7 @@ def compile_model(
         passes += [Clone(), DeadCodeElimination()]
     if options.cores is not None:
         passes.append(IntraOpThreads(cores=options.cores, profile=options.profile))
+    passes += late
     _run_passes(module, passes)
     report = schedule_report(module)
     timings["passes"] = time.perf_counter() - t

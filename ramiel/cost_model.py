@@ -4,7 +4,7 @@ Analytic model (the default, deterministic so lit tests can check it)::
 
     cost_us = OP_OVERHEAD_US + max(flops / flop_rate(op), bytes_moved / MEM_BW)
 
-* ``flops``: 2·MACs for Conv/ConvTranspose/Gemm/MatMul/Einsum; window size × output elements for
+* ``flops``: 2·MACs for Conv/ConvTranspose/Gemm/MatMul/Einsum/Attention; window size × output elements for
   pooling and LRN; a few per element for element-wise and normalisation ops; 0 for pure data
   movement (Reshape, Transpose, Concat, ...).
 * ``bytes_moved``: bytes of all tensor operands and results.
@@ -65,7 +65,9 @@ TRANSFER_COST: dict[str, tuple[float, float]] = {
     "distributed": (DIST_LATENCY_US, DIST_US_PER_BYTE),
 }
 
-_DENSE = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "MatMulInteger", "ConvInteger"}
+_DENSE = {
+    "Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "MatMulInteger", "ConvInteger", "Attention",
+}  # fmt: skip
 _POOL = {"MaxPool", "AveragePool", "LpPool", "LRN"}
 _GLOBAL_POOL = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}
 _MOVE = {
@@ -113,6 +115,11 @@ def flops(op: Operation) -> float:
             if kind == "Gemm" and op.attr("transA", 0):
                 k = a[0]
             return 2.0 * out * k
+    if kind == "Attention" and len(ins) >= 3:
+        q, k, v = (static_shape(t) if isinstance(t, TensorType) else None for t in ins[:3])
+        if q is not None and k is not None and v is not None and len(q) == 4:
+            scores = math.prod(q[:-1]) * k[-2]  # B * H * S * L
+            return 2.0 * scores * (q[-1] + v[-1]) + 8.0 * scores
     if kind in _POOL:
         k = op.attr("kernel_shape") or [op.attr("size", 1)]
         return float(out * math.prod(k))

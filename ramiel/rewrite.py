@@ -44,6 +44,7 @@ __all__ = [
     "Match",
     "OneOf",
     "Op",
+    "Pattern",
     "Var",
     "constant_array",
     "create_op",

@@ -591,6 +591,81 @@ def _softmax(node: NodeView, args, em):
     return [em.method(y, "reshape", *xs)]
 
 
+# -- attention ---------------------------------------------------------------------------------
+
+
+def _check_attention(node: NodeView) -> str | None:
+    qs, ks, vs = shape(node, 0), shape(node, 1), shape(node, 2)
+    if qs is None or ks is None or vs is None:
+        return "Q, K and V need static shapes"
+    if not (len(qs) == len(ks) == len(vs)) or len(qs) not in (3, 4):
+        return "Q, K and V must all be 3-D or all 4-D"
+    if any(node.input(i) is not None for i in (4, 5, 6)):
+        return "past_key/past_value/nonpad_kv_seqlen (a KV cache)"
+    if any(node.output(i) is not None for i in (1, 2, 3)):
+        return "the present_key/present_value/qk_matmul_output outputs"
+    if node.attrs.get("softcap") or node.attrs.get("qk_matmul_output_mode"):
+        return "softcap or qk_matmul_output_mode"
+    if node.attrs.get("left_window_size", -1) not in (None, -1) or node.attrs.get(
+        "right_window_size", -1
+    ) not in (None, -1):
+        return "a local attention window (left/right_window_size)"
+    if in_dtype(node) not in ("float32", "float64", "float16", "bfloat16"):
+        return f"element type {in_dtype(node)}"
+    if len(qs) == 3:
+        hq, hk = node.attrs.get("q_num_heads"), node.attrs.get("kv_num_heads")
+        if not hq or not hk or qs[2] % hq or ks[2] % hk or vs[2] % hk:
+            return "3-D inputs need q_num_heads/kv_num_heads dividing the hidden sizes"
+    else:
+        hq, hk = qs[1], ks[1]
+    if hq % hk:
+        return f"{hq} query heads are not a multiple of {hk} key/value heads"
+    if node.attrs.get("is_causal") and node.input(3) is not None:
+        return "is_causal together with attn_mask"
+    ms = shape(node, 3)
+    if node.input(3) is not None and (ms is None or ms[-1] != ks[-2 if len(ks) == 4 else 1]):
+        return "attn_mask must have a static shape whose last dimension is the kv sequence"
+    return None
+
+
+@rule("Attention", check=_check_attention)
+def _attention(node: NodeView, args, em):
+    """Attention (opset 23) without a KV cache: ``softmax(Q K^T * scale + mask) V`` =
+    ``F.scaled_dot_product_attention`` (``scale`` defaults to 1/sqrt(head size) in both; a
+    boolean mask keeps the True positions in both; ``is_causal`` is the top-left lower triangle
+    in both when there is no past; fewer key/value heads than query heads is ``enable_gqa``).
+    A fully masked row gives zeros in both. 3-D inputs ``[B, S, heads * head]`` are split into
+    heads first and merged back after."""
+    qs, ks, vs = shape(node, 0), shape(node, 1), shape(node, 2)
+    q, k, v = args[0], args[1], args[2]
+    three_d = len(qs) == 3
+    if three_d:
+        hq, hk = node.attrs["q_num_heads"], node.attrs["kv_num_heads"]
+
+        def heads(x, s, h):  # [B, S, h * d] -> [B, h, S, d]
+            x = em.method(x, "reshape", s[0], s[1], h, s[2] // h)
+            return em.method(x, "transpose", 1, 2)
+
+        q, k, v = heads(q, qs, hq), heads(k, ks, hk), heads(v, vs, hk)
+    else:
+        hq, hk = qs[1], ks[1]
+    kwargs: dict = {}
+    if node.input(3) is not None:
+        kwargs["attn_mask"] = args[3]
+    if node.attrs.get("is_causal"):
+        kwargs["is_causal"] = True
+    scale = node.attrs.get("scale")
+    if scale:
+        kwargs["scale"] = scale
+    if hq != hk:
+        kwargs["enable_gqa"] = True
+    y = em.call("F.scaled_dot_product_attention", q, k, v, **kwargs)
+    if three_d:
+        y = em.method(y, "transpose", 1, 2)
+        y = em.method(y, "reshape", qs[0], qs[1], hq * (vs[2] // hk))
+    return [y]
+
+
 # -- matrix products ---------------------------------------------------------------------------
 
 
