@@ -478,6 +478,9 @@ class OnnxOp(IRDLOperation):
             )
         opset = opset_of(self)
         info = schema_info(self.op_type, opset)
+        why = inplace_violation(self)
+        if why is not None:
+            raise VerifyException(f"{where}: {INPLACE_ATTR}: {why}")
         if info is None:
             raise VerifyException(f"{where} is not defined at opset {opset}")
         self._verify_arity(info, where, opset)
@@ -610,6 +613,121 @@ def _verify_dims(where: str, what: str, t: Attribute) -> None:
                 f"{where}: {what} has the negative dimension {bad[0]} (a dimension is a size "
                 "or dynamic, '?')"
             )
+
+
+# ---------------------------------------------------------------------------------------------
+# In-place ops (the ``ramiel.inplace`` attribute set by ``--inplace``)
+# ---------------------------------------------------------------------------------------------
+
+INPLACE_ATTR = "ramiel.inplace"
+"""Discardable attribute ``ramiel.inplace = i : i64``: the op may write its result into operand
+``i``'s buffer (``torch.relu_(x)``, ``x.add_(y)``). :func:`inplace_violation` states when that
+is allowed; the verifier rejects every other use."""
+
+#: Ops whose lowering rules have an in-place form, and the operands it may overwrite.
+INPLACE_OPS: dict[str, tuple[int, ...]] = {
+    "Relu": (0,),
+    "LeakyRelu": (0,),
+    "Sigmoid": (0,),
+    "Tanh": (0,),
+    "Elu": (0,),
+    "HardSigmoid": (0,),
+    "HardSwish": (0,),
+    "Clip": (0,),
+    "Add": (0, 1),
+    "Mul": (0, 1),
+    "Sub": (0,),
+    "Div": (0,),
+}
+
+#: Ops whose float result is always a new tensor that shares memory with no other value (their
+#: lowering rules never return an operand, a view of one or a weight): the buffers an in-place op
+#: may overwrite when no one else reads them.
+FRESH_RESULT_OPS = frozenset(
+    [
+        "Conv",
+        "ConvTranspose",
+        "Gemm",
+        "MatMul",
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "BatchNormalization",
+        "LayerNormalization",
+        "Relu",
+        "LeakyRelu",
+        "Sigmoid",
+        "Tanh",
+        "Elu",
+        "HardSigmoid",
+        "HardSwish",
+        "Gelu",
+        "Softmax",
+        "Attention",
+        "GlobalAveragePool",
+    ]
+)
+
+_INPLACE_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def inplace_violation(op: Operation) -> str | None:
+    """Why ``op``'s ``ramiel.inplace`` claim does not hold, or ``None`` (it holds, or there is no
+    claim). Operand ``i`` may be overwritten only when
+
+    * ``op`` is one of :data:`INPLACE_OPS` and ``i`` one of its operands there;
+    * the operand has the result's type (same shape: no broadcast grows it; a float type, and
+      the other operand of a binary op has it too);
+    * the operand has exactly one use, this one: it is not a graph output (``func.return``), does
+      not cross a channel (``cluster.send``) or leave a cluster (``cluster.yield``), and no other
+      op reads it;
+    * it is the result of an op of :data:`FRESH_RESULT_OPS` (or of another in-place op, whose
+      result is its own operand's buffer) in the same block: never a graph input, a weight
+      (``onnx.Constant``), a received tensor, a view or an alias of any of those.
+    """
+    attr = op.attributes.get(INPLACE_ATTR)
+    if attr is None:
+        return None
+    if not isinstance(op, OnnxOp):
+        return "only onnx ops may be in place"
+    if not isinstance(attr, IntegerAttr):
+        return f"{INPLACE_ATTR} must be an integer operand index, got {attr}"
+    i = attr.value.data
+    allowed = INPLACE_OPS.get(op.op_type)
+    if allowed is None:
+        return f"onnx.{op.op_type} has no in-place form"
+    if i not in allowed or i >= len(op.operands):
+        return f"operand {i} of onnx.{op.op_type} cannot be overwritten"
+    v = op.operands[i]
+    if len(op.results) != 1 or v.type != op.results[0].type:
+        return f"operand {i} does not have the result's type"
+    el = getattr(v.type, "element_type", None)
+    if el is None or numpy_dtype_of(el).name not in _INPLACE_FLOATS:
+        return f"operand {i} is not a floating-point tensor"
+    if any(getattr(w.type, "element_type", None) != el for w in op.operands if w is not v):
+        return "the operands have different element types"
+    uses = list(v.uses)
+    if len(uses) != 1 or uses[0].operation is not op or uses[0].index != i:
+        return f"operand {i} has other uses (a graph output, a channel or another reader)"
+    owner = v.owner
+    if not isinstance(owner, OnnxOp) or owner.parent is not op.parent:
+        return f"operand {i} is not computed by an onnx op in the same block"
+    if owner.op_type not in FRESH_RESULT_OPS and INPLACE_ATTR not in owner.attributes:
+        return f"operand {i} comes from onnx.{owner.op_type}, whose result may alias other memory"
+    return None
+
+
+def drop_invalid_inplace(root: Operation) -> int:
+    """Remove every ``ramiel.inplace`` claim under ``root`` that no longer holds (a rewrite gave
+    the operand another use); returns how many. Claims are dropped in program order, so a chain
+    whose first link breaks loses the links that relied on it."""
+    n = 0
+    for op in root.walk():
+        if INPLACE_ATTR in op.attributes and inplace_violation(op) is not None:
+            del op.attributes[INPLACE_ATTR]
+            n += 1
+    return n
 
 
 def _range(lo: int, hi: int) -> str:

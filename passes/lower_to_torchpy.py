@@ -62,6 +62,7 @@ from ramiel.clustering import (
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
 from ramiel.dialects.onnx import (
+    INPLACE_ATTR,
     NODE_NAME_ATTR,
     OnnxOp,
     numpy_dtype_of,
@@ -416,6 +417,7 @@ class _Lowering:
             ],
             attrs=attrs,
             in_loop=_in_loop(op),
+            inplace=_inplace_operand(op),
         )
 
     def check(self, ops: list[Operation]) -> None:
@@ -682,6 +684,12 @@ def _in_loop(op: Operation) -> bool:
             return True
         parent = parent.parent_op()
     return False
+
+
+def _inplace_operand(op: OnnxOp) -> int | None:
+    """The operand ``op`` may overwrite (its verified ``ramiel.inplace``), or None."""
+    attr = op.attributes.get(INPLACE_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
 def _user_based_name(const: Operation) -> str | None:

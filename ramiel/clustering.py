@@ -34,7 +34,7 @@ from xdsl.traits import ConstantLike
 
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
-from ramiel.dialects.onnx import captured_values, dependences
+from ramiel.dialects.onnx import captured_values, dependences, drop_invalid_inplace
 from ramiel.errors import RamielError, SchedulingError
 from ramiel.scheduling import estimate_makespan, order_clusters
 from ramiel.scheduling.graph import TaskGraph
@@ -228,6 +228,7 @@ def decluster(fn: func.FuncOp) -> list[list[Operation]]:
         for op in reversed(list(inner.ops)):
             inner.erase_op(op, safe_erase=False)
         block.erase_op(c, safe_erase=False)
+    drop_invalid_inplace(fn)  # merged clones may give an overwritten operand a second reader
     return previous
 
 
@@ -368,6 +369,7 @@ def build_clusters(
         result_ops.append(c)
     for oi, (k, slot) in out_slot.items():
         ret.operands[oi] = result_ops[k].outs[slot]
+    drop_invalid_inplace(fn)  # an overwritten operand that now crosses a channel stays intact
     return result_ops
 
 

@@ -202,3 +202,50 @@ func.func @f(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {
   func.return %y : tensor<2xf8E4M3FN>
 }
 }
+
+// -----
+
+// ramiel.inplace (set by --inplace) is checked: never in place on a graph input.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Relu: ramiel.inplace: operand 0 is not computed by an onnx op in the same block
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = "onnx.Relu"(%x) {ramiel.inplace = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
+
+// -----
+
+// ... nor on a tensor someone else reads (here the function's return).
+// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Add: ramiel.inplace: operand 0 has other uses (a graph output, a channel or another reader)
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %m = "onnx.Mul"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %y = "onnx.Add"(%m, %x) {ramiel.inplace = 0 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y, %m : tensor<2xf32>, tensor<2xf32>
+}
+}
+
+// -----
+
+// ... nor through a view, and only on the operands an op's in-place form writes.
+// CHECK: invalid.mlir:[[# @LINE + 5]]:3: error: onnx.Relu: ramiel.inplace: operand 0 comes from onnx.Identity, whose result may alias other memory
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %m = "onnx.Mul"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %i = "onnx.Identity"(%m) : (tensor<2xf32>) -> tensor<2xf32>
+  %y = "onnx.Relu"(%i) {ramiel.inplace = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Sub: ramiel.inplace: operand 1 of onnx.Sub cannot be overwritten
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %m = "onnx.Mul"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %y = "onnx.Sub"(%x, %m) {ramiel.inplace = 1 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}

@@ -18,8 +18,9 @@ Arguments are Values, Python literals (None, bool, int, float, str, tuples/lists
 Values, ``slice`` objects with int/None fields) or :class:`Dtype` (printed ``torch.<name>``).
 
 A rule may return one of its input Values unchanged (Identity, Dropout in inference, a one-input
-Sum): the output is then an alias of the input, which is safe because generated code never writes
-tensors in place. Some outputs are views (``Expand`` → ``x.expand``, ``Transpose`` →
+Sum): the output is then an alias of the input, which is safe because generated code writes a
+tensor in place only where ``NodeView.inplace`` says so, and the verifier allows that only on a
+fresh tensor (never an alias) that no one else reads. Some outputs are views (``Expand`` → ``x.expand``, ``Transpose`` →
 ``x.permute``, slices), as in hand-written PyTorch.
 
 Output shapes: onnx shape inference is wrong for a few ops (pooling with ``ceil_mode`` before
@@ -85,6 +86,9 @@ class NodeView:
     to Python values (int, float, str, list[int], list[float], np.ndarray for TENSOR) with the
     schema's defaults filled in; :func:`lower_node` adds the missing schema attributes (None where the
     schema has no default), so rules may index ``attrs[name]`` for any attribute of the op's schema.
+    ``inplace``: the input the node may overwrite (the ``ramiel.inplace`` attribute that
+    ``--inplace`` sets and the verifier checks: a fresh tensor no one else reads), or None;
+    rules with an in-place form (``torch.relu_``, ``x.add_(y)``) emit it then.
     """
 
     op_type: str
@@ -98,6 +102,7 @@ class NodeView:
     #: iteration to the next (a Slice at the iteration number): rules may then compute
     #: shape-like inputs at run time instead of asking for compile-time constants
     in_loop: bool = False
+    inplace: int | None = None
 
     def input(self, i: int) -> TensorInfo | None:
         """Input ``i``, or None if it is absent (also beyond the end of ``inputs``)."""

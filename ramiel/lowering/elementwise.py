@@ -60,11 +60,17 @@ _UNARY = {
 }
 
 
+#: In-place forms of unary ops (for ``NodeView.inplace``, set by ``--inplace``).
+_UNARY_INPLACE = {"Relu": "torch.relu_", "Sigmoid": "torch.sigmoid_", "Tanh": "torch.tanh_"}
+
+
 def _unary(node: NodeView, args: list[Value], em) -> list[Value]:
     x = args[0]
     op = node.op_type
     if op in ("Floor", "Ceil", "Round") and not is_float(in_dtype(node)):
         return [x]  # integers are already integral
+    if node.inplace == 0 and op in _UNARY_INPLACE:
+        return [em.call(_UNARY_INPLACE[op], x)]
     return [em.call(_UNARY[op], x)]
 
 
@@ -95,14 +101,16 @@ def _isinf(node: NodeView, args, em):
 
 @rule("LeakyRelu")
 def _leaky_relu(node: NodeView, args, em):
-    """LeakyRelu: y = x if x >= 0 else alpha * x."""
-    return [em.call("F.leaky_relu", args[0], node.attrs["alpha"])]
+    """LeakyRelu: y = x if x >= 0 else alpha * x (``F.leaky_relu_`` in place)."""
+    fn = "F.leaky_relu_" if node.inplace == 0 else "F.leaky_relu"
+    return [em.call(fn, args[0], node.attrs["alpha"])]
 
 
 @rule("Elu")
 def _elu(node: NodeView, args, em):
-    """Elu: y = x if x > 0 else alpha * (exp(x) - 1)."""
-    return [em.call("F.elu", args[0], alpha=node.attrs["alpha"])]
+    """Elu: y = x if x > 0 else alpha * (exp(x) - 1) (``F.elu_`` in place)."""
+    fn = "F.elu_" if node.inplace == 0 else "F.elu"
+    return [em.call(fn, args[0], alpha=node.attrs["alpha"])]
 
 
 @rule("Celu")
@@ -131,6 +139,8 @@ def _hard_sigmoid(node: NodeView, args, em):
     """HardSigmoid: y = max(0, min(1, alpha * x + beta)); F.hardsigmoid for alpha=1/6, beta=0.5."""
     a, b = node.attrs["alpha"], node.attrs["beta"]
     if short_float(1 / 6) == a and b == 0.5:
+        if node.inplace == 0:
+            return [em.call("F.hardsigmoid", args[0], inplace=True)]
         return [em.call("F.hardsigmoid", args[0])]
     y = em.call("operator.mul", args[0], a)
     y = em.call("operator.add", y, b)
@@ -140,6 +150,8 @@ def _hard_sigmoid(node: NodeView, args, em):
 @rule("HardSwish")
 def _hard_swish(node: NodeView, args, em):
     """HardSwish: y = x * max(0, min(1, x / 6 + 0.5)) = F.hardswish."""
+    if node.inplace == 0:
+        return [em.call("F.hardswish", args[0], inplace=True)]
     return [em.call("F.hardswish", args[0])]
 
 
@@ -256,7 +268,26 @@ _BINARY = {
 }
 
 
+#: In-place forms of binary ops (for ``NodeView.inplace``): a tensor method on the overwritten
+#: operand, whose type the verifier guarantees is the result's.
+_BINARY_INPLACE = {"Add": "add_", "Sub": "sub_", "Mul": "mul_", "Div": "div_"}
+
+
+def _binary_inplace(node: NodeView, args: list[Value], em) -> list[Value] | None:
+    """``x.add_(y)`` (or ``y.add_(x)`` for a commutative op overwriting operand 1) when
+    ``node.inplace`` says so and no legacy broadcast is involved, else None."""
+    if node.inplace is None or node.op_type not in _BINARY_INPLACE:
+        return None
+    if node.opset < 7 and node.attrs.get("broadcast"):
+        return None
+    i = node.inplace
+    return [em.method(args[i], _BINARY_INPLACE[node.op_type], args[1 - i])]
+
+
 def _binary(node: NodeView, args: list[Value], em) -> list[Value]:
+    inplace = _binary_inplace(node, args, em)
+    if inplace is not None:
+        return inplace
     b = _legacy_broadcast(node, args, em)
     return [em.call(_BINARY[node.op_type], args[0], b)]
 
@@ -273,6 +304,9 @@ def _div(node: NodeView, args, em):
         return [em.call("ops.div_uint64", args[0], b)]
     if is_int(in_dtype(node)):
         return [em.call("torch.div", args[0], b, rounding_mode="trunc")]
+    inplace = _binary_inplace(node, args, em)
+    if inplace is not None:
+        return inplace
     return [em.call("operator.truediv", args[0], b)]
 
 
@@ -376,7 +410,7 @@ def _clip(node: NodeView, args, em):
         hi = None if hi is None or hi >= 3.4028234e38 else scalar_literal(hi, dt)
         if lo is None and hi is None:
             return [args[0]]
-        return [em.call("torch.clamp", args[0], lo, hi)]
+        return [em.call("torch.clamp_" if node.inplace == 0 else "torch.clamp", args[0], lo, hi)]
     bounds: list = []
     for i in (1, 2):
         if not has_input(node, i):
@@ -387,7 +421,7 @@ def _clip(node: NodeView, args, em):
             bounds.append(args[i])
     if bounds == [None, None]:
         return [args[0]]
-    return [em.call("torch.clamp", args[0], *bounds)]
+    return [em.call("torch.clamp_" if node.inplace == 0 else "torch.clamp", args[0], *bounds)]
 
 
 def _cast_target(node: NodeView) -> str:

@@ -1,0 +1,155 @@
+"""``--inplace``: ops that overwrite a fresh operand no one else reads, on both backends.
+
+Property tests on the random DAGs of ``test_random_dags`` (forks, joins, several outputs,
+convolutions followed by activations and element-wise ops): for 2 and 3 clusters on the threads
+and on the processes backend, the program with in-place ops gives exactly the outputs of the
+program without them, both match onnxruntime, a second call gives the same outputs (no weight
+was overwritten) and the caller's inputs are unchanged. The ``transformers`` ResNet gets its
+ReLUs and residual Adds in place. Flattening a clustered program whose cloned producer feeds an
+in-place op in one cluster and another reader in the other drops that claim (the sequential
+module must not overwrite a tensor two ops read).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from test_random_dags import build_model, dag_specs
+
+from ramiel import models
+from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+MARKED: list[int] = []
+"""In-place ops of every program the property test compiled (checked by the last test)."""
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(prev)
+
+
+def _run_twice(model: CompiledModel, feeds: dict[str, torch.Tensor]):
+    copies = {k: v.clone() for k, v in feeds.items()}
+    first = model.run(feeds)
+    second = model.run(feeds)
+    for k, v in feeds.items():
+        assert torch.equal(v, copies[k]), f"input {k} was overwritten"
+    for k in first:
+        assert torch.equal(first[k], second[k]), f"{k}: a second call differs (a weight changed?)"
+    seq = model.sequential(*[feeds[k] for k in model.input_specs])
+    for k, v in feeds.items():
+        assert torch.equal(v, copies[k]), f"input {k} was overwritten by the sequential module"
+    return first, seq if isinstance(seq, tuple) else (seq,)
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(spec=dag_specs())
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_random_dag_inplace(backend, spec, tmp_path_factory, pipeline_helpers):
+    model = build_model(spec)
+    rng = np.random.default_rng(spec[3] + 2)
+    feeds = {
+        x.name: torch.from_numpy(
+            rng.standard_normal([d.dim_value for d in x.type.tensor_type.shape.dim]).astype(
+                np.float32
+            )
+        )
+        for x in model.graph.input
+    }
+    ref = pipeline_helpers.ort_run(model, feeds)
+    names = [o.name for o in model.graph.output]
+    for clusters in (2, 3):
+        outs = {}
+        for disable in ((), ("inplace",)):
+            opts = CompileOptions(clusters=clusters, backend=backend, disable=disable)
+            res = compile_model(model, str(tmp_path_factory.mktemp("inplace")), opts)
+            with open(res.ir_path) as f:
+                marks = f.read().count("ramiel.inplace")
+            if disable:
+                assert marks == 0
+            else:
+                MARKED.append(marks)
+            with CompiledModel(res, opts) as m:
+                outs[disable] = _run_twice(m, dict(feeds))
+        what = f"{backend}, {clusters} clusters"
+        (par, seq), (par0, seq0) = outs[()], outs[("inplace",)]
+        for k, (name, r) in enumerate(zip(names, ref, strict=True)):
+            pipeline_helpers.assert_close(par[name], r, 1e-4, f"{name} parallel, {what}")
+            assert torch.equal(par[name], par0[name]), f"{name}: in-place changed it, {what}"
+            assert torch.equal(seq[k], seq0[k]), f"{name}: in-place changed sequential, {what}"
+
+
+def test_some_dags_had_inplace_ops():
+    if not MARKED:
+        pytest.skip("run together with test_random_dag_inplace")
+    assert sum(m > 0 for m in MARKED) >= len(MARKED) // 4, MARKED
+
+
+def test_resnet_relu_and_residual_in_place(tmp_path, pipeline_helpers):
+    path = models.export_model("hf_resnet_test", path=tmp_path / "r.onnx")
+    names = models.input_names("hf_resnet_test")
+    feeds = dict(zip(names, models.example_inputs("hf_resnet_test"), strict=True))
+    (ref,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
+    for backend in ("threads", "processes"):
+        opts = CompileOptions(clusters=2, backend=backend)
+        res = compile_model(path, str(tmp_path / backend), opts)
+        with open(res.sequential_path) as f:
+            code = f.read()
+        # 7 ReLUs after their Conv or residual Add, the 2 residual Adds
+        assert code.count("torch.relu_(") == 7 and code.count(".add_(") == 2, code
+        with CompiledModel(res, opts) as m:
+            par, seq = _run_twice(m, dict(feeds))
+        pipeline_helpers.assert_close(par["logits"], ref, 1e-4, backend)
+        pipeline_helpers.assert_close(seq[0], ref, 1e-4, f"{backend} sequential")
+
+
+CLONED = """
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<2x2x1x1xf32>}> : () -> tensor<2x2x1x1xf32>
+  %a = "cluster.cluster"() <{sym_name = "c0"}> ({
+    %c = "onnx.Conv"(%x, %w) <{kernel_shape = [1 : si64, 1 : si64]}> : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+    %r = "onnx.Relu"(%c) {ramiel.inplace = 0 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    "cluster.yield"(%r) : (tensor<1x2x4x4xf32>) -> ()
+  }) : () -> tensor<1x2x4x4xf32>
+  %b = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %c1 = "onnx.Conv"(%x, %w) <{kernel_shape = [1 : si64, 1 : si64]}> : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+    %s = "onnx.Sigmoid"(%c1) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    "cluster.yield"(%s) : (tensor<1x2x4x4xf32>) -> ()
+  }) : () -> tensor<1x2x4x4xf32>
+  func.return %a, %b : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+}
+"""
+
+
+def test_flattening_drops_broken_claims(ramiel_ctx):
+    """The clone of the Conv in c1 is merged with c0's when the program is flattened: the Conv
+    then has two readers, so the Relu must not overwrite it in the sequential module."""
+    from ramiel.parsing import parse_module
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+    from ramiel.printer import print_python
+
+    par = parse_module(ramiel_ctx, CLONED)
+    par.verify()
+    seq = par.clone()
+    LowerToTorchpy().apply(ramiel_ctx, par)
+    LowerToTorchpy(mode="sequential").apply(ramiel_ctx, seq)
+    assert "torch.relu_(" in print_python(par, "test")
+    code = print_python(seq, "test")
+    assert "torch.relu_(" not in code and "torch.relu(" in code
