@@ -96,6 +96,9 @@ def load_rules() -> None:
 
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
+#: The name a TorchScript export gives a Constant node's output (``/Constant_3_output_0``):
+#: such weights are named after their first user instead, like anonymous initializers.
+_GENERIC_CONSTANT = re.compile(r"Constant(_\d+)?")
 
 
 def sanitize(name: str, fallback: str = "t") -> str:
@@ -355,8 +358,9 @@ class _Lowering:
         """Give every constant of ``fn`` its ``w.<key>`` up front, in IR order.
 
         Keys are then the same in the parallel and the sequential lowering of one module.
-        Anonymous PyTorch initializers (``onnx::Conv_123``) are named after their first user and
-        its operand instead (``branch1_0_Conv_W``).
+        Anonymous PyTorch initializers (``onnx::Conv_123``) and the outputs of exported Constant
+        nodes (``/Constant_3_output_0``) are named after their first user and its operand
+        instead (``branch1_0_Conv_W``, ``LSTM_W``).
         """
         for const in fn.body.walk():
             if (
@@ -369,7 +373,7 @@ class _Lowering:
     def weight_key(self, const: Operation) -> str:
         if const not in self.keys:
             hint = const.results[0].name_hint or ""
-            if not hint or hint.startswith("onnx__"):
+            if not hint or hint.startswith("onnx__") or _GENERIC_CONSTANT.fullmatch(hint):
                 hint = _user_based_name(const) or hint or "const"
             base = sanitize(hint, "w")
             key, i = base, 1

@@ -347,6 +347,13 @@ class CompiledModel:
     def report(self) -> ScheduleReport:
         return self.result.report
 
+    def output_specs(self) -> dict[str, tuple[tuple[int, ...], Any]]:
+        """Graph output name -> (shape, torch dtype), from the parallel program's channels."""
+        return {
+            name: (self.program.channels[ch].shape, self.program.channels[ch].dtype)
+            for name, ch in self.program.outputs.items()
+        }
+
     def runtime_config(self) -> tuple[str, int]:
         """The backend and intra-op threads per worker the parallel module runs with.
 

@@ -14,6 +14,17 @@ Every model here is a plain :class:`torch.nn.Module` with deterministic random w
   ``input_ids``: ``int64[1, 64]``; output ``hidden``: ``float32[1, 64, 256]``.
 - ``"transformer_torch"`` — :class:`TorchTransformerEncoder`, the same sizes built from
   :class:`torch.nn.TransformerEncoderLayer` (the export PyTorch users get from the stock layer).
+- ``"streaming_detector"`` — :class:`StreamingDetector`, a voice-activity-style detector run
+  chunk by chunk: a convolutional front end, a 2-layer LSTM whose state is an input and an output
+  (``h0``/``c0`` -> ``hn``/``cn``), and a data-dependent ``if`` (silence gate) that the exporter
+  turns into an ONNX ``If`` (the module is scripted before export). Inputs ``audio``
+  ``float32[1, 1, 512]``, ``h0``/``c0`` ``float32[2, 1, 64]``; outputs ``speech``
+  ``float32[1, 1]``, ``hn``/``cn``.
+- ``"gru_tagger"`` — :class:`GRUTagger`, a bidirectional-GRU sequence tagger: ``tokens``
+  ``int64[1, 32]`` -> ``tags`` ``float32[1, 32, 12]`` (logits).
+- ``"refiner"`` — :class:`IterativeRefiner`, a fixed-count refinement loop (``while i < steps``;
+  the exporter turns it into an ONNX ``Loop``): ``x`` ``float32[1, 16]`` -> ``y``
+  ``float32[1, 8]``.
 
 :func:`export_model` writes the ONNX file into a cache directory (``$RAMIEL_MODEL_CACHE``, else
 ``~/.cache/ramiel/models``) keyed by name, opset and :data:`MODELS_VERSION`, and returns its path;
@@ -317,6 +328,88 @@ class TorchTransformerEncoder(nn.Module):
 
 
 # --------------------------------------------------------------------------------------------
+# Recurrent models and control flow
+# --------------------------------------------------------------------------------------------
+
+
+class StreamingDetector(nn.Module):
+    """A voice-activity-style streaming detector: one chunk of audio in, a speech probability
+    and the recurrent state out, the state fed back with the next chunk.
+
+    ``audio`` ``[1, 1, 512]`` -> Conv1d(1, 32, 5, /2) -> ReLU -> Conv1d(32, 64, 3, /2) -> ReLU
+    (``[1, 64, 128]``) -> 2-layer LSTM(64, 64) over the 128 frames from state ``(h0, c0)``
+    ``[2, 1, 64]`` each -> Linear(64, 1) on the last frame -> sigmoid: ``speech`` ``[1, 1]``, and
+    the new state ``(hn, cn)``. A silent chunk (mean square below 1e-6) gives ``speech = 0``:
+    that ``if`` depends on the input data, so the scripted module exports it as an ONNX ``If``.
+    """
+
+    def __init__(self, hidden: int = 64, layers: int = 2) -> None:
+        super().__init__()
+        self.frontend = nn.Sequential(
+            nn.Conv1d(1, 32, 5, stride=2, padding=2),
+            nn.ReLU(),
+            nn.Conv1d(32, hidden, 3, stride=2, padding=1),
+            nn.ReLU(),
+        )
+        self.lstm = nn.LSTM(hidden, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, 1)
+
+    def forward(
+        self, audio: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        feats = self.frontend(audio).transpose(1, 2)
+        out, (hn, cn) = self.lstm(feats, (h0, c0))
+        speech = torch.sigmoid(self.head(out[:, -1]))
+        if bool(audio.pow(2).mean() < 1e-6):
+            speech = speech * 0.0
+        return speech, hn, cn
+
+
+class GRUTagger(nn.Module):
+    """A sequence tagger: token embedding -> bidirectional GRU -> per-token linear classifier.
+
+    ``tokens`` ``int64[1, seq_len]`` (values in ``[0, vocab)``) -> ``tags``
+    ``float32[1, seq_len, num_tags]`` (logits).
+    """
+
+    def __init__(self, vocab: int = 1000, dim: int = 64, hidden: int = 64, num_tags: int = 12):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, dim)
+        self.gru = nn.GRU(dim, hidden, bidirectional=True, batch_first=True)
+        self.classifier = nn.Linear(2 * hidden, num_tags)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        out, _ = self.gru(self.embedding(tokens))
+        return self.classifier(out)
+
+
+class IterativeRefiner(nn.Module):
+    """A fixed-count refinement loop: ``y`` starts at 0 and is refined ``steps`` times by
+    ``y = y + 0.5 * tanh(W [y, f])`` from the encoded input ``f``, then projected.
+
+    ``x`` ``float32[1, 16]`` -> ``y`` ``float32[1, 8]``. The loop is written as ``while i <
+    steps`` because the TorchScript exporter unrolls a ``for`` over a constant range; scripted,
+    it exports as an ONNX ``Loop`` whose condition the body computes.
+    """
+
+    def __init__(self, steps: int = 4, dim: int = 16, hidden: int = 32, out: int = 8) -> None:
+        super().__init__()
+        self.steps = steps
+        self.encode = nn.Linear(dim, hidden)
+        self.update = nn.Linear(2 * hidden, hidden)
+        self.project = nn.Linear(hidden, out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        feat = torch.relu(self.encode(x))
+        y = torch.zeros_like(feat)
+        i = 0
+        while i < self.steps:
+            y = y + 0.5 * torch.tanh(self.update(torch.cat([y, feat], dim=1)))
+            i += 1
+        return self.project(y)
+
+
+# --------------------------------------------------------------------------------------------
 # Registry and export
 # --------------------------------------------------------------------------------------------
 
@@ -331,6 +424,12 @@ class ModelEntry:
     make_inputs: Callable[[], tuple[torch.Tensor, ...]]
     description: str
     min_opset: int = 11
+    #: export the :func:`torch.jit.script`-ed module, so data-dependent ``if``/``while`` become
+    #: ONNX ``If``/``Loop`` (tracing would freeze the path the example input takes)
+    script: bool = False
+    #: ``(input, output)`` pairs of a stateful model: the output is fed back as that input on
+    #: the next call (a streaming model's recurrent state)
+    state: tuple[tuple[str, str], ...] = ()
 
 
 def _image() -> tuple[torch.Tensor, ...]:
@@ -341,6 +440,21 @@ def _image() -> tuple[torch.Tensor, ...]:
 def _token_ids() -> tuple[torch.Tensor, ...]:
     g = torch.Generator().manual_seed(1234)
     return (torch.randint(0, 1000, (1, 64), generator=g, dtype=torch.int64),)
+
+
+def _audio() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1234)
+    return (torch.randn(1, 1, 512, generator=g) * 0.1, torch.zeros(2, 1, 64), torch.zeros(2, 1, 64))
+
+
+def _tags() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1234)
+    return (torch.randint(0, 1000, (1, 32), generator=g, dtype=torch.int64),)
+
+
+def _features() -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1234)
+    return (torch.randn(1, 16, generator=g),)
 
 
 MODELS: dict[str, ModelEntry] = {
@@ -365,6 +479,30 @@ MODELS: dict[str, ModelEntry] = {
         _token_ids,
         "nn.TransformerEncoderLayer encoder, int64[1,64] -> float32[1,64,256]",
         min_opset=14,  # scaled_dot_product_attention has no export before opset 14
+    ),
+    "streaming_detector": ModelEntry(
+        StreamingDetector,
+        ("audio", "h0", "c0"),
+        ("speech", "hn", "cn"),
+        _audio,
+        "streaming detector: conv front end, 2-layer LSTM with state in/out, If (silence gate)",
+        script=True,
+        state=(("h0", "hn"), ("c0", "cn")),
+    ),
+    "gru_tagger": ModelEntry(
+        GRUTagger,
+        ("tokens",),
+        ("tags",),
+        _tags,
+        "bidirectional GRU tagger, int64[1,32] -> float32[1,32,12]",
+    ),
+    "refiner": ModelEntry(
+        IterativeRefiner,
+        ("x",),
+        ("y",),
+        _features,
+        "fixed-count refinement loop (ONNX Loop), float32[1,16] -> float32[1,8]",
+        script=True,
     ),
 }
 """Registered models by name."""
@@ -420,6 +558,11 @@ def output_names(name: str) -> tuple[str, ...]:
     return _entry(name).output_names
 
 
+def state_pairs(name: str) -> tuple[tuple[str, str], ...]:
+    """``(input, output)`` pairs of model ``name``'s recurrent state (empty if stateless)."""
+    return _entry(name).state
+
+
 def cache_dir() -> Path:
     """``$RAMIEL_MODEL_CACHE`` if set, else ``~/.cache/ramiel/models``."""
     env = os.environ.get("RAMIEL_MODEL_CACHE")
@@ -433,7 +576,8 @@ def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: i
     ``hf_*``). Without ``path`` the file is
     ``<cache_dir()>/<name>-opset<opset>-v<MODELS_VERSION>[-transformers<version>].onnx`` and an
     existing one is reused; with ``path`` the model is always exported there. The export uses
-    the legacy TorchScript exporter (``dynamo=False``) in eval mode with fixed input shapes and
+    the legacy TorchScript exporter (``dynamo=False``; of the :func:`torch.jit.script`-ed module
+    for the models with control flow) in eval mode with fixed input shapes and
     constant folding, then runs ``onnx.checker.check_model`` (full check, with shape inference).
     Raises ``KeyError`` for an unknown name and ``ValueError`` for an opset below the model's
     ``min_opset`` (11; 14 for ``"transformer_torch"``). The file is written to a temporary
@@ -460,7 +604,7 @@ def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: i
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                model,
+                torch.jit.script(model) if entry.script else model,
                 inputs,
                 tmp,
                 dynamo=False,
@@ -486,11 +630,14 @@ __all__ = [
     "MODELS_VERSION",
     "SEED",
     "EncoderLayer",
+    "GRUTagger",
     "InceptionBlock",
     "InceptionNet",
     "InceptionSpec",
+    "IterativeRefiner",
     "ModelEntry",
     "SelfAttention",
+    "StreamingDetector",
     "TorchTransformerEncoder",
     "TransformerEncoder",
     "all_models",
@@ -500,6 +647,7 @@ __all__ = [
     "export_model",
     "input_names",
     "output_names",
+    "state_pairs",
 ]
 
 

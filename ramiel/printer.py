@@ -291,10 +291,13 @@ def _compound(op: Operation, names: Names) -> list[str]:
         return lines
     keep = names.fresh("keep_going")
     lines.append(f"{keep} = bool({names[op.inputs[0]]})")
-    lines.append(f"{i} = 0")
+    counted = op.bounded is not None or bool(index.uses)  # else no iteration counter
+    if counted:
+        lines.append(f"{i} = 0")
     bound = f" and {i} < {_int_text(op.inputs[1], names)}" if op.bounded is not None else ""
     lines.append(f"while {keep}{bound}:{_comment(op)}")
-    tail = _assign([keep, *results], [f"bool({nexts[0]})", *nexts[1:]]) + [f"{i} += 1"]
+    tail = _assign([keep, *results], [f"bool({nexts[0]})", *nexts[1:]])
+    tail += [f"{i} += 1"] if counted else []
     lines += _body(block, names, tail)
     return lines
 

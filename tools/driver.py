@@ -142,6 +142,21 @@ def _parser() -> argparse.ArgumentParser:
         help="replace the weights with seeded random values first (the zoo test models' "
         "constant weights make every output equal, which checks little)",
     )
+    r.add_argument(
+        "--steps",
+        type=int,
+        default=1,
+        help="run N steps of a stateful model, feeding each step's state outputs back as its "
+        "state inputs (a streaming model), and check every step against onnxruntime",
+    )
+    r.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        metavar="IN=OUT",
+        help="with --steps: the output fed back as input IN (default: inputs and outputs of the "
+        "same shape and type, paired in order)",
+    )
     _common(r)
     pr = sub.add_parser("profile", help="measure per-op times into a profile database")
     pr.add_argument("model", type=path)
@@ -287,12 +302,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     import torch
 
     from ramiel.compiler import CompiledModel, compile_model
+    from ramiel.errors import RamielError
     from ramiel.importer import load_model
     from ramiel.models import randomize_weights
     from ramiel.runtime.entry import random_inputs
 
     model_path = args.model or default_model()
     opts = _options(args)
+    if args.steps < 1:
+        raise RamielError(f"--steps must be at least 1, got {args.steps}")
+    if args.steps > 1 and opts.batch > 1:
+        raise RamielError("--steps runs a stateful model at batch 1; drop --batch")
     console, say = _progress()
     tmp = None
     out_dir = args.output
@@ -376,6 +396,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "note: every output element is equal (constant weights, as in the zoo test "
                 "models): the check says little; rerun with --random-weights"
             )
+        if args.steps > 1:
+            pairs = state_pairs(model, args.state)
+            worst = max(worst, _check_steps(model, sess, pairs, args.steps))
         ok = worst <= 1e-3
         per_sample = (
             f"; each of the {opts.batch} samples against onnxruntime on its own inputs"
@@ -411,6 +434,93 @@ def cmd_run(args: argparse.Namespace) -> int:
         model.close()
         if tmp is not None:
             tmp.cleanup()
+
+
+def state_pairs(model, specs: Sequence[str]) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """The (input, output) pairs of a stateful compiled ``model``: ``IN=OUT`` of ``specs``, or,
+    without them, the inputs and outputs of equal shape and element type, paired in order.
+    Raises :class:`RamielError` for an unknown name, a shape or type mismatch, or no pair."""
+    from ramiel.errors import RamielError
+
+    ins = dict(model.input_specs)
+    outs = {n: (tuple(shape), dtype) for n, (shape, dtype) in model.output_specs().items()}
+    pairs: list[tuple[str, str]] = []
+    for spec in specs:
+        name, sep, out = spec.partition("=")
+        if not sep or name not in ins or out not in outs:
+            raise RamielError(
+                f"--state {spec!r}: expected IN=OUT with an input of {sorted(ins)} and an "
+                f"output of {sorted(outs)}"
+            )
+        if (tuple(ins[name][0]), ins[name][1]) != outs[out]:
+            raise RamielError(
+                f"--state {spec!r}: input {name} is {list(ins[name][0])} {ins[name][1]}, "
+                f"output {out} is {list(outs[out][0])} {outs[out][1]}"
+            )
+        pairs.append((name, out))
+    if not specs:
+        for key in dict.fromkeys((tuple(s), d) for s, d in ins.values()):
+            group_in = [n for n, (s, d) in ins.items() if (tuple(s), d) == key]
+            group_out = [n for n, v in outs.items() if v == key]
+            if len(group_in) == len(group_out):
+                pairs += list(zip(group_in, group_out, strict=True))
+    if not pairs:
+        raise RamielError(
+            "--steps: no state to feed back (no input and output of equal shape and type); "
+            "name them with --state IN=OUT"
+        )
+    return pairs
+
+
+def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float:  # type: ignore[no-untyped-def]
+    """Run ``steps`` steps of the stateful ``model`` (state inputs start at zero, the other
+    inputs are random per step, each runtime feeds back its own state outputs) in the parallel
+    and the sequential module and in onnxruntime; prints each step's largest error against
+    onnxruntime (relative to the largest output) and returns the largest of all."""
+    import torch
+
+    from ramiel.runtime.entry import random_inputs
+
+    print(
+        f"stateful run of {steps} steps, state fed back: "
+        + ", ".join(f"{o} -> {i}" for i, o in pairs)
+    )
+    state_in = {i for i, _ in pairs}
+    zeros = {
+        i: torch.zeros(*model.input_specs[i][0], dtype=model.input_specs[i][1]) for i in state_in
+    }
+    par_state, seq_state, ort_state = (
+        dict(zeros),
+        dict(zeros),
+        {k: v.numpy() for k, v in zeros.items()},
+    )
+    worst = 0.0
+    for step in range(steps):
+        fresh = random_inputs(model.input_specs, seed=1000 + step)
+        par = model.run({**fresh, **par_state})
+        seq_feeds = {**fresh, **seq_state}
+        seq_outs = model.sequential(*(seq_feeds[n] for n in model.input_specs))
+        seq_outs = seq_outs if isinstance(seq_outs, tuple) else (seq_outs,)
+        seq = dict(zip(model.output_names, seq_outs, strict=True))
+        ref = dict(
+            zip(
+                model.output_names,
+                sess.run(
+                    model.output_names, {**{k: v.numpy() for k, v in fresh.items()}, **ort_state}
+                ),
+                strict=True,
+            )
+        )
+        e_par = max(_rel_error(par[n], ref[n])[0] for n in model.output_names)
+        e_seq = max(_rel_error(seq[n], ref[n])[0] for n in model.output_names)
+        worst = max(worst, e_par, e_seq)
+        print(
+            f"  step {step + 1}: max error vs onnxruntime: parallel {e_par:.2e}, sequential {e_seq:.2e}"
+        )
+        par_state = {i: par[o] for i, o in pairs}
+        seq_state = {i: seq[o] for i, o in pairs}
+        ort_state = {i: ref[o] for i, o in pairs}
+    return worst
 
 
 def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-untyped-def]

@@ -35,6 +35,7 @@ decide, a Loop that never ends, Scan-8's ``sequence_lens``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -170,9 +171,16 @@ def _name(op: Operation, onnx_op: OnnxOp) -> None:
     )
 
 
-def _hint(values: Any, onnx_values: Any) -> None:
-    for v, o in zip(values, onnx_values, strict=True):
-        v.name_hint = o.name_hint
+def _hint(values: Any, onnx_values: Any, body_args: Any = None) -> None:
+    """Name ``values`` after ``onnx_values``; a loop's carried value after its body argument
+    when the result's own name is only the exporter's (``/Loop_output_0``: ``Loop``)."""
+    for k, (v, o) in enumerate(zip(values, onnx_values, strict=True)):
+        hint = o.name_hint
+        owner = o.owner
+        generic = isinstance(owner, OnnxOp) and re.fullmatch(rf"{owner.op_type}(_\d+)?", hint or "")
+        if body_args is not None and (hint is None or generic) and body_args[k].name_hint:
+            hint = body_args[k].name_hint
+        v.name_hint = hint
 
 
 def _lower_if(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
@@ -282,7 +290,7 @@ def _lower_loop(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
             regions=[_region(block)],
         )
     _name(new, op)
-    _hint(new.results, op.results[:n])
+    _hint(new.results, op.results[:n], body.args[2:])
     fb.block.add_op(new)
     stacked = [
         _stack(fb, acc, 0, False, r.name_hint) for acc, r in zip(accs, scan_results, strict=True)
@@ -365,7 +373,7 @@ def _lower_scan(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
     finals, accs = _scan_loop(
         ctx, op, fb, states, scans, length, in_axes, in_rev, [r.type for r in op.results[:n]]
     )
-    _hint(finals, op.results[:n])
+    _hint(finals, op.results[:n], op.regions[0].block.args[:n])
     outs = list(op.results)[n:]
     k = len(outs)
     out_ranks = [len(static_shape(r.type) or ()) for r in outs]
