@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# OpenMP settings (the wait policy), effective when ramiel is imported before torch: ramiel.omp
+from ramiel import omp as _omp  # noqa: F401
+
 __version__ = "0.1.0"
 __all__ = ["compile", "compile_model", "CompileOptions", "CompiledModel", "__version__"]
 

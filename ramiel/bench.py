@@ -15,6 +15,11 @@ onnxruntime pools; the time of a call is measured inside that process):
 * ``par-<backend>-CxH``: hybrid, compiled with ``--intra-op-threads{cores=P}`` (every op its own
   intra-op thread count, more while other clusters idle), with C = P clusters on both backends and
   C = 1 on the threads backend (the one-cluster fallback with per-op thread counts);
+* ``default``: the default program, as ``ramiel.compile(model)`` makes and runs it (analytic
+  costs, clusters = cores, the one-cluster fall-back to intra-op threads);
+* variants (:func:`variants`: ``nofold``, ``nchw`` where the compiler has a layout option,
+  ``compiled`` with ``--compile``): ``seq-1t-<v>``, ``seq-Pt-<v>`` and ``par-threads-Px1-<v>``,
+  the same configurations compiled with other options, without and with task parallelism;
 * ``ort-1t``/``ort-Pt``: onnxruntime's sequential executor with 1 and P intra-op threads, and
   ``ort-par-P``: its parallel executor (``ORT_PARALLEL``, P inter-op threads of 1 intra-op thread),
   all on the original ONNX file with onnxruntime's default graph optimisations.
@@ -29,6 +34,11 @@ path) and the bound ``min(P, W/CP)`` are computed; the parallel modules are comp
 profile, and their estimated makespan is shown beside the measured latency. Efficiency = achieved
 speed-up (``seq-1t`` / parallel) / bound. Every configuration's outputs are checked against
 ``seq-1t`` (largest error relative to the largest output magnitude).
+
+Per model also, unless switched off: the default program timed again in interleaved blocks on
+the machine as it is and with one busy background core (:func:`measure_quiet_busy`: a spinning
+process the benchmark starts itself), both medians reported (target: busy at most
+:data:`TARGET_BUSY_RATIO` x quiet).
 
 Outputs: a markdown report (:func:`render_markdown`), JSON (:func:`to_json`), a PNG plot
 (:func:`plot_speedups`) and, per model, a Chrome trace of one parallel inference with the threads
@@ -69,6 +79,15 @@ TARGET_MODELS = ("light_inception_v1", "light_inception_v2", "ramiel_inception")
 
 TARGET_EFFICIENCY = 0.8
 TARGET_COMPILE_S = 2.0
+TARGET_BUSY_RATIO = 1.5
+"""The default program's median under one busy background core, at most this times its quiet
+median (issue #12)."""
+
+QUICK_MODEL = "light_squeezenet"
+"""The model of ``ramiel bench --quick`` without model arguments (a smoke test of a minute)."""
+
+COMPILE_TIMEOUT_S = 1800.0
+"""Seconds a configuration process with compiled segments may take to compile before it answers."""
 
 
 def zoo_dir() -> str:
@@ -161,6 +180,11 @@ class Config:
             carries its own intra-op thread count (more while other clusters idle).
         tuned: the program ``ramiel tune`` chose for ``threads`` cores (:mod:`ramiel.tune`:
             the fastest of its candidates in a timing of its own, before this one).
+        variant: ``""`` (the default compile options) or a key of :func:`variants`: the same
+            configuration compiled with other options (``compiled``, ``nofold``, ...).
+        default: the default program, as ``ramiel.compile(model)`` makes and runs it (clusters
+            = cores, threads backend, the one-cluster fall-back to intra-op threads; analytic
+            costs).
     """
 
     key: str
@@ -171,9 +195,16 @@ class Config:
     ort_parallel: bool = False
     hybrid: bool = False
     tuned: bool = False
+    variant: str = ""
+    default: bool = False
 
     @property
     def label(self) -> str:
+        if self.variant:
+            base = dataclasses.replace(self, variant="").label
+            return f"{base}, {variants()[self.variant][0]}"
+        if self.default:
+            return f"Ramiel default program for {self.threads} cores (ramiel.compile(model))"
         if self.tuned:
             return f"Ramiel tuned for {self.threads} cores (ramiel tune)"
         if self.engine == "ramiel-seq":
@@ -190,14 +221,48 @@ class Config:
         return f"ORT sequential, {self.threads} intra-op"
 
 
-def configs_for(workers: int) -> list[Config]:
+def variants() -> dict[str, tuple[str, dict[str, Any]]]:
+    """The compile-option variants ``ramiel bench`` can time beside the default options: key ->
+    (description, :class:`~ramiel.compiler.CompileOptions` fields).
+
+    * ``compiled``: compiled segments (``--compile``: torch.compile, inductor, frozen weights);
+    * ``nofold``: the graph rewrites off (``--no-rewrites``: no folding into weights);
+    * ``nchw``: activations in NCHW (``--layout nchw``), where the compiler has a layout option.
+    """
+    from ramiel.compiler import CompileOptions
+
+    out: dict[str, tuple[str, dict[str, Any]]] = {
+        "compiled": ("compiled segments (torch.compile)", {"compile": True}),
+        "nofold": ("graph rewrites off (--no-rewrites)", {"disable": ("all",)}),
+    }
+    if "layout" in {f.name for f in dataclasses.fields(CompileOptions)}:
+        out["nchw"] = ("NCHW layout (--layout nchw)", {"layout": "nchw"})
+    return out
+
+
+DEFAULT_VARIANTS = ("nofold", "nchw")
+"""The variants ``ramiel bench`` times unless told otherwise (those :func:`variants` has);
+``compiled`` is added by ``ramiel bench --compile`` (it costs seconds to minutes of inductor
+compilation per configuration and model)."""
+
+
+def default_variants() -> list[str]:
+    """:data:`DEFAULT_VARIANTS` that this compiler has."""
+    known = variants()
+    return [v for v in DEFAULT_VARIANTS if v in known]
+
+
+def configs_for(workers: int, with_variants: Sequence[str] = ()) -> list[Config]:
     """The configurations of one model for ``workers`` (P) cores.
 
     Parallel splits: C clusters of T = P // C threads for every C in 2..P (P=2: 2x1), with both
     backends. Hybrid (``--intra-op-threads{cores=P}``, each op its own thread count, key
     ``…-CxH``): P clusters on both backends, and one cluster on the threads backend (the
     one-cluster fallback, each op with the thread count its profile says is fastest). ``tuned``:
-    what ``ramiel tune`` chooses for P cores (P > 1).
+    what ``ramiel tune`` chooses for P cores (P > 1). ``default``: the default program.
+
+    Each of ``with_variants`` (keys of :func:`variants`) adds, without and with task
+    parallelism, ``seq-1t-<v>``, ``seq-Pt-<v>`` and ``par-threads-Px1-<v>``.
     """
     p = max(1, workers)
     cfgs = [Config("seq-1t", "ramiel-seq")]
@@ -211,6 +276,15 @@ def configs_for(workers: int) -> list[Config]:
         for c, backend in ((p, "threads"), (p, "processes"), (1, "threads")):
             cfgs.append(Config(f"par-{backend}-{c}xH", "ramiel-par", c, p, backend, hybrid=True))
         cfgs.append(Config("tuned", "ramiel-par", 1, p, "threads", tuned=True))
+    cfgs.append(Config("default", "ramiel-par", p, p, "threads", default=True))
+    known = variants()
+    for v in with_variants:
+        if v not in known:
+            raise ValueError(f"unknown variant {v!r}; known: {', '.join(known)}")
+        cfgs.append(Config(f"seq-1t-{v}", "ramiel-seq", variant=v))
+        if p > 1:
+            cfgs.append(Config(f"seq-{p}t-{v}", "ramiel-seq", threads=p, variant=v))
+            cfgs.append(Config(f"par-threads-{p}x1-{v}", "ramiel-par", p, 1, "threads", variant=v))
     cfgs.append(Config("ort-1t", "ort"))
     if p > 1:
         cfgs.append(Config(f"ort-{p}t", "ort", threads=p))
@@ -286,12 +360,17 @@ class Plan:
     busy_cores: float = 0.25
     quiet_wait_s: float = 180.0
     malloc_tuning: bool = False  # tune_malloc() in every configuration's process
+    variants: tuple[str, ...] = ()  # compile-option variants to time (configs_for)
+    tune_compile: bool = False  # ramiel tune considers compiled candidates too
+    busy_rounds: int = 6  # the busy-background-core timing of the default program (0: none)
+    busy_calls: int = 10
 
     @classmethod
     def quick(cls) -> Plan:
         return cls(
-            warmup=1, min_reps=3, max_reps=3, budget_s=5.0, rel_ci=1.0, gap_s=0.0, attempts=1
-        )
+            warmup=1, min_reps=3, max_reps=3, budget_s=5.0, rel_ci=1.0, gap_s=0.0, attempts=1,
+            busy_rounds=1, busy_calls=3,
+        )  # fmt: skip
 
 
 def measure_interleaved(
@@ -351,6 +430,61 @@ def _stable(samples: list[float], rel_ci: float) -> bool:
     lo, hi = median_ci(s)
     m = median_of(s)
     return m > 0 and (hi - lo) / 2 <= rel_ci * m
+
+
+SPINNER = "while True:\n    pass\n"
+"""The busy background core: a Python loop that never sleeps (one runnable thread)."""
+
+
+@contextlib.contextmanager
+def busy_core(settle_s: float = 0.2) -> Any:
+    """Keep one core busy while the block runs: a child process spinning in :data:`SPINNER` at
+    normal priority (another user's job, as far as the scheduler can tell), killed afterwards.
+    ``settle_s``: seconds to let it start before the block."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SPINNER], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    )
+    try:
+        time.sleep(settle_s)
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait(10.0)
+
+
+def measure_quiet_busy(
+    fn: Callable[[], object],
+    rounds: int = 6,
+    calls: int = 10,
+    warmup: int = 2,
+    gap_s: float = 0.015,
+) -> tuple[Timing, Timing]:
+    """Latency of ``fn`` on the machine as it is (``quiet``) and with one :func:`busy_core`
+    (``busy``), interleaved: ``rounds`` times a block of ``calls`` quiet calls, then a block of
+    ``calls`` with the spinner running (started before, killed after the block). Returns the two
+    :class:`Timing` (ms). A call that returns a :class:`Measured` is timed by what it reports."""
+
+    def block(out: list[float]) -> None:
+        for _ in range(calls):
+            if gap_s > 0:
+                time.sleep(gap_s)
+            t = time.perf_counter()
+            r = fn()
+            ms = (time.perf_counter() - t) * 1e3
+            out.append(r.ms if isinstance(r, Measured) else ms)
+
+    for _ in range(warmup):
+        fn()
+    quiet: list[float] = []
+    busy: list[float] = []
+    for _ in range(rounds):
+        block(quiet)
+        with busy_core():
+            fn()  # the first call after the spinner starts finds the caches cold: untimed
+            block(busy)
+    return Timing.of(quiet), Timing.of(busy)
 
 
 def machine_scaling(workers: int, work_ms: float = 50.0, repeats: int = 5) -> float | None:
@@ -455,6 +589,11 @@ class ConfigResult:
     error: str | None = None
     hybrid: bool = False  # per-op intra-op threads (--intra-op-threads)
     tuned: bool = False  # the program ramiel tune chose
+    variant: str = ""  # compile-option variant (variants())
+    default: bool = False  # the default program (ramiel.compile(model))
+    compile_s: float | None = None  # compiled segments: seconds of torch.compile at load time
+    compiled_segments: int = 0  # compiled segments: how many compilations
+    compile_errors: list[str] = field(default_factory=list)  # segments that run eagerly, why
 
 
 @dataclass
@@ -487,6 +626,8 @@ class ModelResult:
     tuned_choice: str | None = None  # the candidate ramiel tune chose (1x1, 1xP, 1xH, Px1, PxH)
     tuned_candidates: list[dict[str, Any]] = field(default_factory=list)  # its own timing
     tune_s: float = 0.0  # ramiel tune's wall time (compiles and timing)
+    busy_quiet: Timing | None = None  # the default program, interleaved with busy_busy...
+    busy_busy: Timing | None = None  # ... under one spinning background core (busy_core)
 
     def config(self, key: str) -> ConfigResult | None:
         return next((c for c in self.configs if c.key == key), None)
@@ -705,7 +846,10 @@ def _build(recipe: Recipe) -> tuple[Callable[[], tuple[Any, ...]], Any]:
     feeds = {k: torch.from_numpy(v) for k, v in recipe.feeds.items()}
     if recipe.kind == "seq":
         m = CompiledModel(recipe.result, CompileOptions())
-        return _SeqRunner(m, recipe.threads, feeds), m
+        runner = _SeqRunner(m, recipe.threads, feeds)
+        if m.compiled:
+            runner()  # compiles the segments, at this configuration's thread count
+        return runner, m
     if recipe.kind == "par":
         m = CompiledModel(recipe.result, recipe.options)
         m.run(feeds)  # starts the workers (process workers fork before any torch compute here)
@@ -724,7 +868,8 @@ def _serve(conn: Any, recipe: Recipe) -> None:
         if recipe.malloc_tuning:
             tune_malloc()
         fn, closer = _build(recipe)
-        conn.send(("ready", None))
+        report = closer.compile_report() if hasattr(closer, "compile_report") else []
+        conn.send(("ready", report))
         while True:
             try:
                 msg = conn.recv()
@@ -796,8 +941,10 @@ class Isolated:
             raise RuntimeError(value)
         return value
 
-    def wait_ready(self) -> None:
-        self._ask(None)
+    def wait_ready(self) -> list[Any]:
+        """Wait until the configuration is built; returns its compile report (the
+        :class:`~ramiel.runtime.compiled.CompileEvent` list of a compiled program, else empty)."""
+        return self._ask(None) or []
 
     def __call__(self) -> Measured:
         return self._ask("run")
@@ -900,13 +1047,21 @@ def _bench_model(
     res.profile_s = round(time.perf_counter() - t, 3)
     torch.set_num_threads(caller_threads)
 
-    # 3. Compile every parallel configuration with the profile.
-    cfgs = configs_for(p)
+    # 3. Compile every parallel configuration with the profile (and each variant's program).
+    cfgs = configs_for(p, plan.variants)
     seq_model = CompiledModel(best, CompileOptions(clusters=p))
     feeds = random_inputs(seq_model.input_specs, seed=0)
-    compiled: dict[tuple[int, str, bool], Any] = {}
+    compiled: dict[tuple[int, str, bool, str], Any] = {}
     models: dict[str, Any] = {}
+    seq_results: dict[str, Any] = {"": best}  # variant -> analytic compile (sequential module)
+    for v in plan.variants:
+        say(f"{res.name}: compile ({variants()[v][0]})")
+        opts = CompileOptions(clusters=p, **variants()[v][1])
+        seq_results[v] = compile_model(res.path, os.path.join(work, f"analytic-{v}"), opts)
     for cfg in cfgs:
+        if cfg.default:
+            models[cfg.key] = CompiledModel(best, CompileOptions(clusters=p))
+            continue
         if cfg.tuned:
             from ramiel.tune import tune
 
@@ -918,6 +1073,7 @@ def _bench_model(
                 cores=cfg.threads,
                 profile=db,
                 budget_s=3.0 if plan.max_reps <= 3 else 15.0,
+                compile=plan.tune_compile,
             )
             res.tune_s = round(time.perf_counter() - t, 3)
             res.tuned_choice = tr.choice
@@ -927,20 +1083,27 @@ def _bench_model(
         if cfg.engine != "ramiel-par":
             continue
         assert cfg.backend is not None
-        ck = (cfg.clusters, cfg.backend, cfg.hybrid)
+        ck = (cfg.clusters, cfg.backend, cfg.hybrid, cfg.variant)
+        extra = variants()[cfg.variant][1] if cfg.variant else {}
         if ck not in compiled:
             how = ", intra-op threads per op" if cfg.hybrid else ""
+            how += f", {variants()[cfg.variant][0]}" if cfg.variant else ""
             say(f"{res.name}: compile {cfg.clusters} clusters, {cfg.backend}{how}, profiled")
-            d = os.path.join(work, f"par-{cfg.backend}-{cfg.clusters}{'-h' if cfg.hybrid else ''}")
+            d = os.path.join(
+                work,
+                f"par-{cfg.backend}-{cfg.clusters}{'-h' if cfg.hybrid else ''}"
+                + (f"-{cfg.variant}" if cfg.variant else ""),
+            )
             opts = CompileOptions(
                 clusters=cfg.clusters,
                 backend=cfg.backend,
                 profile=db,
                 cores=cfg.threads if cfg.hybrid else None,
+                **extra,
             )
             compiled[ck] = compile_model(res.path, d, opts)
         r = compiled[ck]
-        if res.work_ms is None and not cfg.hybrid:
+        if res.work_ms is None and not cfg.hybrid and not cfg.variant:
             rep = r.report
             res.work_ms = rep.work_us / 1e3
             res.cp_ms = rep.critical_path_us / 1e3
@@ -951,6 +1114,7 @@ def _bench_model(
             backend=cfg.backend,
             threads_per_worker=1 if cfg.hybrid else cfg.threads,
             profile=db,
+            **extra,
         )
         models[cfg.key] = CompiledModel(r, opts)
     if res.work_ms is None:  # P = 1: still report W and CP
@@ -975,6 +1139,8 @@ def _bench_model(
             c.backend,
             hybrid=c.hybrid,
             tuned=c.tuned,
+            variant=c.variant,
+            default=c.default,
         )
         for c in cfgs
     }
@@ -988,7 +1154,8 @@ def _bench_model(
                 "malloc_tuning": plan.malloc_tuning,
             }
             if cfg.engine == "ramiel-seq":
-                recipe = Recipe("seq", result=best, threads=cfg.threads, **common)
+                result = seq_results[cfg.variant]
+                recipe = Recipe("seq", result=result, threads=cfg.threads, **common)
             elif cfg.engine == "ramiel-par":
                 m = models[cfg.key]
                 recipe = Recipe("par", result=m.result, options=m.options, **common)
@@ -997,13 +1164,24 @@ def _bench_model(
                 cr.actual_clusters = len(m.program.clusters)
             else:
                 recipe = Recipe("ort", path=res.path, config=cfg, **common)
-            procs[cfg.key] = Isolated(recipe)
+            # compiled programs compile in that process before they answer: minutes, not seconds
+            slow = cfg.variant == "compiled" or (cfg.tuned and plan.tune_compile)
+            procs[cfg.key] = Isolated(recipe, timeout_s=COMPILE_TIMEOUT_S if slow else 300.0)
+        if any(c.variant == "compiled" for c in cfgs):
+            say(f"{res.name}: torch.compile in the compiled configurations' processes")
         for cfg in cfgs:
             try:
-                procs[cfg.key].wait_ready()
+                events = procs[cfg.key].wait_ready()
                 fns[cfg.key] = procs[cfg.key]
             except Exception as e:
                 results[cfg.key].error = f"{type(e).__name__}: {e}"
+                continue
+            if events:
+                results[cfg.key].compile_s = round(sum(e.seconds for e in events), 3)
+                results[cfg.key].compiled_segments = len(events)
+                results[cfg.key].compile_errors = [
+                    f"{e.segment}: {e.error}" for e in events if e.error
+                ]
 
         # 5. Correctness against seq-1t, then the interleaved timing.
         ref = procs["seq-1t"].outputs()
@@ -1038,12 +1216,22 @@ def _bench_model(
         for k, tm in timings.items():
             results[k].timing = tm
 
+        # 5b. The default program under one busy background core, interleaved with quiet blocks.
+        if plan.busy_rounds > 0 and "default" in fns:
+            say(f"{res.name}: the default program quiet and with one busy background core")
+            res.busy_quiet, res.busy_busy = measure_quiet_busy(
+                fns["default"], rounds=plan.busy_rounds, calls=plan.busy_calls, gap_s=plan.gap_s
+            )
+
         # 6. Trace of one parallel inference with the threads backend.
         if trace:
             par_threads = [
                 c
                 for c in cfgs
-                if c.engine == "ramiel-par" and c.backend == "threads" and c.clusters > 1
+                if c.engine == "ramiel-par"
+                and c.backend == "threads"
+                and c.clusters > 1
+                and not (c.variant or c.default)
             ]
             if par_threads and par_threads[0].key in models:
                 tdir = os.path.join(out_dir, "traces")
@@ -1090,12 +1278,15 @@ def _summarise(res: ModelResult) -> None:
         if c.timing and seq1:
             c.speedup = round(seq1 / c.timing.median, 4)
     # Ramiel's configurations: every parallel module, the hybrid one-cluster fallback included
+    # (with the default compile options: the variants and the default program have tables of
+    # their own)
+    base = [c for c in res.configs if not (c.variant or c.default)]
     par = [
         c
-        for c in res.configs
+        for c in base
         if c.engine == "ramiel-par" and (c.clusters > 1 or c.hybrid) and c.timing and not c.tuned
     ]
-    intra = [c for c in res.configs if c.engine == "ramiel-seq" and c.timing]
+    intra = [c for c in base if c.engine == "ramiel-seq" and c.timing]
     if par:
         res.best_par = min(par, key=lambda c: c.timing.median).key  # type: ignore[union-attr]
     if intra:
@@ -1112,6 +1303,11 @@ def _summarise(res: ModelResult) -> None:
             )
         if c.error:
             res.notes.append(f"{c.key}: {c.error}")
+        if c.compile_errors:
+            res.notes.append(
+                f"{c.key}: {len(c.compile_errors)} segment(s) not compiled, run eagerly: "
+                + "; ".join(c.compile_errors[:3])
+            )
 
 
 # ------------------------------------------------------------------------------------- trace
@@ -1447,6 +1643,9 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
         cells += [_x(est), _x(sp), _pct(eff), _verdict(r), _tuned_verdict(r), _noise(r)]
         out.append("| " + " | ".join(cells) + " |")
     out += ["", "Bold: the fastest configuration of the row.", ""]
+    out += _ort_lines(results, p)
+    out += _variant_lines(results, p)
+    out += _busy_lines(results)
     out += _target_lines(results, p)
     runs = "best of 2" if not env.quick else "one run"
     out += ["", f"## Compile time (s, default analytic-cost compile, {runs})", ""]
@@ -1479,6 +1678,148 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
     for r in results:
         out += _model_lines(r)
     return "\n".join(out) + "\n"
+
+
+def ratio_ci(a: Timing | None, b: Timing | None) -> tuple[float, float, float] | None:
+    """``a.median / b.median`` and a 95 % interval of it from the two medians' intervals (the
+    smallest and largest ratio they allow: conservative, no independence assumed)."""
+    if a is None or b is None or b.median <= 0 or b.ci[0] <= 0:
+        return None
+    return a.median / b.median, a.ci[0] / b.ci[1], a.ci[1] / b.ci[0]
+
+
+def _ratio(x: tuple[float, float, float] | None, key: str | None = None) -> str:
+    if x is None:
+        return "–"
+    text = f"{x[0]:.2f} [{x[1]:.2f}, {x[2]:.2f}]"
+    if x[2] <= 1.0:
+        text = f"**{text}**"  # faster than onnxruntime, interval included
+    return f"{text} {key}" if key else text
+
+
+def _timing(r: ModelResult, key: str) -> Timing | None:
+    c = r.config(key)
+    return c.timing if c is not None else None
+
+
+def _fastest(r: ModelResult, pred: Callable[[ConfigResult], bool]) -> ConfigResult | None:
+    cands = [c for c in r.configs if c.engine != "ort" and c.timing and pred(c)]
+    return min(cands, key=lambda c: c.timing.median) if cands else None  # type: ignore[union-attr]
+
+
+def _on_all_cores(c: ConfigResult) -> bool:
+    """A Ramiel configuration that uses more than one core (P threads, clusters or per-op)."""
+    return c.threads > 1 or c.clusters > 1 or c.hybrid
+
+
+def _ort_lines(results: Sequence[ModelResult], p: int) -> list[str]:
+    """Ramiel against onnxruntime with the same cores: medians [95 % interval] as ratios."""
+    rows = [r for r in results if not r.error and r.configs]
+    if not rows or p < 2:
+        return []
+    out = [
+        f"## Against onnxruntime (same cores, P = {p})",
+        "",
+        "Ratio of medians, Ramiel / onnxruntime (< 1: Ramiel faster), with a 95 % interval "
+        "(from the two medians' intervals: the smallest and largest ratio they allow); bold: "
+        f"the whole interval at or below 1. 1 core: against `ort-1t`; {p} cores: against "
+        f"`ort-{p}t`. `default` = the default program (`ramiel.compile(model)`, analytic costs: "
+        "clusters = cores, the one-cluster fall-back to intra-op threads); `best` = the "
+        f"fastest Ramiel configuration on {p} cores (any compile options, `ramiel tune`'s "
+        "included), named after the ratio; `compiled` = the fastest with compiled segments "
+        "(`ramiel bench --compile`), and the seconds of torch.compile its process spent at "
+        "load time.",
+        "",
+        f"| model | ort-1t ms | ort-{p}t ms | seq-1t / ort-1t | compiled 1t / ort-1t | "
+        f"default / ort-{p}t | best / ort-{p}t | compiled / ort-{p}t | compile s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in rows:
+        o1, op = _timing(r, "ort-1t"), _timing(r, f"ort-{p}t")
+        best = _fastest(r, _on_all_cores)
+        comp = _fastest(r, lambda c: _on_all_cores(c) and c.variant == "compiled")
+        comp1 = r.config("seq-1t-compiled")
+        cells = [
+            r.name,
+            _ms(o1.median if o1 else None),
+            _ms(op.median if op else None),
+            _ratio(ratio_ci(_timing(r, "seq-1t"), o1)),
+            _ratio(ratio_ci(comp1.timing if comp1 else None, o1)),
+            _ratio(ratio_ci(_timing(r, "default"), op)),
+            _ratio(ratio_ci(best.timing if best else None, op), best.key if best else None),
+            _ratio(ratio_ci(comp.timing if comp else None, op), comp.key if comp else None),
+            f"{comp.compile_s:.0f}" if comp and comp.compile_s is not None else "–",
+        ]
+        out.append("| " + " | ".join(cells) + " |")
+    return [*out, ""]
+
+
+def _variant_lines(results: Sequence[ModelResult], p: int) -> list[str]:
+    """Each compile-option variant against the default options, same configuration."""
+    present = sorted({c.variant for r in results for c in r.configs if c.variant})
+    if not present:
+        return []
+    known = variants()
+    out = [
+        "## Compile-option variants",
+        "",
+        "Median ms of each configuration compiled with the variant's options, and its ratio to "
+        "the same configuration with the default options (< 1: the variant is faster). "
+        + "; ".join(f"`{v}`: {known[v][0] if v in known else v}" for v in present)
+        + ". `compile s`: torch.compile at load time (compiled segments), per process.",
+        "",
+    ]
+    keys = ["seq-1t"] + ([f"seq-{p}t", f"par-threads-{p}x1"] if p > 1 else [])
+    head = ["model", "variant"]
+    for k in keys:
+        head += [f"{k} ms", "vs default"]
+    head.append("compile s")
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|---|---|" + "--:|" * (len(head) - 2))
+    for r in results:
+        if r.error or not r.configs:
+            continue
+        for v in present:
+            cells = [r.name, v]
+            comp: list[float] = []
+            for k in keys:
+                c = r.config(f"{k}-{v}")
+                t = c.timing if c else None
+                cells += [_ms(t.median if t else None), _ratio(ratio_ci(t, _timing(r, k)))]
+                if c is not None and c.compile_s is not None:
+                    comp.append(c.compile_s)
+            cells.append(", ".join(f"{x:.0f}" for x in comp) if comp else "–")
+            out.append("| " + " | ".join(cells) + " |")
+    return [*out, ""]
+
+
+def _busy_lines(results: Sequence[ModelResult]) -> list[str]:
+    rows = [r for r in results if r.busy_quiet is not None and r.busy_busy is not None]
+    if not rows:
+        return []
+    out = [
+        "## One busy background core",
+        "",
+        "The default program (`ramiel.compile(model)`), timed in interleaved blocks: calls on "
+        "the machine as it is, then calls while a process the benchmark started spins on one "
+        "core (`ramiel.bench.busy_core`), repeated. Medians ms [95 % interval]; target: busy "
+        f"at most {TARGET_BUSY_RATIO}× quiet.",
+        "",
+        "| model | program | quiet ms | busy ms | busy / quiet | ≤ 1.5× |",
+        "|---|---|--:|--:|--:|:-:|",
+    ]
+    for r in rows:
+        q, b = r.busy_quiet, r.busy_busy
+        assert q is not None and b is not None
+        c = r.config("default")
+        prog = f"{c.actual_clusters} cluster(s)" if c and c.actual_clusters else "–"
+        ratio = b.median / q.median
+        ok = "yes" if ratio <= TARGET_BUSY_RATIO else "**no**"
+        out.append(
+            f"| {r.name} | {prog} | {_ms(q.median)} [{_ms(q.ci[0])}, {_ms(q.ci[1])}] | "
+            f"{_ms(b.median)} [{_ms(b.ci[0])}, {_ms(b.ci[1])}] | {ratio:.2f}× | {ok} |"
+        )
+    return [*out, ""]
 
 
 def _env_lines(env: Environment) -> list[str]:
@@ -1525,7 +1866,11 @@ def _headline(
     cands = [
         c
         for c in r.configs
-        if c.engine == "ramiel-par" and c.threads == 1 and c.clusters == r.workers and c.timing
+        if c.engine == "ramiel-par"
+        and c.threads == 1
+        and c.clusters == r.workers
+        and c.timing
+        and not (c.variant or c.default)
     ]
     if not cands:
         return None, None, None, None
@@ -1721,6 +2066,9 @@ def load_json(path: str) -> tuple[list[ModelResult], Environment]:
             configs.append(ConfigResult(**c))
         fields = {k: v for k, v in m.items() if k in res_fields}
         fields["configs"] = configs
+        for k in ("busy_quiet", "busy_busy"):
+            if fields.get(k):
+                fields[k] = Timing(**{**fields[k], "ci": tuple(fields[k]["ci"])})
         results.append(ModelResult(**fields))
     return results, env
 
@@ -1851,6 +2199,9 @@ def run_bench(
     say: Callable[[str], None] = lambda _m: None,
     malloc_tuning: bool = True,
     render_from: str | None = None,
+    compile: bool = False,  # noqa: A002 - the option's name (ramiel bench --compile)
+    variant_names: Sequence[str] | None = None,
+    busy_core: bool = True,
 ) -> tuple[list[ModelResult], Environment, str]:
     """Benchmark ``models`` (see :func:`resolve_models`); write the report files into ``out_dir``
     (``bench.md``, ``bench.json``, ``speedups.png``, ``traces/<model>.json``), the markdown also to
@@ -1859,6 +2210,11 @@ def run_bench(
     every configuration alike; without it, whichever configuration's thread glibc happens to trim
     pays page faults per inference, e.g. seq-1t of light_densenet121 ~20,000 per inference).
     ``render_from``: measure nothing, render the reports again from that JSON file.
+    ``variant_names``: the compile-option variants to time beside the defaults (keys of
+    :func:`variants`; default :data:`DEFAULT_VARIANTS`, those available); ``compile``: add the
+    ``compiled`` variant and let ``ramiel tune`` consider compiled candidates; ``busy_core``:
+    time the default program under one busy background core too. With ``quick`` and no
+    models: one small zoo model (:data:`QUICK_MODEL`).
     """
     import torch
 
@@ -1875,14 +2231,30 @@ def run_bench(
                 results, env, out_dir, json_path, markdown_path, plot, say, write_json=False
             ),
         )
-    specs = resolve_models(models)
+    specs = resolve_models(models if models or not quick else [QUICK_MODEL])
     p = workers or os.cpu_count() or 1
     cmd = command or "ramiel bench " + " ".join(shlex.quote(a) for a in models)
+    known = variants()
+    if variant_names is None:
+        chosen = default_variants()
+    else:
+        chosen = list(variant_names)
+        unknown = [v for v in chosen if v not in known]
+        if unknown:
+            raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    if compile and "compiled" not in chosen:
+        chosen.append("compiled")
     env = Environment.capture(cmd, p, quick)
     if malloc_tuning:
         env.malloc_tuned = tune_malloc()
     plan = Plan.quick() if quick else Plan()
-    plan = dataclasses.replace(plan, malloc_tuning=env.malloc_tuned)
+    plan = dataclasses.replace(
+        plan,
+        malloc_tuning=env.malloc_tuned,
+        variants=tuple(chosen),
+        tune_compile=compile,
+        busy_rounds=plan.busy_rounds if busy_core else 0,
+    )
     os.makedirs(out_dir, exist_ok=True)
     caller_threads = torch.get_num_threads()
     results = []

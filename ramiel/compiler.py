@@ -380,6 +380,13 @@ class CompiledModel:
         first call does it otherwise."""
         self._start()
 
+    @property
+    def compiled(self) -> bool:
+        """Whether the modules have compiled segments (compiled with ``compile=True``)."""
+        from ramiel.runtime.compiled import segments_in
+
+        return bool(segments_in(self._seq_namespace))
+
     def compile_report(self) -> list[Any]:
         """The compilations of compiled segments so far (parallel and sequential module), as
         :class:`~ramiel.runtime.compiled.CompileEvent` items; empty unless compiled."""

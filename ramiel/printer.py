@@ -374,6 +374,8 @@ def print_python(module: ModuleOp, source: str = "") -> str:
         + '"""\n'
     )
     out.append("import math  # noqa: F401\nimport operator  # noqa: F401\n")
+    # before torch: GNU OpenMP reads its wait policy once, when torch loads it (ramiel.omp)
+    out.append("import ramiel.omp  # noqa: F401 - OpenMP settings, before torch starts\n")
     out.append("import torch\nimport torch.nn.functional as F  # noqa: F401\n")
     out.append("from ramiel.runtime import ops  # noqa: F401\n")
     if parallel:

@@ -17,7 +17,12 @@ why. Candidates for P cores (all compiled with the same profile database):
 * ``Px1``: P clusters, one thread each (threads backend), when the merge keeps more than one;
 * ``PxH``: P clusters with per-op threads where the others are idle, when it keeps more than one.
 
-The search is over at most five programs, not over schedules: it costs a few seconds of timing
+With ``compile=True`` (``ramiel tune --compile``) the candidates ``1x1``, ``1xP`` and ``Px1`` are
+also compiled with compiled segments (``...-compiled``: torch.compile, inductor, frozen weights;
+:mod:`ramiel.runtime.compiled`); each compiles in its own process before the timing starts (its
+compile time, reported per candidate, is never part of a timed call).
+
+The search is over at most five programs (eight with ``--compile``), not over schedules: it costs a few seconds of timing
 per model (``budget_s`` caps it), against the tens of minutes of search-based planners.
 """
 
@@ -59,6 +64,7 @@ class Candidate:
     min_ms: float | None = None
     n: int = 0
     error: str | None = None
+    compile_s: float | None = None  # compiled candidates: torch.compile at load time, seconds
 
 
 @dataclass
@@ -93,6 +99,7 @@ class TuneResult:
                     "min_ms": c.min_ms,
                     "n": c.n,
                     "error": c.error,
+                    "compile_s": c.compile_s,
                 }
                 for c in self.candidates
             ],
@@ -108,9 +115,10 @@ class TuneResult:
 
 
 def candidates_for(
-    cores: int, profile: str | None, base: CompileOptions | None = None
+    cores: int, profile: str | None, base: CompileOptions | None = None, compile: bool = False
 ) -> list[Candidate]:
-    """The candidate programs for ``cores`` cores (module docstring), in order of simplicity."""
+    """The candidate programs for ``cores`` cores (module docstring), in order of simplicity;
+    with ``compile``, the compiled ones after them."""
     base = base or CompileOptions()
 
     def opts(**kw: Any) -> CompileOptions:
@@ -126,6 +134,11 @@ def candidates_for(
         out.append(Candidate("1xH", opts(clusters=1, cores=p)))
         out.append(Candidate(f"{p}x1", opts(clusters=p)))
         out.append(Candidate(f"{p}xH", opts(clusters=p, cores=p)))
+    if compile:
+        plain = {c.key: c for c in out if not c.key.endswith("H")}
+        for key, c in plain.items():
+            compiled = CompileOptions(**{**asdict(c.options), "compile": True})
+            out.append(Candidate(f"{key}-compiled", compiled))
     return out
 
 
@@ -137,20 +150,21 @@ def tune(
     base: CompileOptions | None = None,
     budget_s: float = 20.0,
     say: Callable[[str], None] = lambda _m: None,
+    compile: bool = False,  # noqa: A002 - the option's name (ramiel tune --compile)
 ) -> TuneResult:
     """Compile the candidates of ``model`` for ``cores`` cores, time them, keep the fastest.
 
     ``profile``: a profile database with per-op times for 1 and ``cores`` threads (made with
     ``ramiel profile --threads 1,P`` into ``out_dir/profile.json`` when not given). ``base``:
     other compile options (input shapes, batch, ...). ``budget_s``: timing budget (seconds; at
-    least 5 rounds are always run). Writes the winner's program files and ``tune.json`` into
+    least 5 rounds are always run). ``compile``: consider compiled candidates too. Writes the winner's program files and ``tune.json`` into
     ``out_dir``; the candidates stay in ``out_dir/candidates/<key>``.
 
     Raises:
         RamielError: the model does not compile (as ``ramiel compile`` would).
         RuntimeFailure: no candidate ran (each candidate's error in the message).
     """
-    from ramiel.bench import Isolated, Plan, Recipe, measure_interleaved
+    from ramiel.bench import COMPILE_TIMEOUT_S, Isolated, Plan, Recipe, measure_interleaved
     from ramiel.cost_model import usable_cores
     from ramiel.profiler import profile_model
     from ramiel.runtime.entry import random_inputs
@@ -179,7 +193,7 @@ def tune(
         say(f"profile (1 and {p} threads)")
         shapes = (base.input_shapes if base else None) or None
         profile_model(model, profile, repeat=5, input_shapes=shapes, threads=sorted({1, p}))
-    cands = candidates_for(p, profile, base)
+    cands = candidates_for(p, profile, base, compile)
     for c in cands:
         d = os.path.join(out_dir, "candidates", c.key)
         say(f"compile {c.key}")
@@ -187,6 +201,8 @@ def tune(
         c.clusters = c.result.clusters
     # a multi-cluster candidate the merge left with one cluster is a one-cluster program again
     cands = [c for c in cands if c.options.clusters == 1 or c.clusters > 1]
+    if any(c.options.compile for c in cands):
+        say("torch.compile of the compiled candidates (each in its own process)")
 
     first = CompiledModel(cands[0].result, cands[0].options)  # type: ignore[arg-type]
     feeds = {k: v.numpy() for k, v in random_inputs(first.input_specs, seed=0).items()}
@@ -196,12 +212,15 @@ def tune(
     try:
         for c in cands:
             procs[c.key] = Isolated(
-                Recipe("par", feeds, out_names, result=c.result, options=c.options)
+                Recipe("par", feeds, out_names, result=c.result, options=c.options),
+                timeout_s=COMPILE_TIMEOUT_S if c.options.compile else 300.0,
             )
         fns = {}
         for c in cands:
             try:
-                procs[c.key].wait_ready()
+                events = procs[c.key].wait_ready()
+                if events:
+                    c.compile_s = round(sum(e.seconds for e in events), 3)
                 fns[c.key] = procs[c.key]
             except Exception as e:  # noqa: BLE001 - recorded, the other candidates go on
                 c.error = f"{type(e).__name__}: {e}"

@@ -145,6 +145,7 @@ def test_configs_for_two_and_four_workers() -> None:
         "par-processes-2xH",
         "par-threads-1xH",
         "tuned",
+        "default",
         "ort-1t",
         "ort-2t",
         "ort-par-2",
@@ -156,7 +157,69 @@ def test_configs_for_two_and_four_workers() -> None:
     four = {c.key: c for c in bench.configs_for(4)}
     assert {"par-threads-2x2", "par-threads-3x1", "par-threads-4x1"} <= set(four)
     assert four["par-processes-2x2"].threads == 2 and four["ort-par-4"].ort_parallel
-    assert [c.key for c in bench.configs_for(1)] == ["seq-1t", "ort-1t"]
+    assert [c.key for c in bench.configs_for(1)] == ["seq-1t", "default", "ort-1t"]
+    default = bench.configs_for(2)[8]
+    assert default.default and default.clusters == 2 and "ramiel.compile(model)" in default.label
+
+
+def test_variant_configurations_without_and_with_task_parallelism() -> None:
+    """Each variant: the sequential module on 1 and P threads, and P clusters of 1 thread."""
+    keys = [c.key for c in bench.configs_for(2, ["compiled", "nofold"]) if c.variant]
+    assert keys == [
+        "seq-1t-compiled",
+        "seq-2t-compiled",
+        "par-threads-2x1-compiled",
+        "seq-1t-nofold",
+        "seq-2t-nofold",
+        "par-threads-2x1-nofold",
+    ]
+    c = next(c for c in bench.configs_for(2, ["compiled"]) if c.key == "seq-2t-compiled")
+    assert c.threads == 2 and "torch.compile" in c.label
+    assert bench.variants()["compiled"][1] == {"compile": True}
+    assert bench.variants()["nofold"][1] == {"disable": ("all",)}
+    with pytest.raises(ValueError, match="unknown variant"):
+        bench.configs_for(2, ["fast"])
+
+
+def test_ratio_interval_from_the_medians_intervals() -> None:
+    a = bench.Timing(10.0, 9.0, 12.0, 20, (9.5, 10.5))
+    b = bench.Timing(20.0, 18.0, 22.0, 20, (19.0, 21.0))
+    r, lo, hi = bench.ratio_ci(a, b)  # type: ignore[misc]
+    assert r == pytest.approx(0.5)
+    assert lo == pytest.approx(9.5 / 21.0) and hi == pytest.approx(10.5 / 19.0)
+    assert bench.ratio_ci(a, None) is None
+
+
+def test_measure_quiet_busy_interleaves_quiet_and_busy_blocks(monkeypatch) -> None:
+    """Blocks of quiet calls alternate with blocks run inside busy_core (one untimed call after
+    the spinner starts); each side gets rounds x calls samples."""
+    import contextlib
+
+    state = {"busy": False}
+    seen: list[bool] = []
+
+    @contextlib.contextmanager
+    def fake_busy_core():
+        state["busy"] = True
+        yield None
+        state["busy"] = False
+
+    monkeypatch.setattr(bench, "busy_core", fake_busy_core)
+    quiet, busy = bench.measure_quiet_busy(
+        lambda: seen.append(state["busy"]), rounds=2, calls=2, warmup=1, gap_s=0
+    )
+    q, b = False, True
+    assert seen == [q] + [q, q] + [b, b, b] + [q, q] + [b, b, b]
+    assert quiet.n == busy.n == 4
+
+
+def test_busy_core_spins_in_a_process_of_its_own_and_stops() -> None:
+    with bench.busy_core(settle_s=0.3) as proc:
+        assert proc.poll() is None  # running
+        with open(f"/proc/{proc.pid}/stat") as f:
+            utime = int(f.read().rsplit(")", 1)[1].split()[11])
+        assert utime > 0  # it has been burning CPU
+    assert proc.poll() is not None
 
 
 def test_resolve_models(tiny: str) -> None:
@@ -179,7 +242,9 @@ def test_quick_run_times_every_configuration(quick_run) -> None:
     results, env, _md, _out = quick_run
     (r,) = results
     assert r.error is None, r.error
-    assert [c.key for c in r.configs] == [c.key for c in bench.configs_for(2)]
+    assert [c.key for c in r.configs] == [
+        c.key for c in bench.configs_for(2, bench.default_variants())
+    ]
     for c in r.configs:
         assert c.error is None, (c.key, c.error)
         assert c.timing is not None and c.timing.n == 3
@@ -192,6 +257,10 @@ def test_quick_run_times_every_configuration(quick_run) -> None:
     assert r.bound == pytest.approx(min(2.0, r.work_ms / r.cp_ms))
     assert set(r.efficiency) == {"par-threads-2x1", "par-processes-2x1"}
     assert env.workers == 2 and env.quick and env.load_after is not None
+    # the default program, and once more under one busy background core (quick: 1 x 3 calls)
+    assert r.config("default").actual_clusters in (1, 2)  # type: ignore[union-attr]
+    assert r.busy_quiet is not None and r.busy_busy is not None
+    assert r.busy_quiet.n == r.busy_busy.n == 3
 
 
 def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
@@ -203,7 +272,12 @@ def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
     assert json.loads((out / "extra.json").read_text()) == data
     assert set(data) == {"environment", "models"}
     m = data["models"][0]
-    assert m["name"] == "tiny" and len(m["configs"]) == 11
+    assert m["name"] == "tiny"
+    assert len(m["configs"]) == len(bench.configs_for(2, bench.default_variants()))
+    # against onnxruntime with the same cores, the variants, the busy background core
+    assert "## Against onnxruntime (same cores, P = 2)" in md
+    assert "## Compile-option variants" in md and "| tiny | nofold |" in md
+    assert "## One busy background core" in md
     # ramiel tune ran, chose one of its candidates, and its program was timed with the others
     assert m["tuned_choice"] in {c["key"] for c in m["tuned_candidates"]}
     tc = next(c for c in m["configs"] if c["key"] == "tuned")

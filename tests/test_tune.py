@@ -63,6 +63,22 @@ def test_candidates():
     assert [c.key for c in candidates_for(1, None)] == ["1x1"]
 
 
+def test_compiled_candidates():
+    """--compile: the plain candidates again, with compiled segments (not the per-op ones)."""
+    cands = candidates_for(2, "p.json", compile=True)
+    keys = [c.key for c in cands]
+    plain = ["1x1", "1x2", "1xH", "2x1", "2xH"]
+    assert keys == [*plain, "1x1-compiled", "1x2-compiled", "2x1-compiled"]
+    by = {c.key: c.options for c in cands}
+    for key in ("1x1", "1x2", "2x1"):
+        compiled = by[f"{key}-compiled"]
+        assert compiled.compile and not by[key].compile
+        assert (compiled.clusters, compiled.threads_per_worker) == (
+            by[key].clusters,
+            by[key].threads_per_worker,
+        )
+
+
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
     d = tmp_path_factory.mktemp("tune")

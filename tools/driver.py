@@ -204,6 +204,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--budget", type=seconds(), default=20.0, help="timing budget, seconds")
     _input_shape(t)
+    t.add_argument(
+        "--compile",
+        action="store_true",
+        help="also consider the candidates with compiled segments (torch.compile) and report "
+        "their compile time",
+    )
     b = sub.add_parser(
         "bench", help="latency of the generated code vs intra-op threads and onnxruntime"
     )
@@ -228,6 +234,25 @@ def _parser() -> argparse.ArgumentParser:
         "--render",
         metavar="JSON",
         help="measure nothing: write the markdown and the plot again from a saved JSON file",
+    )
+    b.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time the configurations with compiled segments (torch.compile: minutes of "
+        "compilation per model) and let ramiel tune consider compiled programs",
+    )
+    b.add_argument(
+        "--variants",
+        default=None,
+        metavar="V,W,...",
+        help="compile-option variants to time beside the defaults, each without and with task "
+        "parallelism (nofold, nchw where the compiler has a layout option, compiled; 'none' for "
+        "none; default: nofold and nchw)",
+    )
+    b.add_argument(
+        "--no-busy-core",
+        action="store_true",
+        help="skip timing the default program under one busy background core",
     )
     b.add_argument(
         "--no-malloc-tuning",
@@ -616,17 +641,28 @@ def cmd_tune(args: argparse.Namespace) -> int:
     base = CompileOptions(input_shapes=_shapes(args))
     console, say = _progress()
     with console.status("tuning"):
-        res = tune(args.model, args.output, args.cores, args.profile, base, args.budget, say=say)
+        res = tune(
+            args.model,
+            args.output,
+            args.cores,
+            args.profile,
+            base,
+            args.budget,
+            say=say,
+            compile=args.compile,
+        )
     print(f"tuned {args.model} for {res.cores} core(s): {res.choice}")
     best = min(c.median_ms for c in res.candidates if c.median_ms is not None)
+    width = max(len(c.key) for c in res.candidates)
     for c in res.candidates:
         if c.median_ms is None:
-            print(f"  {c.key:5s} failed: {c.error}")
+            print(f"  {c.key:{width}s} failed: {c.error}")
             continue
         mark = "  <- chosen" if c.key == res.choice else ""
+        compiled = f"  compiled in {c.compile_s:.1f} s" if c.compile_s is not None else ""
         print(
-            f"  {c.key:5s} {c.clusters} cluster(s)  median {c.median_ms:8.2f} ms  "
-            f"min {c.min_ms:8.2f} ms  n={c.n:3d}  {c.median_ms / best:5.2f}x{mark}"
+            f"  {c.key:{width}s} {c.clusters} cluster(s)  median {c.median_ms:8.2f} ms  "
+            f"min {c.min_ms:8.2f} ms  n={c.n:3d}  {c.median_ms / best:5.2f}x{compiled}{mark}"
         )
     print(f"  program: {res.result.parallel_path} (settings in {res.result.out_dir}/tune.json)")
     print(f"  run it:  {res.run_command()}")
@@ -685,6 +721,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 say=say,
                 malloc_tuning=not args.no_malloc_tuning,
                 render_from=args.render,
+                compile=args.compile,
+                variant_names=_variant_list(args.variants),
+                busy_core=not args.no_busy_core,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -704,6 +743,14 @@ def _shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
             raise InputShapeError(f"--input-shape binds '{name}' twice ({shapes[name]} and {dims})")
         shapes[name] = dims
     return shapes
+
+
+def _variant_list(text: str | None) -> list[str] | None:
+    """``--variants`` as a list (``None``: the default; ``none``: no variant)."""
+    if text is None:
+        return None
+    items = [v.strip() for v in text.split(",") if v.strip()]
+    return [] if items == ["none"] else items
 
 
 def main(argv: Sequence[str] | None = None) -> int:

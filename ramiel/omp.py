@@ -1,0 +1,66 @@
+"""OpenMP settings of Ramiel's programs, set in the environment before the OpenMP runtime starts.
+
+PyTorch's CPU kernels run their intra-op threads on GNU OpenMP (``libgomp``, loaded with
+``import torch``; MKL and inductor's compiled kernels use the same runtime). libgomp reads its
+settings from the environment once, when it is loaded, so they must be set before the first
+``import torch`` of a process; :func:`configure` sets :data:`DEFAULTS` there, without overriding
+a variable the user set, unless ``RAMIEL_OMP=0``. Where Ramiel guarantees that order:
+
+* ``import ramiel`` (the package imports this module first; nothing else) -- so also
+  ``ramiel`` (the command-line driver, :mod:`ramiel.tools.driver`, which imports torch only
+  inside its commands) and any program that imports ramiel before torch;
+* ``python model.py`` / ``python model_seq.py``: the generated modules ``import ramiel.omp``
+  before ``import torch`` (a module imported into a process that already has torch inherits that
+  process's settings);
+* worker processes of the processes backend and the configuration processes of ``ramiel bench``
+  and ``ramiel tune``: started with ``spawn``/``forkserver`` (fresh interpreters), the variables
+  set in ``os.environ`` before they start (``fork``ed workers inherit the parent's running
+  libgomp: they run one thread each, which never waits in OpenMP).
+
+In a user's process that imported torch first, the process's own settings apply:
+:func:`started` tells whether it is too late, and ``OMP_WAIT_POLICY=PASSIVE python app.py`` is
+the way to get the same behaviour there.
+
+Why (``bench/omp_policy.py``): with libgomp's default (spin 300,000 iterations, about 10 ms here,
+before sleeping), a program with 2 intra-op threads on 2 cores degrades several-fold when another
+process keeps one core busy -- the spinning helper thread and the busy process take the core the
+thread that has work needs -- while a task-parallel program with 1 thread per worker (no OpenMP
+waits) degrades gracefully. The measured medians that chose :data:`DEFAULTS` are in
+``docs/benchmarks.md`` (section "OpenMP wait policy").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DEFAULTS: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE"}
+"""What :func:`configure` sets (see the module docstring for the measurement)."""
+
+ENV_DISABLE = "RAMIEL_OMP"
+"""``RAMIEL_OMP=0``: :func:`configure` changes nothing."""
+
+
+def configure(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Set :data:`DEFAULTS` in ``environ`` (default ``os.environ``) where unset; returns the
+    variables it set. Does nothing with ``RAMIEL_OMP=0``. Takes effect in this process only if
+    torch is not imported yet (:func:`started`), and in every process started afterwards."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_DISABLE, "1").strip() in ("0", "false", "no", "off"):
+        return {}
+    if any(k in env for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")):
+        return {}  # the user chose a wait policy
+    done: dict[str, str] = {}
+    for k, v in DEFAULTS.items():
+        if k not in env:
+            env[k] = v
+            done[k] = v
+    return done
+
+
+def started() -> bool:
+    """Whether this process already loaded PyTorch (and so its OpenMP runtime and settings)."""
+    return "torch" in sys.modules
+
+
+configure()
