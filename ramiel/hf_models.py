@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ramiel.models import ModelEntry
+from ramiel.models import ModelEntry, _randomise_norms
 
 __all__ = ["HF_MODELS", "OutputOf"]
 
@@ -54,29 +54,13 @@ class OutputOf(nn.Module):
         return getattr(self.model(*inputs), self.field)
 
 
-def _randomise_batch_norms(module: nn.Module) -> None:
-    """Non-trivial BatchNorm statistics and affine parameters (a fresh BatchNorm is the identity
-    in eval mode, which would hide a wrong folding)."""
-    with torch.no_grad():
-        for m in module.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                assert m.running_mean is not None and m.running_var is not None
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-                m.weight.uniform_(0.8, 1.2)
-                m.bias.uniform_(-0.1, 0.1)
-            elif isinstance(m, nn.LayerNorm):
-                m.weight.uniform_(0.8, 1.2)
-                m.bias.uniform_(-0.1, 0.1)
-
-
 def _vision(cls_name: str, config_name: str, **config: Any) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
         import transformers
 
         cfg = getattr(transformers, config_name)(**config)
         model = getattr(transformers, cls_name)(cfg)
-        _randomise_batch_norms(model)
+        _randomise_norms(model)
         return OutputOf(model, "logits")
 
     return build
@@ -87,7 +71,7 @@ def _bert(**config: Any) -> Callable[[], nn.Module]:
         import transformers
 
         model = transformers.BertModel(transformers.BertConfig(**config), add_pooling_layer=False)
-        _randomise_batch_norms(model)
+        _randomise_norms(model)
         return OutputOf(model, "last_hidden_state")
 
     return build

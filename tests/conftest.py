@@ -123,6 +123,24 @@ from ramiel.models import randomize_weights  # noqa: E402
 
 
 @pytest.fixture(scope="session")
+def exported_model(tmp_path_factory):
+    """``exported_model(name, opset=17)``: the ONNX file of a :mod:`ramiel.models` model (the
+    project's or a ``transformers`` one), exported once per session into a temporary directory."""
+    from ramiel import models
+
+    out = tmp_path_factory.mktemp("exported-models")
+    cache: dict[tuple[str, int], str] = {}
+
+    def get(name: str, opset: int = 17) -> str:
+        if (name, opset) not in cache:
+            path = out / f"{name}-opset{opset}.onnx"
+            cache[name, opset] = models.export_model(name, path=path, opset=opset)
+        return cache[name, opset]
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def pipeline_helpers():
     """The helpers above, for test modules: ``pipeline_helpers.assert_close(...)`` etc."""
     from types import SimpleNamespace

@@ -36,20 +36,6 @@ MODELS = {
 }
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fusion-models")
-    cache: dict[tuple[str, int], str] = {}
-
-    def get(name: str, opset: int) -> str:
-        if (name, opset) not in cache:
-            path = out / f"{name}-{opset}.onnx"
-            cache[name, opset] = models.export_model(name, path=path, opset=opset)
-        return cache[name, opset]
-
-    return get
-
-
 @pytest.fixture(autouse=True)
 def _one_thread():
     prev = torch.get_num_threads()
@@ -64,8 +50,8 @@ def _feeds(name: str) -> dict[str, torch.Tensor]:
 
 @pytest.mark.parametrize("opset", [14, 17])
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_model_fusions(name, opset, exported, tmp_path, pipeline_helpers):
-    path = exported(name, opset)
+def test_model_fusions(name, opset, exported_model, tmp_path, pipeline_helpers):
+    path = exported_model(name, opset)
     feeds = _feeds(name)
     (ref,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
     layers, norms = MODELS[name]
@@ -90,8 +76,8 @@ def test_model_fusions(name, opset, exported, tmp_path, pipeline_helpers):
 
 
 @pytest.mark.parametrize("name", ["transformer", "hf_bert_test"])
-def test_processes_backend(name, exported, tmp_path, pipeline_helpers):
-    path = exported(name, 14)
+def test_processes_backend(name, exported_model, tmp_path, pipeline_helpers):
+    path = exported_model(name, 14)
     feeds = _feeds(name)
     (ref,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
     opts = CompileOptions(clusters=2, backend="processes")
@@ -102,10 +88,10 @@ def test_processes_backend(name, exported, tmp_path, pipeline_helpers):
 
 
 @pytest.mark.parametrize("masked", ["padding", "all"])
-def test_bert_attention_mask(masked, exported, tmp_path, pipeline_helpers):
+def test_bert_attention_mask(masked, exported_model, tmp_path, pipeline_helpers):
     """Padded keys, and a mask of all zeros (every row fully masked: the exported NaN guard and
     the fused attention both give zeros there)."""
-    path = exported("hf_bert_test", 17)
+    path = exported_model("hf_bert_test", 17)
     ids, mask = models.example_inputs("hf_bert_test")
     mask = mask.clone()
     if masked == "padding":

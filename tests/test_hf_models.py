@@ -25,20 +25,6 @@ TEST_MODELS = sorted(n for n in HF_MODELS if n.endswith("_test"))
 STANDARD_MODELS = sorted(n for n in HF_MODELS if not n.endswith("_test"))
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """``exported(name)``: the model's ONNX file, exported once into a temporary directory."""
-    out = tmp_path_factory.mktemp("hf")
-    cache: dict[str, str] = {}
-
-    def get(name: str) -> str:
-        if name not in cache:
-            cache[name] = models.export_model(name, path=out / f"{name}.onnx")
-        return cache[name]
-
-    return get
-
-
 @pytest.fixture(autouse=True)
 def _one_thread():
     prev = torch.get_num_threads()
@@ -68,8 +54,8 @@ def test_registry():
 
 
 @pytest.mark.parametrize("name", TEST_MODELS)
-def test_export_matches_torch(exported, name, pipeline_helpers):
-    path = exported(name)
+def test_export_matches_torch(exported_model, name, pipeline_helpers):
+    path = exported_model(name)
     model = onnx.load(path)
     onnx.checker.check_model(model, full_check=True)
     assert [i.name for i in model.graph.input] == list(models.input_names(name))
@@ -81,14 +67,42 @@ def test_export_matches_torch(exported, name, pipeline_helpers):
     pipeline_helpers.assert_close(got, expected, 1e-4, f"{name}: onnxruntime vs torch")
 
 
+#: What the graph rewrites do to each test model: fused ops, and in-place ops (at least).
+REWRITES = {
+    "hf_bert_test": ({"Attention": 2, "Gelu": 2, "Erf": 0, "Softmax": 0}, 1),
+    "hf_vit_test": ({"Attention": 2, "Gelu": 2, "Erf": 0, "Softmax": 0}, 1),
+    "hf_resnet_test": ({}, 9),  # the ReLUs after Convs and residual Adds, and those Adds
+    "hf_mobilenet_v2_test": ({}, 20),  # the ReLU6 (Clip) after each Conv
+    "hf_efficientnet_test": ({}, 10),  # SiLU's Mul on its Sigmoid, Sigmoid after the SE Conv
+    "hf_convnext_test": ({"Gelu": 2, "Mul": 0}, 1),  # the layer-scale Muls folded into weights
+}
+
+
 @pytest.mark.parametrize("name", TEST_MODELS)
-def test_ramiel_matches_onnxruntime(exported, name, pipeline_helpers):
-    path = exported(name)
+def test_ramiel_matches_onnxruntime(exported_model, name, tmp_path, pipeline_helpers):
+    """Sequential and parallel (2 clusters, threads) modules, with and without the graph
+    rewrites, against onnxruntime; with them, the fusions and in-place ops happen."""
+    from ramiel.compiler import CompileOptions, compile_model
+
+    path = exported_model(name)
     feeds = _feeds(name)
     (expected,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
-    with ramiel.compile(path, clusters=2, backend="threads") as m:
-        pipeline_helpers.assert_close(m.sequential(*feeds.values()), expected, 1e-3, "sequential")
-        pipeline_helpers.assert_close(m(*feeds.values()), expected, 1e-3, "parallel")
+    fused, inplace = REWRITES[name]
+    for disable in ((), ("all",)):
+        opts = CompileOptions(clusters=2, backend="threads", disable=disable)
+        res = compile_model(path, str(tmp_path / str(len(disable))), opts)
+        with open(res.ir_path) as f:
+            marks = f.read().count("ramiel.inplace")
+        ops = res.op_counts()
+        if disable:
+            assert marks == 0 and "Attention" not in ops and "Gelu" not in ops
+        else:
+            assert {k: ops.get(k, 0) for k in fused} == fused, ops
+            assert marks >= inplace, marks
+        with ramiel.CompiledModel(res, opts) as m:
+            what = f"{name}, disable={disable}"
+            pipeline_helpers.assert_close(m.sequential(*feeds.values()), expected, 1e-3, what)
+            pipeline_helpers.assert_close(m(*feeds.values()), expected, 1e-3, f"{what} parallel")
 
 
 def test_cache_key_names_the_transformers_version(tmp_path, monkeypatch):
