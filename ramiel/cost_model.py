@@ -256,6 +256,24 @@ def transfer_cost_us(nbytes: int, backend: str | tuple[float, float] = "threads"
     return round(latency + nbytes * per_byte, 3)
 
 
+def read_json_file(path: str | os.PathLike[str], what: str) -> object:
+    """The JSON value in the file ``path``; ``what`` names the file in errors.
+
+    Raises:
+        RamielError: ``"<what> <path>: cannot read it: ..."`` or ``"...: not JSON: ..."``.
+    """
+    from ramiel.errors import RamielError
+
+    where = f"{what} {os.fspath(path)}"
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise RamielError(f"{where}: cannot read it: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise RamielError(f"{where}: not JSON: {e}") from None
+
+
 def load_transfer_cost(path: str) -> tuple[float, float]:
     """``(latency µs, µs per byte)`` from a transfer cost file (JSON written by ``ramiel
     calibrate -o FILE``: ``{"latency_us": L, "us_per_byte": B, ...}``; other keys are notes).
@@ -266,13 +284,7 @@ def load_transfer_cost(path: str) -> tuple[float, float]:
     """
     from ramiel.errors import RamielError
 
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise RamielError(f"transfer cost file {path}: cannot read it: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise RamielError(f"transfer cost file {path}: not JSON: {e}") from None
+    data = read_json_file(path, "transfer cost file")
     out = []
     for key in ("latency_us", "us_per_byte"):
         v = data.get(key) if isinstance(data, dict) else None

@@ -342,14 +342,10 @@ def load_placement(
     if isinstance(spec, Mapping):
         data: Any = spec
     else:
+        from ramiel.cost_model import read_json_file
+
         where = f"placement file {os.fspath(spec)}"
-        try:
-            with open(spec) as f:
-                data = json.load(f)
-        except OSError as e:
-            raise RamielError(f"{where}: cannot read it: {e.strerror or e}") from None
-        except json.JSONDecodeError as e:
-            raise RamielError(f"{where}: not JSON: {e}") from None
+        data = read_json_file(spec, "placement file")
     if not isinstance(data, Mapping) or not isinstance(data.get("clusters"), Mapping):
         raise RamielError(f'{where}: expected an object with a "clusters" object')
     problems: list[str] = []

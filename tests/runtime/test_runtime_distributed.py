@@ -4,7 +4,6 @@ links, faults, start-up refusal, no leaks. See ramiel/runtime/distributed.py."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import signal
 import socket
@@ -51,27 +50,9 @@ def _warm_forkserver():
     start(three("warm", ok_c1), W, backend="distributed").close()
 
 
-@pytest.fixture(autouse=True)
-def no_leaks():
-    """Every test ends with the child processes, ``ramiel-`` threads, file descriptors (sockets
-    of the store, pipes, shared memory) and /dev/shm files it started with (the accounting of the
-    processes backend's fault suite)."""
-    from test_faults import resources
-
-    before = resources()
-    yield
-    deadline = time.monotonic() + 10
-    while True:
-        after = resources()
-        if after == before or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)  # a rank that was just killed may still be being reaped
-    assert multiprocessing.active_children() == []
-    assert after["children"] == before["children"], "leaked child processes"
-    assert after["threads"] == before["threads"], "leaked threads"
-    new_fds = {fd: p for fd, p in after["fds"].items() if before["fds"].get(fd) != p}  # type: ignore[union-attr]
-    assert not new_fds, f"leaked file descriptors: {new_fds}"
-    assert after["shm"] == before["shm"], "leaked shared-memory files"
+# Every test ends with the child processes, ``ramiel-`` threads, file descriptors (the store's
+# sockets, pipes, shared memory) and /dev/shm files it started with: the fault suite's accounting.
+from test_faults import no_leaks  # noqa: E402, F401
 
 
 def first(ch, w):
