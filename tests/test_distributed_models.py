@@ -169,28 +169,68 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_torchrun_prints_what_the_sequential_module_prints(distributed_out):
-    model_py = distributed_out / "model.py"
-    assert "main(PROGRAM, __file__, backend='distributed')" in model_py.read_text()
+@pytest.fixture(scope="module")
+def sequential_lines(distributed_out) -> list[str]:
+    """What ``python out/model_seq.py --seed 3`` prints for the outputs."""
     seq = subprocess.run(
         [sys.executable, str(distributed_out / "model_seq.py"), "--seed", "3"],
         capture_output=True, text=True, timeout=300, env=_env(),
     )  # fmt: skip
     assert seq.returncode == 0, seq.stderr
+    lines = _output_lines(seq.stdout)
+    assert lines
+    return lines
+
+
+def test_torchrun_prints_what_the_sequential_module_prints(distributed_out, sequential_lines):
+    model_py = distributed_out / "model.py"
+    assert "main(PROGRAM, __file__, backend='distributed')" in model_py.read_text()
     run = subprocess.run(
         [TORCHRUN, "--standalone", "--nproc-per-node", "2", str(model_py), "--seed", "3"],
         capture_output=True, text=True, timeout=300, env=_env(),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "2 clusters, backend distributed (2 ranks): one inference in" in run.stdout
-    assert _output_lines(run.stdout) == _output_lines(seq.stdout) != []
+    assert _output_lines(run.stdout) == sequential_lines
     # and without torchrun, the module starts its ranks itself
     local = subprocess.run(
         [sys.executable, str(model_py), "--seed", "3"],
         capture_output=True, text=True, timeout=300, env=_env(),
     )  # fmt: skip
     assert local.returncode == 0, local.stderr
-    assert _output_lines(local.stdout) == _output_lines(seq.stdout)
+    assert _output_lines(local.stdout) == sequential_lines
+
+
+def test_two_torchrun_nodes(distributed_out, sequential_lines):
+    """The multi-node command of docs/distributed.md, both "nodes" on this machine: static
+    rendezvous at node 0's address, one rank per node."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    def node(k: int) -> list[str]:
+        return [
+            TORCHRUN, "--nnodes", "2", "--node-rank", str(k), "--nproc-per-node", "1",
+            "--rdzv-endpoint", f"127.0.0.1:{port}", str(distributed_out / "model.py"),
+            "--seed", "3",
+        ]  # fmt: skip
+
+    second = subprocess.Popen(
+        node(1), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+    )
+    try:
+        first = subprocess.run(node(0), capture_output=True, text=True, timeout=300, env=_env())
+        out1, err1 = second.communicate(timeout=120)
+    finally:
+        if second.poll() is None:
+            second.kill()
+            second.communicate()
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + err1
+    assert "2 clusters, backend distributed (2 ranks)" in first.stdout
+    assert _output_lines(first.stdout) == sequential_lines
+    assert _output_lines(out1) == []  # node 1 holds rank 1, which prints nothing
 
 
 def _rank_pids(tag: str) -> dict[int, int]:
