@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/transfer_cost.py [--repeats 30] [--sizes 4,4096,...] [--out FILE]
+    python bench/transfer_cost.py [--repeats 30] [--sizes 4,4096,...] [--out FILE] [--configs A,B]
 
 For each configuration it prints the median ping-pong round trip per payload size (µs), the fitted
 cost model (latency µs, µs per byte, effective GB/s) and the fixed cost of one ``Runner.run`` with
@@ -26,6 +26,7 @@ CONFIGS = [
     ("threads copy_on_put", "threads", {"copy_on_put": True}),
     ("processes", "processes", {}),
     ("processes copy_on_get", "processes", {"copy_on_get": True}),
+    ("distributed", "distributed", {}),  # gloo over loopback, one rank per cluster
 ]
 
 
@@ -41,14 +42,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument(
+        "--configs",
+        default=",".join(c[0] for c in CONFIGS),
+        help="comma-separated configurations to measure (default: all)",
+    )
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
+    wanted = [c.strip() for c in args.configs.split(",")]
+    unknown = [c for c in wanted if c not in {k for k, _b, _o in CONFIGS}]
+    if unknown:
+        ap.error(f"unknown configuration(s) {', '.join(unknown)}")
 
     lines = [
         f"# ramiel transfer costs, {datetime.date.today().isoformat()}, "
         f"{os.cpu_count()} cpus, torch {torch.__version__}, "
         f"python {platform.python_version()}",
-        f"# command: python bench/transfer_cost.py --repeats {args.repeats} --sizes {args.sizes}",
+        f"# command: python bench/transfer_cost.py --repeats {args.repeats} --sizes {args.sizes}"
+        + (f" --configs {args.configs}" if len(wanted) < len(CONFIGS) else ""),
+        f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         "# round trip = put(size) + put(4 B) between two workers, median µs",
         "",
     ]
@@ -56,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     header += f"{'lat µs':>9}{'µs/MiB':>9}{'GB/s':>7}{'run µs':>8}"
     lines.append(header)
     print("\n".join(lines), flush=True)
-    for label, backend, opts in CONFIGS:
+    for label, backend, opts in (c for c in CONFIGS if c[0] in wanted):
         rtts = round_trips(backend, sizes, repeats=args.repeats, **opts)
         cost = fit(rtts)
         overhead = measure_run_overhead(backend, **opts)
