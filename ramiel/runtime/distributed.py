@@ -1072,7 +1072,8 @@ def _init_rank(
         _check_fingerprints(group, fp, cfg.pg_timeout_s)
         dev = _weight_device(placement, rank)
         moved = weights
-        if dev.type != "cpu":
+        if dev.type == "cuda":
+            torch.cuda.set_device(dev)  # NCCL's communicators of this rank live on its device
             moved = Weights({k: t.to(dev) for k, t in Weights.as_dict(weights).items()})
         link = _Link(program, placement, rank, cfg.link)
         ex = _Exec(program, placement, rank, moved, link, cfg.threads_per_worker, out_buffers)
