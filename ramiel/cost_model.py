@@ -52,8 +52,6 @@ POOL_RATE = 300.0
 ELEMENTWISE_RATE = 2e4
 """Vectorised element-wise arithmetic, FLOP/µs (20 GFLOP/s)."""
 
-DIST_LATENCY_US = 80.0
-DIST_US_PER_BYTE = 2.8e-04
 
 #: (latency µs, µs per byte) per runtime backend: the values of
 #: ``ramiel.runtime.calibrate.DEFAULT_TRANSFER_COST`` (measured with ``python
@@ -62,7 +60,7 @@ DIST_US_PER_BYTE = 2.8e-04
 TRANSFER_COST: dict[str, tuple[float, float]] = {
     "threads": (14.2, 1.3e-07),
     "processes": (7.9, 5.9e-05),
-    "distributed": (DIST_LATENCY_US, DIST_US_PER_BYTE),
+    "distributed": (108.7, 4.39e-04),
 }
 
 _DENSE = {

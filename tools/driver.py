@@ -184,6 +184,13 @@ def _parser() -> argparse.ArgumentParser:
         "--repeats", type=count(1, 10**6), default=30, help="timed round trips per size"
     )
     cal.add_argument(
+        "--quantile",
+        type=float,
+        default=0.5,
+        help="which round trip per size to fit (0.5: the median; 0.1 on a busy shared machine "
+        "estimates the cost when the ranks have their cores)",
+    )
+    cal.add_argument(
         "--sizes",
         default=None,
         metavar="N,M,...",
@@ -683,14 +690,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
         return 2
     command = shlex.join(["ramiel", *sys.argv[1:]]) if sys.argv[1:] else None
-    res = calibrate(args.backend, sizes, args.repeats, args.output, command)
+    if not 0.0 <= args.quantile <= 1.0:
+        print(f"error: --quantile must be between 0 and 1, got {args.quantile:g}", file=sys.stderr)
+        return 2
+    res = calibrate(args.backend, sizes, args.repeats, args.output, command, args.quantile)
     if res is None:  # a torchrun rank other than 0
         return 0
     cost, rec = res
     hosts = " <-> ".join(rec["hosts"]) if len(rec["hosts"]) > 1 else rec["hosts"][0]
     print(f"transfer cost of backend {args.backend} ({hosts}, load {rec['load']}):")
+    q = f"quantile {args.quantile:g}" if args.quantile != 0.5 else "median"
     for n, us in rec["round_trips_us"].items():
-        print(f"  round trip {int(n):>10d} B  {us:10.1f} us")
+        med = rec["median_round_trips_us"][n]
+        extra = f"   (median {med:.1f} us)" if args.quantile != 0.5 else ""
+        print(f"  round trip {int(n):>10d} B  {us:10.1f} us {q}{extra}")
     gbps = f"{1e-3 / cost.us_per_byte:.3g} GB/s" if cost.us_per_byte > 0 else "no per-byte cost"
     print(
         f"  latency {cost.latency_us:.1f} us per message, {cost.us_per_byte * (1 << 20):.1f} us "

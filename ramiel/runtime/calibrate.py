@@ -30,10 +30,19 @@ processes                  7.9         61.7         17           78
 processes ``copy_on_get``  11.7        119.2        8.8          77
 =========================  ==========  ===========  ===========  ===============
 
-So a message costs ~10-15 µs either way (threads pay a GIL hand-off, processes a semaphore wake-up);
+So a message costs ~10-15 µs on either local backend (threads pay a GIL hand-off, processes a semaphore wake-up);
 bytes are free on threads and cost one memcpy (~17 GB/s, ~1 ms for 16 MiB) on processes; copying
 out at ``get`` as well would double that (the clone also allocates and faults fresh pages), which is
 why the processes backend hands out the shared buffer zero-copy.
+
+The distributed backend (gloo over loopback, one rank per cluster; ``ramiel calibrate``'s
+:func:`sweep_program`, 2026-12-01, ``ramiel calibrate --repeats 100 --quantile 0.1`` three times,
+median of the fits; the runs in ``bench/results/transfer_cost_distributed.json``): **108.7 µs per
+message** and 460 µs per MiB (2.3 GB/s). The machine was shared then (load average 11-15 from
+other users' test suites), and most round trips took a scheduler tick (~4 ms) more: the medians
+per size were 0.3-3.9 ms. The fit therefore uses the 10th percentile, the cost of a message
+when the ranks have their cores, which is what the schedule should plan for; under load every
+message pays the tick again. A gloo message costs about ten times a shared-memory hand-off.
 """
 
 from __future__ import annotations
@@ -67,7 +76,7 @@ class TransferCost:
 DEFAULT_TRANSFER_COST: dict[str, TransferCost] = {
     "threads": TransferCost(latency_us=14.2, us_per_byte=1.3e-07),
     "processes": TransferCost(latency_us=7.9, us_per_byte=5.9e-05),
-    "distributed": TransferCost(latency_us=80.0, us_per_byte=2.8e-04),
+    "distributed": TransferCost(latency_us=108.7, us_per_byte=4.39e-04),
 }
 
 #: Measured fixed cost of one ``Runner.run`` with two clusters, µs (see the module docstring).
@@ -251,14 +260,23 @@ def sweep_program(sizes: Sequence[int]) -> tuple[Program, Weights]:
     return program, Weights(weights)
 
 
-def sweep_round_trips(
+def sweep_samples(
     runner: Any, sizes: Sequence[int], repeats: int = 30, warmup: int = 5
-) -> dict[int, float]:
-    """Median round trip in µs per size, from a started runner of :func:`sweep_program`."""
+) -> dict[int, list[float]]:
+    """Every timed round trip in µs per size, from a started runner of :func:`sweep_program`."""
     for _ in range(warmup):
         runner()
     samples = [runner()[0].tolist() for _ in range(repeats)]
-    return {n: statistics.median(s[i] for s in samples) * 1e6 for i, n in enumerate(sizes)}
+    return {n: [s[i] * 1e6 for s in samples] for i, n in enumerate(sizes)}
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0 to 1) of ``values``, linear between order statistics."""
+    v = sorted(values)
+    x = q * (len(v) - 1)
+    lo = int(x)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (x - lo)
 
 
 def calibrate(
@@ -267,9 +285,14 @@ def calibrate(
     repeats: int = 30,
     out: str | None = None,
     command: str | None = None,
+    quantile: float = 0.5,
     **options: Any,
 ) -> tuple[TransferCost, dict[str, Any]] | None:
     """Measure the transfer cost model of ``backend`` and optionally write it to ``out``.
+
+    ``quantile``: which round trip of the ``repeats`` per size the fit uses (0.5: the median;
+    a low one, e.g. 0.1, estimates the cost on a machine whose cores the ranks have to
+    themselves, where a busy shared machine delays many messages by a scheduler tick).
 
     Runs :func:`sweep_program` on ``backend``: for ``distributed`` inside the ``torchrun`` group
     this process belongs to (``c0`` on rank 0, ``c1`` on rank 1, e.g. two machines), else on
@@ -307,8 +330,11 @@ def calibrate(
         hosts = [json.loads(g.store.get(g.key("fp", r))).get("host", "?") for r in (0, 1)]
     else:
         runner = start(program, weights, backend=backend, **options)
+    if not 0.0 <= quantile <= 1.0:
+        raise RamielError(f"the quantile must be between 0 and 1, got {quantile:g}")
     with runner:
-        rtts = sweep_round_trips(runner, sizes, repeats)
+        per_size = sweep_samples(runner, sizes, repeats)
+    rtts = {n: _quantile(v, quantile) for n, v in per_size.items()}
     cost = fit(rtts)
     record: dict[str, Any] = {
         "latency_us": round(cost.latency_us, 3),
@@ -316,6 +342,8 @@ def calibrate(
         "backend": backend,
         "bytes_per_s": (1.0 / cost.us_per_byte * 1e6) if cost.us_per_byte > 0 else None,
         "round_trips_us": {str(n): round(v, 2) for n, v in rtts.items()},
+        "quantile": quantile,
+        "median_round_trips_us": {str(n): round(_quantile(v, 0.5), 2) for n, v in per_size.items()},
         "repeats": repeats,
         "hosts": hosts,
         "measured": datetime.datetime.now().isoformat(timespec="seconds"),
