@@ -156,26 +156,6 @@ def pipeline_helpers():
 
 
 # ---------------------------------------------------------------------------------------------
-# Slow tests (``@pytest.mark.slow``: e.g. minutes of torch.compile) run only on request.
-# ---------------------------------------------------------------------------------------------
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "slow: minutes of work; runs only with RAMIEL_SLOW_TESTS=1 in the environment"
-    )
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("RAMIEL_SLOW_TESTS") == "1":
-        return
-    skip = pytest.mark.skip(reason="slow test: set RAMIEL_SLOW_TESTS=1 to run it")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
-
-
-# ---------------------------------------------------------------------------------------------
 # Helpers of the command-line error tests: a user error is exactly one "error:" line.
 # ---------------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ again: dynamo's own counters say so), compile per intra-op thread count and per 
 (frozen weights are constants: another weights object must not reuse them), fall back to eager
 code with a warning where a segment cannot be compiled, and hit inductor's on-disk cache on a
 second start. Small models here (each inductor compilation costs seconds); the zoo and project
-models are ``slow`` tests (``RAMIEL_SLOW_TESTS=1``).
+models are ``slow`` tests (``python -m pytest -m slow tests/test_compiled.py``).
 """
 
 from __future__ import annotations
@@ -214,6 +214,28 @@ def test_one_compilation_per_thread_count():
     assert [e.threads for e in sum_sq.events] == [1, 2]
 
 
+def test_other_strides_are_copied_not_recompiled():
+    """A later call with a non-contiguous view or a tensor that requires grad runs the compiled
+    version (its input copied into the compiled strides): no second compilation, no dynamo
+    recompile."""
+
+    @segment
+    def scale(w, x):
+        return x * w.k + 1
+
+    w = Weights({"k": torch.full((4,), 3.0)})
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        torch.testing.assert_close(scale(w, x), x * 3 + 1)
+        before = _dynamo_counts()
+        xt = x.t()  # a view with other strides
+        torch.testing.assert_close(scale(w, xt), xt * 3 + 1)
+        xg = x.clone().requires_grad_(True)
+        torch.testing.assert_close(scale(w, xg), x * 3 + 1)
+    assert _dynamo_counts() == before
+    assert len(scale.events) == 1
+
+
 def test_graph_break_runs_eagerly_with_a_warning():
     """fullgraph=True: a segment that dynamo cannot trace as one graph is not split silently; it
     runs eagerly, with a warning and the reason in its compile event."""
@@ -317,12 +339,25 @@ def test_ramiel_run_compile_reports_segments(tmp_path):
 
 # --------------------------------------------------------------------------------------- slow
 
-SLOW_ZOO = ["light_squeezenet", "light_inception_v1"]
+SLOW_MODELS = [
+    "light_bvlc_alexnet",
+    "light_densenet121",
+    "light_inception_v1",
+    "light_inception_v2",
+    "light_resnet50",
+    "light_shufflenet",
+    "light_squeezenet",
+    "light_vgg19",
+    "light_zfnet512",
+    "inception",
+    "transformer",
+    "transformer_torch",
+]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["threads", "processes"])
-@pytest.mark.parametrize("name", SLOW_ZOO + ["inception", "transformer"])
+@pytest.mark.parametrize("name", SLOW_MODELS)
 def test_compiled_models_match_onnxruntime(name, backend, tmp_path, zoo_models, pipeline_helpers):
     """Zoo models (random weights) and the project's models with compiled segments, 2 clusters,
     both backends, and the compiled sequential module: equal to onnxruntime."""

@@ -19,7 +19,9 @@ thread count (and weights object) compiles it -- ``torch.compile`` with inductor
 ``fullgraph=True`` (a graph break is an error, not a silent split), ``dynamic=False`` (shapes are
 static), and :data:`INDUCTOR_CONFIG` (``freezing``: the weights it reads from ``w``, marked as
 static addresses, become constants of the graph that inductor folds and lays out once) -- and
-every later call runs the compiled code: no recompilation per call. The runtimes compile every
+every later call runs the compiled code: no recompilation per call (an input whose strides differ
+from the compilation's, or that requires grad, is first copied into the compiled layout, so no
+dynamo guard fails and recompiles on a call). The runtimes compile every
 segment before the first inference (:func:`ramiel.runtime.start` runs one warm-up inference on
 zero inputs: each segment is compiled in the thread or process that runs it, at the thread count
 and with the tensor layouts it will see), so compile time is never part of an inference's
@@ -162,8 +164,9 @@ class Segment:
         self.fn = fn
         self.events: list[CompileEvent] = []
         self._taken = 0
-        # (threads, id(weights)) -> (callable, weights); the weights are kept so the id stays theirs
-        self._entries: dict[tuple[int, int], tuple[Callable[..., Any], Any]] = {}
+        # (threads, id(weights)) -> (callable, weights, input strides at compile time); the
+        # weights are kept so that the id stays theirs
+        self._entries: dict[tuple[int, int], tuple[Callable[..., Any], Any, tuple[Any, ...]]] = {}
 
     @property
     def name(self) -> str:
@@ -175,7 +178,12 @@ class Segment:
     def __call__(self, w: Any, *inputs: Any) -> Any:
         entry = self._entries.get((torch.get_num_threads(), id(w)))
         if entry is not None:
-            return entry[0](w, *inputs)
+            fn, _, strides = entry
+            for x, st in zip(inputs, strides, strict=True):
+                if st is not None and (x.stride() != st or x.requires_grad):
+                    inputs = _as_compiled(inputs, strides)
+                    break
+            return fn(w, *inputs)
         if not enabled():
             return self.fn(w, *inputs)
         return self._compile_and_call(w, inputs)
@@ -185,7 +193,7 @@ class Segment:
         key = (threads, id(w))
         with _COMPILE_LOCK:
             if key in self._entries:  # another thread compiled it meanwhile
-                return self._entries[key][0](w, *inputs)
+                return self(w, *inputs)
             configure_cache()
             import torch._inductor.config as inductor_config
 
@@ -207,10 +215,11 @@ class Segment:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-                self._entries[key] = (self.fn, w)
+                self._entries[key] = (self.fn, w, (None,) * len(inputs))
                 return self.fn(w, *inputs)
             self.events.append(CompileEvent(self.name, threads, time.perf_counter() - t0))
-            self._entries[key] = (compiled, w)
+            strides = tuple(x.stride() if isinstance(x, torch.Tensor) else None for x in inputs)
+            self._entries[key] = (compiled, w, strides)
             return out
 
     def take_events(self) -> list[CompileEvent]:
@@ -218,6 +227,21 @@ class Segment:
         new = self.events[self._taken :]
         self._taken = len(self.events)
         return new
+
+
+def _as_compiled(inputs: tuple[Any, ...], strides: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``inputs`` with every tensor in the strides the segment was compiled for, and not
+    requiring grad: dynamo guards on both, and a call that failed a guard would compile again
+    (on the call, without freezing). A copy only for a tensor that differs (a non-contiguous
+    view a user passed, say); the programs' own tensors always match."""
+    out = []
+    for x, st in zip(inputs, strides, strict=True):
+        if st is not None and (x.stride() != st or x.requires_grad):
+            y = torch.empty_strided(x.shape, st, dtype=x.dtype, device=x.device)
+            y.copy_(x.detach())
+            x = y
+        out.append(x)
+    return tuple(out)
 
 
 def segment(fn: Callable[..., Any]) -> Segment:
