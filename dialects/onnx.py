@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +77,7 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -805,6 +805,58 @@ def region_yield(region: Region) -> YieldOp:
     term = region.block.last_op
     assert isinstance(term, YieldOp)
     return term
+
+
+def _through_identity(v: SSAValue) -> SSAValue:
+    while isinstance(v.owner, OnnxOp) and v.owner.op_type == "Identity":
+        v = v.owner.operands[0]
+    return v
+
+
+def loop_trip_count(op: OnnxOp, const_of: Callable[[SSAValue], Any]) -> int | None:
+    """How many times the body of the Loop ``op`` runs, when the IR says (``None`` if the data
+    decide); ``const_of(v)`` gives a value's compile-time value (an array) or ``None``.
+
+    The loop must start (its ``cond`` absent or a constant true); then either it cannot stop
+    early (the body yields a constant true or passes its ``cond`` argument on: ``M`` trips), or
+    it counts: the body yields ``cond = next < N`` for a carried counter ``next = k + step``
+    (``k`` starting at a constant ``k0``, constants ``step > 0`` and ``N``: the
+    ``while i < N: ...; i += 1`` of a TorchScript export), which runs ``ceil((N - k0) / step)``
+    times (at least once), or ``M`` times if that is fewer."""
+
+    def scalar(v: SSAValue) -> float | None:
+        if isinstance(v.type, NoneType):
+            return None
+        c = const_of(v)
+        return None if c is None or np.size(c) != 1 else np.asarray(c).reshape(-1)[0].item()
+
+    m_val = scalar(op.operands[0])
+    cond = op.operands[1]
+    if not isinstance(cond.type, NoneType) and not scalar(cond):
+        return None
+    body = op.regions[0].block
+    values = region_yield(op.regions[0]).values
+    out = _through_identity(values[0])
+    m = None if m_val is None else max(0, int(m_val))
+    if out is body.args[1] or scalar(out):
+        return m
+    less = out.owner
+    if not (isinstance(less, OnnxOp) and less.op_type == "Less"):
+        return None
+    nxt, limit = less.operands[0], scalar(less.operands[1])
+    add = nxt.owner
+    if limit is None or not (isinstance(add, OnnxOp) and add.op_type == "Add"):
+        return None
+    for arg, step_v in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
+        if not (isinstance(arg, BlockArgument) and arg.block is body and arg.index >= 2):
+            continue
+        k = arg.index - 2
+        start, step = scalar(op.operands[2 + k]), scalar(step_v)
+        if start is None or step is None or step <= 0 or values[1 + k] is not nxt:
+            continue
+        trips = max(1, math.ceil((limit - start) / step))
+        return trips if m is None else min(trips, m)
+    return None
 
 
 def _scalar_of(t: Attribute, element: Attribute) -> bool:

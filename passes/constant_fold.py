@@ -689,26 +689,14 @@ class _Folder:
         return bool(c.array().reshape(-1)[0])
 
     def trip_count(self, op: OnnxOp) -> int | None:
-        """The number of iterations of a Loop when the compiler knows it: ``M`` is a constant
-        and the loop cannot stop early (its initial ``cond`` is absent or a constant true, and
-        the body yields a constant true or passes its ``cond`` argument on)."""
-        m = self.value(op.operands[0]) if not isinstance(op.operands[0].type, NoneType) else None
-        if m is None:
-            return None
-        cond = op.operands[1]
-        if not isinstance(cond.type, NoneType):
-            c = self.value(cond)
-            if c is None or not bool(c.array().reshape(-1)[0]):
-                return None
-        body = op.regions[0].block
-        out = onnx_d.region_yield(op.regions[0]).values[0]
-        while isinstance(out.owner, OnnxOp) and out.owner.op_type == "Identity":
-            out = out.owner.operands[0]
-        if out is not body.args[1]:
-            c = self.value(out)
-            if c is None or not bool(c.array().reshape(-1)[0]):
-                return None
-        return max(0, int(m.array().reshape(-1)[0]))
+        """The number of iterations of a Loop when the compiler knows it
+        (:func:`ramiel.dialects.onnx.loop_trip_count`)."""
+
+        def const_of(v: SSAValue) -> np.ndarray | None:
+            c = self.value(v)
+            return None if c is None else c.array()
+
+        return onnx_d.loop_trip_count(op, const_of)
 
     def _refine_loop(self, op: OnnxOp) -> None:
         """Scan outputs of a Loop whose trip count is known get their static leading axis."""

@@ -341,3 +341,27 @@ func.func @loop_trip_count(%x: tensor<2xf32>) -> tensor<?x2xf32> {
   func.return %ys : tensor<?x2xf32>
 }
 }
+
+// -----
+
+// A counted loop (TorchScript's `while i < 4: ...; i += 1`: M is INT64_MAX, the body yields
+// i + 1 < 4): its trip count is known, so its scan outputs get their static length.
+// CHECK-LABEL: func.func @counted_loop
+// CHECK:         }) : (tensor<i64>, tensor<i1>, tensor<2xf32>, tensor<i64>) -> (tensor<2xf32>, tensor<i64>, tensor<4x2xf32>)
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @counted_loop(%x: tensor<2xf32>) -> tensor<?x2xf32> {
+  %m = "onnx.Constant"() <{value = dense<9223372036854775807> : tensor<i64>}> : () -> tensor<i64>
+  %t = "onnx.Constant"() <{value = dense<true> : tensor<i1>}> : () -> tensor<i1>
+  %zero = "onnx.Constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+  %y, %k, %ys = "onnx.Loop"(%m, %t, %x, %zero) ({
+  ^bb0(%it: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>, %i: tensor<i64>):
+    %n = "onnx.Relu"(%acc) : (tensor<2xf32>) -> tensor<2xf32>
+    %one = "onnx.Constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+    %next = "onnx.Add"(%i, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %four = "onnx.Constant"() <{value = dense<4> : tensor<i64>}> : () -> tensor<i64>
+    %go = "onnx.Less"(%next, %four) : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    "onnx.Yield"(%go, %n, %next, %n) : (tensor<i1>, tensor<2xf32>, tensor<i64>, tensor<2xf32>) -> ()
+  }) : (tensor<i64>, tensor<i1>, tensor<2xf32>, tensor<i64>) -> (tensor<2xf32>, tensor<i64>, tensor<?x2xf32>)
+  func.return %ys : tensor<?x2xf32>
+}
+}

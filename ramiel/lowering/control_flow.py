@@ -44,7 +44,14 @@ from xdsl.dialects.builtin import IntegerAttr, NoneType, StringAttr, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.onnx import NODE_NAME_ATTR, OnnxOp, opset_of, region_yield, static_shape
+from ramiel.dialects.onnx import (
+    NODE_NAME_ATTR,
+    OnnxOp,
+    loop_trip_count,
+    opset_of,
+    region_yield,
+    static_shape,
+)
 
 INT64_MAX = 2**63 - 1
 
@@ -61,6 +68,12 @@ def _true(lowering: Any, v: SSAValue) -> bool:
     return c is not None and bool(np.asarray(c).reshape(-1)[0])
 
 
+def trip_count(lowering: Any, op: OnnxOp) -> int | None:
+    """The trip count of a Loop the compiler knows (:func:`~ramiel.dialects.onnx.loop_trip_count`):
+    then it prints as ``for i in range(n):``."""
+    return loop_trip_count(op, lambda v: _const(lowering, v))
+
+
 def loop_runs_to_the_end(lowering: Any, op: OnnxOp) -> bool:
     """Does a Loop run all ``M`` iterations? Its ``cond`` is absent or a constant true, and its
     body yields a constant true or passes its ``cond`` argument on (through Identity ops)."""
@@ -74,13 +87,20 @@ def loop_runs_to_the_end(lowering: Any, op: OnnxOp) -> bool:
 
 
 def _cond_chain(op: OnnxOp) -> set[Operation]:
-    """The Identity ops through which a Loop body passes its ``cond`` argument on to the
-    condition it yields, when nothing else reads them."""
+    """The ops that only compute the condition a Loop body yields (the Identity ops passing its
+    ``cond`` on, a counter's ``Less``): a for loop does not need them."""
     out = region_yield(op.regions[0]).values[0]
     chain: set[Operation] = set()
-    while isinstance(out.owner, OnnxOp) and out.owner.op_type == "Identity" and out.has_one_use():
-        chain.add(out.owner)
-        out = out.owner.operands[0]
+    while isinstance(out.owner, OnnxOp) and out.has_one_use():
+        owner = out.owner
+        if owner.op_type == "Identity":
+            chain.add(owner)
+            out = owner.operands[0]
+        elif owner.op_type == "Less":
+            chain.add(owner)
+            break
+        else:
+            break
     return chain
 
 
@@ -232,8 +252,11 @@ def _lower_loop(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
     scan_results = list(op.results)[n:]
     accs = _accumulators(fb, k, [r.name_hint for r in scan_results])
     inits = [ctx.get(fb, v) for v in inits_onnx]
+    trips = trip_count(lowering, op)
     m = _const(lowering, m_v)
-    for_form = loop_runs_to_the_end(lowering, op) and not isinstance(m_v.type, NoneType)
+    for_form = trips is not None or (
+        loop_runs_to_the_end(lowering, op) and not isinstance(m_v.type, NoneType)
+    )
     carried_types = [r.type for r in op.results[:n]]
     block = Block(arg_types=[tp.ObjectType(), *carried_types])
     index = block.args[0]
@@ -263,9 +286,9 @@ def _lower_loop(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
         block.add_op(tp.YieldOp(nexts))
         props: dict[str, Attribute] = {}
         operands: list[SSAValue] = []
-        if m is not None:
-            props["count"] = IntegerAttr(max(0, int(np.asarray(m).reshape(-1)[0])), 64)
-        else:
+        if trips is not None:
+            props["count"] = IntegerAttr(trips, 64)
+        else:  # runs M times, M known at run time only
             operands.append(ctx.get(fb, m_v))
         new: Operation = tp.ForOp.create(
             operands=[*operands, *inits],
