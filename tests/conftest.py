@@ -1,5 +1,10 @@
 """Shared pytest fixtures: the ONNX zoo models in the onnx wheel and a Ramiel context.
 
+This is the only ``conftest.py`` of the suite: test modules import helpers from it (``from
+conftest import ...``), which works only while no other ``conftest`` module shadows it (pytest
+imports every ``conftest.py`` as the module ``conftest``), so the fixtures and markers of
+``tests/lowering`` and ``tests/conformance`` live here too.
+
 The nine ``light_*.onnx`` files in ``onnx/backend/test/data/light/`` are small-file versions of
 classic ImageNet CNNs (AlexNet, DenseNet-121, GoogLeNet/Inception v1, Inception v2, ResNet-50,
 ShuffleNet, SqueezeNet, VGG-19, ZFNet-512): real topologies and shapes at opset 9, with every
@@ -153,6 +158,32 @@ def pipeline_helpers():
         expected_zoo_outputs=expected_zoo_outputs,
         randomize_weights=randomize_weights,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Markers and onnxruntime options shared by the lowering and conformance tests.
+# ---------------------------------------------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "zoo: an ONNX zoo model test (light_*; ~30 s together); deselect with -m 'not zoo'",
+    )
+
+
+@pytest.fixture(scope="session")
+def ort_session_options():
+    """onnxruntime session options: one thread, no spinning (so torch keeps the cores), quiet,
+    no graph optimisation (the light models would materialise all ConstantOfShape weights)."""
+    ort = pytest.importorskip("onnxruntime")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return so
 
 
 # ---------------------------------------------------------------------------------------------
