@@ -18,7 +18,9 @@ tensor per inference), receives block until the matching send.
 Verifier (run once per function, from its first cluster): cluster names are unique; each cluster
 only uses values it defines, graph inputs and read-only constants (also inside the regions of
 its ``onnx.If``/``Loop``/``Scan`` ops, each one op of the cluster); every channel has exactly one
-send and exactly one receive of the same type in *different* clusters; and the program is
+send and exactly one receive of the same type in *different* clusters, a static tensor type that
+fits in memory (no dynamic or negative dimension: channel buffers are sized at compile time); and
+the program is
 deadlock-free: the graph whose edges are each cluster's program order plus send -> recv is acyclic,
 i.e. every cluster's op order is consistent with one global topological order.
 
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -46,6 +48,7 @@ from xdsl.traits import ConstantLike, HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ramiel.dialects.onnx import dependences
+from ramiel.pysource import tensor_type_problem
 
 
 @irdl_op_definition
@@ -185,6 +188,13 @@ def verify_program(block: Block) -> None:
                         "defines it"
                     )
             defined.add(op)
+            if isinstance(op, SendOp | RecvOp):
+                t = op.value.type if isinstance(op, SendOp) else op.result.type
+                problem = tensor_type_problem(t)
+                if problem is None and not isinstance(t, TensorType):
+                    problem = f"a channel carries a tensor, not {t}"
+                if problem is not None:
+                    raise VerifyException(f"channel '{op.channel.data}': {problem}")
             if isinstance(op, SendOp):
                 ch = op.channel.data
                 if ch in sends:

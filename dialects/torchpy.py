@@ -41,10 +41,10 @@ Values that are not tensors (tuples, Python scalars) have type ``!torchpy.object
 
 from __future__ import annotations
 
-import ast
+import builtins
 import keyword
-import re
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -52,8 +52,10 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     IndexType,
     IntegerAttr,
+    ModuleOp,
     StringAttr,
     SymbolRefAttr,
+    TensorType,
     UnitAttr,
 )
 from xdsl.ir import (
@@ -83,26 +85,147 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from ramiel.parsing import LocatedVerifyError
+from ramiel.pysource import (
+    GENERATED_NAMES,
+    callee_problem,
+    literal_problem,
+    method_problem,
+    tensor_type_problem,
+)
+
 
 def is_python_name(name: str) -> bool:
     """``name`` can be printed as a Python identifier: an identifier that is not a keyword."""
     return name.isidentifier() and not keyword.iskeyword(name)
 
 
-_PLACEHOLDER = re.compile(r"\$(\d+)")
+def _verify_literal(op: Operation, text: str, n_operands: int, subscript: bool = False) -> None:
+    """A literal argument is one Python expression (or, ``subscript``, one subscript) whose
+    ``$N`` are operands and whose names exist (:func:`ramiel.pysource.literal_problem`)."""
+    problem = literal_problem(text, n_operands, subscript)
+    if problem is not None:
+        raise VerifyException(f"{op.name}: {problem}")
 
 
-def _verify_literal(op: Operation, text: str, n_operands: int) -> None:
-    """A literal argument is one Python expression (or subscript) whose ``$N`` are operands."""
-    for m in _PLACEHOLDER.finditer(text):
-        if int(m.group(1)) >= n_operands:
-            raise VerifyException(f"{op.name}: placeholder ${m.group(1)} out of range in {text!r}")
-    try:
-        ast.parse(f"_[{_PLACEHOLDER.sub(lambda m: f'_{m.group(1)}', text)}]", mode="eval")
-    except SyntaxError:
+def _verify_function_name(f: FuncOp) -> None:
+    """A function's name is printed as a module-level ``def``: it must not shadow a name the
+    generated code uses (``torch``, ``ops``, a builtin such as ``len``) nor be a dunder
+    (``__getattr__`` would become the module's attribute hook, ``__name__`` break the main guard)."""
+    name = f.sym_name.data
+    if name.startswith("__") and name.endswith("__"):
+        raise VerifyException(f"torchpy.func @{name}: a dunder name is not a function name")
+    clash = name in GENERATED_NAMES or hasattr(builtins, name)
+    if clash and not (name == "forward" and f.kind.data == "sequential"):
         raise VerifyException(
-            f"{op.name}: literal argument {text!r} is not a Python expression"
-        ) from None
+            f"torchpy.func @{name}: the name clashes with a name the generated module uses"
+        )
+
+
+def verify_module(block: Block) -> None:
+    """Module-level rules of a ``torchpy`` module (run once, from its last op):
+
+    * function names are unique, and cluster functions name distinct clusters (``cluster_c0``
+      and ``c0`` are both cluster ``c0``);
+    * a module with cluster functions has exactly one ``torchpy.program``;
+    * every channel is put by at most one function and got by at most one other, with the same
+      type; a channel only put is a graph output listed by the program, one only got a graph
+      input listed by it; every channel the program lists exists;
+    * every tensor type the generated code sizes or allocates is static, non-negative, of an
+      element type torch has, and fits in memory (:func:`ramiel.pysource.tensor_type_problem`).
+    """
+    funcs = [op for op in block.ops if isinstance(op, FuncOp)]
+    programs = [op for op in block.ops if isinstance(op, ProgramOp)]
+    names: set[str] = set()
+    clusters: dict[str, str] = {}
+    for f in funcs:
+        name = f.sym_name.data
+        if name in names:
+            raise LocatedVerifyError(f"torchpy.func @{name} is defined twice", f)
+        names.add(name)
+        if f.kind.data == "cluster":
+            key = name.removeprefix("cluster_")
+            if key in clusters:
+                raise LocatedVerifyError(
+                    f"torchpy.func @{name} and @{clusters[key]} are both cluster '{key}'", f
+                )
+            clusters[key] = name
+    if len(programs) > 1:
+        raise LocatedVerifyError("a module holds at most one torchpy.program", programs[1])
+    if clusters and not programs:
+        first = next(f for f in funcs if f.kind.data == "cluster")
+        raise LocatedVerifyError(
+            "a module with cluster functions needs a torchpy.program (its graph inputs and "
+            "outputs)",
+            first,
+        )
+    puts: dict[str, tuple[FuncOp, PutOp]] = {}
+    gets: dict[str, tuple[FuncOp, GetOp]] = {}
+    for f in funcs:
+        for op in f.walk():
+            for t in [r.type for r in op.results] + [
+                a.type for region in op.regions for b in region.blocks for a in b.args
+            ]:
+                problem = tensor_type_problem(t)
+                if problem is not None:
+                    raise LocatedVerifyError(f"{op.name} in @{f.sym_name.data}: {problem}", op)
+            if isinstance(op, PutOp | GetOp):
+                table: dict[str, Any] = puts if isinstance(op, PutOp) else gets
+                ch = op.channel.data
+                if ch in table:
+                    verb = "put" if isinstance(op, PutOp) else "got"
+                    raise LocatedVerifyError(f"channel '{ch}' is {verb} twice", op)
+                table[ch] = (f, op)
+                t = op.value.type if isinstance(op, PutOp) else op.result.type
+                problem = tensor_type_problem(t)
+                if problem is None and not isinstance(t, TensorType):
+                    problem = f"a channel carries a tensor, not {t}"
+                if problem is not None:
+                    raise LocatedVerifyError(f"channel '{ch}': {problem}", op)
+    for ch, (f, put) in puts.items():
+        if ch in gets:
+            g, get = gets[ch]
+            if g is f:
+                raise LocatedVerifyError(
+                    f"channel '{ch}' is put and got in @{f.sym_name.data}", get
+                )
+            if get.result.type != put.value.type:
+                raise LocatedVerifyError(
+                    f"channel '{ch}': got as {get.result.type} in @{g.sym_name.data} but put as "
+                    f"{put.value.type} in @{f.sym_name.data}",
+                    get,
+                )
+    if not programs:
+        return
+    prog = programs[0]
+    listed_in = [attr_text(c) or "" for chs in prog.inputs.data for c in getattr(chs, "data", [])]
+    listed_out = [attr_text(c) or "" for c in prog.outputs.data]
+    for ch in listed_in:
+        if ch not in gets or ch in puts:
+            raise LocatedVerifyError(
+                f"torchpy.program: input channel '{ch}' is not one a cluster only gets", prog
+            )
+    for ch in listed_out:
+        if ch and (ch not in puts or ch in gets):
+            raise LocatedVerifyError(
+                f"torchpy.program: output channel '{ch}' is not one a cluster only puts", prog
+            )
+    for which, listed in (("input", listed_in), ("output", [c for c in listed_out if c])):
+        dup = {c for c in listed if listed.count(c) > 1}
+        if dup:
+            raise LocatedVerifyError(
+                f"torchpy.program lists the {which} channel '{min(dup)}' twice", prog
+            )
+    for ch in gets:
+        if ch not in puts and ch not in listed_in:
+            raise LocatedVerifyError(
+                f"channel '{ch}' is got but no cluster puts it, nor is it an input", gets[ch][1]
+            )
+    for ch in puts:
+        if ch not in gets and ch not in listed_out:
+            raise LocatedVerifyError(
+                f"channel '{ch}' is put but no cluster gets it, nor is it an output", puts[ch][1]
+            )
 
 
 @irdl_attr_definition
@@ -135,6 +258,7 @@ class FuncOp(IRDLOperation):
             raise VerifyException(
                 f"torchpy.func name {self.sym_name.data!r} is not a Python identifier"
             )
+        _verify_function_name(self)
         if self.kind.data not in FUNC_KINDS:
             raise VerifyException(f"torchpy.func @{self.sym_name.data}: unknown kind {self.kind}")
         if self.kind.data == "cluster" and self.body.block.args:
@@ -166,6 +290,24 @@ class ReturnOp(IRDLOperation):
 
     def __init__(self, values: Sequence[SSAValue] = ()):
         super().__init__(operands=[list(values)])
+
+    def verify_(self) -> None:
+        _verify_module_if_last(self)
+
+
+def _verify_module_if_last(op: Operation) -> None:
+    """Run :func:`verify_module` when ``op`` is the last op of its module in textual order (the
+    program table, or the return of the last function): every op has been verified on its own
+    by then (a verifier walks in textual order), so a local error is reported where it is."""
+    func_op = op.parent_op()
+    block = func_op.parent_block() if isinstance(op, ReturnOp) and func_op else op.parent_block()
+    if block is None or not isinstance(block.parent_op(), ModuleOp):
+        return
+    last = block.last_op
+    while last is not None and last.regions and last.regions[-1].blocks:
+        last = last.regions[-1].blocks[-1].last_op
+    if last is op:
+        verify_module(block)
 
 
 @irdl_op_definition
@@ -350,15 +492,19 @@ class WeightOp(IRDLOperation):
             raise VerifyException(f"torchpy.weight key {self.key.data!r} is not an identifier")
 
 
-def _verify_args(op: IRDLOperation, args: ArrayAttr, kwargs: DictionaryAttr | None) -> None:
+def _verify_args(
+    op: IRDLOperation, args: ArrayAttr, kwargs: DictionaryAttr | None, subscript: int = -1
+) -> None:
+    """Operand indices in range, literals printable (``subscript``: the position of the index
+    of a subscript, printed as ``x[<literal>]``)."""
     items = list(args.data) + (list(kwargs.data.values()) if kwargs else [])
     n = len(op.operands)
-    for item in items:
+    for pos, item in enumerate(items):
         if isinstance(item, IntegerAttr):
             if not 0 <= item.value.data < n:
                 raise VerifyException(f"{op.name}: argument index {item.value.data} out of range")
         elif isinstance(item, StringAttr):
-            _verify_literal(op, item.data, n)
+            _verify_literal(op, item.data, n, subscript=pos == subscript)
         else:
             raise VerifyException(f"{op.name}: arguments must be operand indices or literals")
     if kwargs:
@@ -405,7 +551,13 @@ class CallOp(IRDLOperation):
     def verify_(self) -> None:
         if not all(is_python_name(p) for p in self.callee.data.split(".")):
             raise VerifyException(f"torchpy.call: callee {self.callee.data!r} is not a dotted name")
-        _verify_args(self, self.args, self.kwargs)
+        problem = callee_problem(self.callee.data)
+        if problem is not None:
+            raise VerifyException(f"torchpy.call: {problem}")
+        # the printer writes operator.getitem(a, b) as a[b] (ramiel.printer._call_text)
+        infix_index = self.callee.data == "operator.getitem" and len(self.args) == 2
+        subscript = 1 if infix_index and not self.kwargs else -1
+        _verify_args(self, self.args, self.kwargs, subscript)
 
 
 @irdl_op_definition
@@ -438,6 +590,10 @@ class MethodOp(IRDLOperation):
             raise VerifyException(f"torchpy.method: {self.method.data!r} is not an identifier")
         if not self.inputs:
             raise VerifyException("torchpy.method needs its object as operand 0")
+        if isinstance(self.inputs[0].type, TensorType):
+            problem = method_problem(self.method.data)
+            if problem is not None:
+                raise VerifyException(f"torchpy.method: {problem}")
         _verify_args(self, self.args, self.kwargs)
 
 
@@ -516,6 +672,7 @@ class ProgramOp(IRDLOperation):
             raise VerifyException("torchpy.program: outputs and output_order differ in length")
         if not all(isinstance(a, ArrayAttr) for a in self.inputs.data):
             raise VerifyException("torchpy.program: each input has an array of channels")
+        _verify_module_if_last(self)
 
 
 def attr_text(a: Attribute | None) -> str | None:

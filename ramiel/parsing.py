@@ -51,7 +51,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.irdl import base
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -241,12 +241,50 @@ class LocatedVerifyError(VerifyException):
 _PREFIX = "Operation does not verify: "
 
 
+def _enclosing_blocks(op: Operation) -> set[Block]:
+    blocks: set[Block] = set()
+    block = op.parent_block()
+    while block is not None:
+        blocks.add(block)
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return blocks
+
+
+def _verify_defined_before(op: Operation, order: dict[Operation, int]) -> None:
+    if not op.operands:
+        return
+    enclosing: set[Block] | None = None
+    for v in op.operands:
+        owner = v.owner
+        block = owner if isinstance(owner, Block) else owner.parent_block()
+        if enclosing is None:
+            enclosing = _enclosing_blocks(op)
+        name = f"%{v.name_hint}" if v.name_hint else "a value"
+        if block not in enclosing:
+            raise LocatedVerifyError(
+                f"{op.name} uses {name}, which is defined in a region that does not enclose it",
+                op,
+            )
+        if isinstance(owner, Operation) and order.get(owner, -1) >= order[op]:
+            raise LocatedVerifyError(f"{op.name} uses {name} before the op that defines it", op)
+
+
 def verify_located(module: Operation) -> None:
     """Verify ``module`` and every op inside it, in textual order (an op before the ops nested in
-    it); raise :class:`LocatedVerifyError` on the first failure, located at the failing op."""
+    it); raise :class:`LocatedVerifyError` on the first failure, located at the failing op.
+
+    Besides each op's own verifier, every operand must be defined before its use, in the same
+    block or an enclosing one (MLIR's dominance rule for single-block regions, which xDSL does
+    not check: swapping two ops in the text gave Python that reads a name before assigning it).
+    """
+    order = {op: i for i, op in enumerate(module.walk())}
     for op in module.walk():
+        _verify_defined_before(op, order)
         try:
             op.verify(verify_nested_ops=False)
+        except LocatedVerifyError as e:  # a module-level rule that names the op at fault
+            raise LocatedVerifyError(e.reason, e.op or op) from None
         except VerifyException as e:
             reason = str(e.args[0] if e.args else e)
             reason = reason.removeprefix(_PREFIX)

@@ -33,12 +33,11 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import NODE_NAME_ATTR, numpy_dtype_of
+from ramiel.pysource import GENERATED_NAMES
 
-RESERVED = frozenset(
-    {"torch", "F", "ops", "operator", "math", "ch", "w", "Program", "ChannelSpec", "INPUTS",
-     "OUTPUTS", "PROGRAM", "forward", "np", "segment"}
-    | set(dir(builtins))
-)  # fmt: skip
+#: Names generated code never gives a value or function: the module's own names and builtins
+#: (the torchpy verifier rejects functions named so, :mod:`ramiel.pysource`).
+RESERVED = GENERATED_NAMES | frozenset(dir(builtins))
 
 #: ``operator.*`` callees printed infix: name -> (format, precedence-safe)
 _INFIX = {

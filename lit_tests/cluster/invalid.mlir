@@ -268,3 +268,22 @@ func.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
   func.return %1 : tensor<2xf32>
 }
 }
+
+// -----
+
+// A channel's buffer is sized at compile time: its type is static (and fits in memory).
+// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a__c0_c1': the tensor type tensor<?xf32> has a dynamic or negative dimension (?): shapes are static
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<?xf32>) -> tensor<?xf32>
+    "cluster.send"(%a) <{channel = "a__c0_c1"}> : (tensor<?xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    %b = "cluster.recv"() <{channel = "a__c0_c1"}> : () -> tensor<?xf32>
+    "cluster.yield"(%b) : (tensor<?xf32>) -> ()
+  }) : () -> tensor<?xf32>
+  func.return %1 : tensor<?xf32>
+}
+}

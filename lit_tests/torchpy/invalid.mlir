@@ -242,3 +242,229 @@ builtin.module {
     "torchpy.return"(%y) : (tensor<2xf32>) -> ()
   }) : () -> ()
 }
+
+// -----
+
+// A literal must be exactly one expression where the printer puts it: `0][0` would print as
+// `f(x, 0][0)`.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '0][0' is not a Python expression
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index, "0][0"]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// `1), (2` parses inside brackets but prints `y = torch.relu(x, 1), (2)`: a tuple, not a call.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '1), (2' is not exactly one expression
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index, "1), (2"]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// The index of a subscript (operator.getitem prints `x[...]`) is one subscript.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal index '0][0' is not one subscript
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2x2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "operator.getitem", args = [0 : index, "0][0"]}> : (tensor<2x2xf32>) -> tensor<f32>
+    "torchpy.return"(%y) : (tensor<f32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// Names in literals are the generated module's (torch, F, ops, operator, math, builtins).
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument 'os.getpid()' uses 'os', which the generated module does not define
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.add", args = [0 : index, "os.getpid()"]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// `yield` would turn the function into a generator.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '(yield)' may not use Yield
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.add", args = [0 : index, "(yield)"]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// Callees, torch attributes in literals and tensor methods must exist.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: 'torch.relux' does not exist (torch has no attribute 'relux')
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.relux", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method: literal argument 'torch.float33': 'torch.float33' does not exist (torch has no attribute 'float33')
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.method"(%x) <{method = "to", args = ["torch.float33"]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method: torch.Tensor has no method 'reshapes'
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.method"(%x) <{method = "reshapes", args = ["2"]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%y) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// A function named like a dunder would become the module's __getattr__ hook.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @__getattr__: a dunder name is not a function name
+builtin.module {
+  "torchpy.func"() <{sym_name = "__getattr__", kind = "sequential"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// A function named len would shadow the builtin the generated code calls.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @len: the name clashes with a name the generated module uses
+builtin.module {
+  "torchpy.func"() <{sym_name = "len", kind = "sequential"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// Use before definition (two ops swapped in the text) prints Python that reads an unassigned name.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call uses %a before the op that defines it
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %b = "torchpy.call"(%a) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    %a = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
+    "torchpy.return"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// Tensor types are static, non-negative, of a torch dtype, and fit in memory.
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call in @forward: the tensor type tensor<1000000x1000000000xf32> takes 4000000000000000 bytes, more than any machine can hold (140737488355328)
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.call"(%x) <{callee = "torch.zeros", args = ["1000000", "1000000000"]}> : (tensor<2xf32>) -> tensor<1000000x1000000000xf32>
+    "torchpy.return"(%y) : (tensor<1000000x1000000000xf32>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method in @forward: the element type i3 of tensor<2xi3> has no torch dtype
+builtin.module {
+  "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
+  ^bb0(%x: tensor<2xf32>):
+    %y = "torchpy.method"(%x) <{method = "int", args = []}> : (tensor<2xf32>) -> tensor<2xi3>
+    "torchpy.return"(%y) : (tensor<2xi3>) -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.get in @cluster_c0: the tensor type tensor<?x2xf32> has a dynamic or negative dimension (?x2): shapes are static
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<?x2xf32>
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = [], input_order = ["x"], output_order = []}> : () -> ()
+}
+
+// -----
+
+// Channels: the two ends agree on the type (the ChannelSpec has one).
+// CHECK: invalid.mlir:[[# @LINE + 8]]:5: error: channel 'a__c0_c1': got as tensor<2xi64> in @cluster_c1 but put as tensor<2xf32> in @cluster_c0
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+    "torchpy.put"(%x) <{channel = "a__c0_c1"}> : (tensor<2xf32>) -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.func"() <{sym_name = "cluster_c1", kind = "cluster"}> ({
+    %a = "torchpy.get"() <{channel = "a__c0_c1"}> : () -> tensor<2xi64>
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = [], input_order = ["x"], output_order = []}> : () -> ()
+}
+
+// -----
+
+// A channel no cluster puts must be a graph input the program lists.
+// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: channel 'a__c0' is got but no cluster puts it, nor is it an input
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %a = "torchpy.get"() <{channel = "a__c0"}> : () -> tensor<2xf32>
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [], outputs = [], input_order = [], output_order = []}> : () -> ()
+}
+
+// -----
+
+// The program lists only channels that exist, with the right end.
+// CHECK: invalid.mlir:[[# @LINE + 5]]:3: error: torchpy.program: output channel 'y__out' is not one a cluster only puts
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [], outputs = ["y__out"], input_order = [], output_order = ["y"]}> : () -> ()
+}
+
+// -----
+
+// Two functions that name one cluster would share one key of PROGRAM.clusters.
+// CHECK: invalid.mlir:[[# @LINE + 5]]:3: error: torchpy.func @c0 and @cluster_c0 are both cluster 'c0'
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.func"() <{sym_name = "c0", kind = "cluster"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [], outputs = [], input_order = [], output_order = []}> : () -> ()
+}
+
+// -----
+
+// Cluster functions need the program table.
+// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: a module with cluster functions needs a torchpy.program (its graph inputs and outputs)
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+}
