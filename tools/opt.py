@@ -8,9 +8,10 @@ after ``=``::
     ramiel-opt -p 'constant-fold,dce,merge{clusters=2}' -        # read stdin
 
 Other flags: ``-o FILE``, ``--print-ir-after-all`` (IR after every pass, on stderr),
-``--split-input-file`` (process each ``// -----`` chunk alone), ``--verify-diagnostics`` (print a
-verifier error as the output, exit status 0: for lit tests of invalid IR) and the rest of xDSL's
-``xdsl-opt`` flags.
+``--split-input-file`` (process each ``// -----`` chunk alone), ``--verify-diagnostics`` (check
+the diagnostics against the input's ``// expected-error {{...}}`` comments with MLIR's semantics,
+:mod:`ramiel.tools.verify_diagnostics`: exit status 1 on a missing, extra or different one) and
+the rest of xDSL's ``xdsl-opt`` flags.
 
 Weights a pass adds (``--constant-fold`` folds large constant results into new weights) are
 written beside the output with the module's other weights (:func:`save_new_weights`); the input
@@ -29,6 +30,8 @@ Other errors (unknown pass or option, missing file, a pass that fails) read ``er
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import io
 import os
 import re
 import shlex
@@ -40,7 +43,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ramiel.dialects.registry import register_dialects
@@ -49,6 +57,7 @@ from ramiel.files import input_file, output_file
 from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
 from ramiel.passes import PASSES
 from ramiel.tools.common import run_command
+from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
 from ramiel.weights import set_ir_base_dir
 
 __all__ = ["RamielOptMain", "format_parse_error", "main", "split_pass_flags"]
@@ -193,15 +202,73 @@ class RamielOptMain(xDSLOptMain):
         except (ValueError, TypeError) as e:  # bad or missing pass options
             raise _UsageError(f"bad pass pipeline '{spec}': {e}") from None
 
-    def parse_chunk(self, chunk, file_extension, start_offset=0):  # type: ignore[no-untyped-def]
-        data = chunk.read()
+    def run(self) -> None:  # type: ignore[override]
+        """Parse, transform and print every chunk of the input; sets :attr:`status`.
+
+        With ``--verify-diagnostics`` a chunk's diagnostics (a syntax error, an op that fails
+        verification, an error a pass raises) are checked against its ``expected-*`` comments
+        (:mod:`ramiel.tools.verify_diagnostics`) instead of ending the run; a chunk that produced
+        none prints its output. Every mismatch is one located line on stderr, status 1.
+        """
+        self.status = 0
+        chunks, _ = self.prepare_input()
+        output = self.prepare_output()
+        name = self.get_input_name()
+        mismatches: list[str] = []
         try:
-            text = data.decode("utf-8")
+            for i, (chunk, offset) in enumerate(chunks):
+                try:
+                    data = chunk.read()
+                finally:
+                    chunk.close()
+                if i > 0:
+                    output.write("// -----\n")
+                if not self.args.verify_diagnostics:
+                    output.write(self._process_chunk(data, offset))
+                    output.flush()
+                    continue
+                text = self._decode(data)
+                expected, malformed = parse_expectations(text, name, offset + 1)
+                mismatches += malformed
+                try:
+                    result = self._process_chunk(data, offset)
+                    produced: list[Diagnostic] = []
+                except (ParseError, LocatedVerifyError, RamielError, DiagnosticException) as e:
+                    result, produced = "", diagnostics_of(e, name)
+                mismatches += check(expected, produced, name)
+                output.write(result)
+                output.flush()
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        for line in mismatches:
+            print(line, file=sys.stderr)
+        if mismatches:
+            self.status = 1
+
+    def _process_chunk(self, data: bytes, offset: int) -> str:
+        """One chunk: parsed (a syntax error located in the whole input), transformed, printed."""
+        try:
+            module = self.parse_chunk(io.BytesIO(data), "mlir", offset)
+        except ParseError as e:
+            e.span = dataclasses.replace(e.span, line_offset=offset)
+            if isinstance(e, MultipleSpansParseError):
+                e.refs = [(dataclasses.replace(sp, line_offset=offset), m) for sp, m in e.refs]
+            raise
+        self.apply_passes(module)
+        return self.output_resulting_program(module)
+
+    def _decode(self, data: bytes) -> str:
+        try:
+            return data.decode("utf-8")
         except UnicodeDecodeError:
             raise RamielError(
                 f"{self.get_input_name()}: not IR text (not UTF-8; an ONNX model must be imported "
                 f"with ramiel-translate --import-onnx)"
             ) from None
+
+    def parse_chunk(self, chunk, file_extension, start_offset=0):  # type: ignore[no-untyped-def]
+        text = self._decode(chunk.read())
         parser = LocatedParser(self.ctx, text, self.get_input_name(), start_offset)
         module = parser.parse_module(not self.args.no_implicit_module)
         if not self.args.disable_verify:
@@ -212,6 +279,36 @@ class RamielOptMain(xDSLOptMain):
         if save_new_weights(prog, self.args.input_file, self.args.output_file) is None:
             rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
         return super().output_resulting_program(prog)
+
+
+def diagnostics_of(e: Exception, name: str) -> list[Diagnostic]:
+    """The diagnostics an exception that ended a chunk stands for (``--verify-diagnostics``).
+
+    A syntax error is an error at its position (the other positions xDSL names, such as a
+    value's first definition, are notes there); an op that fails verification an error at the
+    op; any other :class:`~ramiel.errors.RamielError` or xDSL diagnostic an error without a
+    location (``expected-error @unknown``).
+    """
+    from xdsl.dialects.builtin import FileLineColLoc
+
+    if isinstance(e, ParseError):
+        loc = e.span.get_location()
+        diags = [Diagnostic("error", " ".join(e.msg.split()), loc.file, loc.line, loc.col)]
+        if isinstance(e, MultipleSpansParseError):
+            for span, msg in e.refs:
+                ref = span.get_location()
+                diags.append(
+                    Diagnostic("note", " ".join((msg or "").split()), ref.file, ref.line, ref.col)
+                )
+        return diags
+    if isinstance(e, LocatedVerifyError):
+        loc = e.op.location if e.op is not None else None
+        if isinstance(loc, FileLineColLoc):
+            return [
+                Diagnostic("error", e.reason, loc.filename.data, loc.line.data, loc.column.data)
+            ]
+        return [Diagnostic("error", e.reason)]
+    return [Diagnostic("error", " ".join(str(e).split()))]
 
 
 def save_new_weights(module, input_file: str | None, output_file: str | None) -> str | None:  # type: ignore[no-untyped-def]
@@ -316,6 +413,7 @@ def _opt(rest: list[str]) -> int:
         if tool.args.output_file:
             output_file(tool.args.output_file)
         tool.run()
+        return tool.status
     except ParseError as e:
         print(format_parse_error(e), file=sys.stderr)
         return 1

@@ -2,10 +2,10 @@
 // different clusters; a cluster only uses its own values, the graph inputs and the constants;
 // cluster names are unique; the program cannot deadlock. Errors point at the function's first
 // cluster, where the whole program is checked.
-// RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
+// RUN: ramiel-opt --verify-diagnostics --split-input-file %s
 
 // A recv whose channel nobody sends on.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'x1' is received by @c0 but never sent
+// expected-error @+3 {{channel 'x1' is received by @c0 but never sent}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -20,7 +20,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A send nobody receives: a dangling channel.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a__c0_c1' is sent by @c0 but never received
+// expected-error @+3 {{channel 'a__c0_c1' is sent by @c0 but never received}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -35,7 +35,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // Two sends on one channel.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a' has more than one cluster.send
+// expected-error @+3 {{channel 'a' has more than one cluster.send}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -59,7 +59,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // Two receives on one channel (a tensor needed twice is received once and reused).
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a' has more than one cluster.recv
+// expected-error @+3 {{channel 'a' has more than one cluster.recv}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -80,7 +80,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A channel that starts and ends in the same cluster.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a' is sent and received in the same cluster
+// expected-error @+3 {{channel 'a' is sent and received in the same cluster}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -96,7 +96,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A cluster that reads another cluster's value directly instead of receiving it.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c1: onnx.Sigmoid uses a value defined in another cluster; it must arrive through cluster.recv
+// expected-error @+3 {{cluster @c1: onnx.Sigmoid uses a value defined in another cluster; it must arrive through cluster.recv}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -114,7 +114,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A compute op outside every cluster of a clustered function (no cluster would run it).
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Relu is outside every cluster
+// expected-error @+4 {{onnx.Relu is outside every cluster}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
@@ -129,7 +129,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A deadlock: each cluster waits for the other before it sends.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: the clustered program can deadlock: @c0 waits on channel 'b', @c1 waits on channel 'a'
+// expected-error @+3 {{the clustered program can deadlock: @c0 waits on channel 'b', @c1 waits on channel 'a'}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -153,7 +153,7 @@ func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
 // -----
 
 // Two clusters with the same name.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: duplicate cluster name @c0
+// expected-error @+3 {{duplicate cluster name @c0}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -171,7 +171,7 @@ func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
 // -----
 
 // The received type differs from the sent one.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a': received type tensor<3xf32> differs from sent tensor<2xf32>
+// expected-error @+3 {{channel 'a': received type tensor<3xf32> differs from sent tensor<2xf32>}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<3xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -190,7 +190,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<3xf32> {
 // -----
 
 // A cluster must end with cluster.yield.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c0 must end with cluster.yield
+// expected-error @+3 {{cluster @c0 must end with cluster.yield}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -203,7 +203,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // The yielded values must match the cluster's result types.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c0: yielded types differ from the cluster's results
+// expected-error @+3 {{cluster @c0: yielded types differ from the cluster's results}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0, %1 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -217,7 +217,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // send/recv only live inside a cluster.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: 'cluster.recv' expects parent op 'cluster.cluster'
+// expected-error @+3 {{'cluster.recv' expects parent op 'cluster.cluster'}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
@@ -229,7 +229,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // Inside a cluster, ops run in block order: a value is used before its recv (what a clustering
 // whose receives were placed in the wrong order would produce).
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c1: onnx.Neg uses a value before the op that defines it
+// expected-error @+3 {{cluster @c1: onnx.Neg uses a value before the op that defines it}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -250,7 +250,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // A value a region captures is a dependence of the region op: an If in @c1 whose branch reads
 // a value of @c0 directly (not through cluster.recv).
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: cluster @c1: onnx.If uses a value defined in another cluster; it must arrive through cluster.recv
+// expected-error @+3 {{cluster @c1: onnx.If uses a value defined in another cluster; it must arrive through cluster.recv}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -272,7 +272,7 @@ func.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
 // -----
 
 // A channel's buffer is sized at compile time: its type is static (and fits in memory).
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: channel 'a__c0_c1': the tensor type tensor<?xf32> has a dynamic or negative dimension (?): shapes are static
+// expected-error @+3 {{channel 'a__c0_c1': the tensor type tensor<?xf32> has a dynamic or negative dimension (?): shapes are static}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({

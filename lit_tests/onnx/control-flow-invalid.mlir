@@ -1,10 +1,10 @@
 // The verifier of If, Loop and Scan: regions against operands and results; errors carry the
 // op's file:line:col.
-// RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
+// RUN: ramiel-opt --verify-diagnostics --split-input-file %s
 
 // A branch yields a value of another shape than the result's (a result whose shape depends on
 // the condition is dynamic, `?`; the lowering rejects it unless constant folding picks a branch).
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If (node 'if0'): result #0 is tensor<4xf32> but else_branch yields tensor<5xf32>
+// expected-error @+3 {{onnx.If (node 'if0'): result #0 is tensor<4xf32> but else_branch yields tensor<5xf32>}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4xf32> {
   %r = "onnx.If"(%c) ({
@@ -19,7 +19,7 @@ func.func @f(%c: tensor<i1>, %a: tensor<4xf32>, %b: tensor<5xf32>) -> tensor<4xf
 // -----
 
 // A branch yields the wrong number of values.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If: else_branch yields 2 value(s), the op has 1 result(s)
+// expected-error @+3 {{onnx.If: else_branch yields 2 value(s), the op has 1 result(s)}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%c: tensor<i1>, %a: tensor<4xf32>) -> tensor<4xf32> {
   %r = "onnx.If"(%c) ({
@@ -34,7 +34,7 @@ func.func @f(%c: tensor<i1>, %a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // The condition must be one bool.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.If: cond must be one bool, got tensor<2xi1>
+// expected-error @+3 {{onnx.If: cond must be one bool, got tensor<2xi1>}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%c: tensor<2xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
   %r = "onnx.If"(%c) ({
@@ -49,7 +49,7 @@ func.func @f(%c: tensor<2xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // A loop-carried value whose shape the body changes.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Loop: loop-carried value #0 changes type or shape: it enters as tensor<2xf32> and the body yields tensor<4xf32>
+// expected-error @+4 {{onnx.Loop: loop-carried value #0 changes type or shape: it enters as tensor<2xf32> and the body yields tensor<4xf32>}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
   %none = "onnx.NoValue"() : () -> none
@@ -65,7 +65,7 @@ func.func @f(%m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // The body of a Loop takes iteration_num, cond and one argument per carried value.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Loop: the body takes 2 argument(s), expected 2 + 1
+// expected-error @+4 {{onnx.Loop: the body takes 2 argument(s), expected 2 + 1}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
   %none = "onnx.NoValue"() : () -> none
@@ -80,7 +80,7 @@ func.func @f(%m: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A scan output must be the yielded slice stacked on a new axis.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Scan: scan output #0 is tensor<5x3xf32>, which is not the body's tensor<2xf32> stacked on axis 0
+// expected-error @+3 {{onnx.Scan: scan output #0 is tensor<5x3xf32>, which is not the body's tensor<2xf32> stacked on axis 0}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%s0: tensor<2xf32>, %xs: tensor<5x2xf32>) -> tensor<5x3xf32> {
   %s, %ys = "onnx.Scan"(%s0, %xs) <{num_scan_inputs = 1 : si64}> ({
@@ -94,7 +94,7 @@ func.func @f(%s0: tensor<2xf32>, %xs: tensor<5x2xf32>) -> tensor<5x3xf32> {
 // -----
 
 // onnx.Yield only ends the regions of If, Loop and Scan.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:1: error: onnx.Yield must end a region of onnx.If, onnx.Loop or onnx.Scan
+// expected-error @+3 {{onnx.Yield must end a region of onnx.If, onnx.Loop or onnx.Scan}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 %x = "onnx.Constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<2xf32>
 "onnx.Yield"(%x) : (tensor<2xf32>) -> ()

@@ -3,7 +3,7 @@
 // RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
 
 // Wrong arity: Relu takes one input.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Relu expects 1 operands at opset 17 (since version 14), got 2
+// expected-error @+3 {{onnx.Relu expects 1 operands at opset 17 (since version 14), got 2}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %y = "onnx.Relu"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
@@ -14,7 +14,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // Wrong number of results.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Add expects 1 results at opset 17, got 2
+// expected-error @+3 {{onnx.Add expects 1 results at opset 17, got 2}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %y, %z = "onnx.Add"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
@@ -26,7 +26,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // An attribute the schema of this opset does not have: BatchNormalization lost `spatial` in
 // opset 9.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.BatchNormalization (node 'bn1'): unknown attribute 'spatial'
+// expected-error @+4 {{onnx.BatchNormalization (node 'bn1'): unknown attribute 'spatial'}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %s = "onnx.Constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<2xf32>
@@ -38,7 +38,7 @@ func.func @f(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // -----
 
 // An attribute that no version of the operator has.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: property 'alpha' is not defined by the operation 'onnx.Relu'
+// expected-error @+3 {{property 'alpha' is not defined by the operation 'onnx.Relu'}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %y = "onnx.Relu"(%x) <{alpha = 1.0 : f32}> : (tensor<2xf32>) -> tensor<2xf32>
@@ -49,7 +49,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // An attribute of the wrong kind: Concat's axis is an INT.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Concat: attribute 'axis' must be INT, got 1.000000e+00 : f32
+// expected-error @+3 {{onnx.Concat: attribute 'axis' must be INT, got 1.000000e+00 : f32}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<4xf32> {
   %y = "onnx.Concat"(%x, %x) <{axis = 1.0 : f32}> : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
@@ -60,7 +60,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<4xf32> {
 // -----
 
 // A missing required attribute: Cast needs `to`.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Cast: missing required attribute 'to'
+// expected-error @+3 {{onnx.Cast: missing required attribute 'to'}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xi64> {
   %y = "onnx.Cast"(%x) : (tensor<2xf32>) -> tensor<2xi64>
@@ -71,7 +71,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xi64> {
 // -----
 
 // A type-constraint violation: Sqrt is defined on floating-point tensors only.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Sqrt: operand 'X' has type tensor(int64), allowed:
+// expected-error @+3 {{onnx.Sqrt: operand 'X' has type tensor(int64), allowed:}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xi64>) -> tensor<2xi64> {
   %y = "onnx.Sqrt"(%x) : (tensor<2xi64>) -> tensor<2xi64>
@@ -82,7 +82,7 @@ func.func @f(%x: tensor<2xi64>) -> tensor<2xi64> {
 // -----
 
 // One type parameter bound to two element types: Add(f32, f16).
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Add: operand 'B' is tensor(float16) but type parameter T is already bound to tensor(float)
+// expected-error @+3 {{onnx.Add: operand 'B' is tensor(float16) but type parameter T is already bound to tensor(float)}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>, %h: tensor<2xf16>) -> tensor<2xf32> {
   %y = "onnx.Add"(%x, %h) : (tensor<2xf32>, tensor<2xf16>) -> tensor<2xf32>
@@ -93,7 +93,7 @@ func.func @f(%x: tensor<2xf32>, %h: tensor<2xf16>) -> tensor<2xf32> {
 // -----
 
 // Shapes that do not broadcast.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Mul: operand shapes [(2, 3), (2,)] do not broadcast
+// expected-error @+3 {{onnx.Mul: operand shapes [(2, 3), (2,)] do not broadcast}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<2xf32>) -> tensor<2x3xf32> {
   %z = "onnx.Mul"(%x, %y) : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
@@ -104,7 +104,7 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<2xf32>) -> tensor<2x3xf32> {
 // -----
 
 // A result shape that is not the broadcast shape.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Add: result shape (3, 3) != broadcast shape (2, 3)
+// expected-error @+3 {{onnx.Add: result shape (3, 3) != broadcast shape (2, 3)}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<3x3xf32> {
   %z = "onnx.Add"(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3x3xf32>
@@ -115,7 +115,7 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<3x3xf32> {
 // -----
 
 // Conv: the weight's input channels (times group) must match the input's channels.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Conv (node 'conv1'): X has 3 channels but W expects 4 (group=1)
+// expected-error @+4 {{onnx.Conv (node 'conv1'): X has 3 channels but W expects 4 (group=1)}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x6x6xf32> {
   %w = "onnx.Constant"() <{value = dense<1.0> : tensor<8x4x3x3xf32>}> : () -> tensor<8x4x3x3xf32>
@@ -127,7 +127,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x6x6xf32> {
 // -----
 
 // MatMul: inner dimensions must agree.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.MatMul: inner dimensions 3 and 4 differ
+// expected-error @+3 {{onnx.MatMul: inner dimensions 3 and 4 differ}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
   %c = "onnx.MatMul"(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
@@ -138,7 +138,7 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
 // -----
 
 // Concat: operands must agree off the concatenation axis.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Concat: operand shapes [(2, 3), (3, 3)] differ off axis 1
+// expected-error @+3 {{onnx.Concat: operand shapes [(2, 3), (3, 3)] differ off axis 1}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<2x6xf32> {
   %c = "onnx.Concat"(%a, %b) <{axis = 1 : si64}> : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
@@ -149,7 +149,7 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<2x6xf32> {
 // -----
 
 // A required input given as `none`.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Gemm: required input 'B' (operand #1) is none
+// expected-error @+4 {{onnx.Gemm: required input 'B' (operand #1) is none}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %none = "onnx.NoValue"() : () -> none
@@ -161,7 +161,7 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // -----
 
 // An op that does not exist yet at the module's opset: Gelu arrived in opset 20.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Gelu is not defined at opset 17
+// expected-error @+3 {{onnx.Gelu is not defined at opset 17}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %y = "onnx.Gelu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
@@ -172,7 +172,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // An attribute that changed into an input: Unsqueeze's `axes` is an input since opset 13.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Unsqueeze: unknown attribute 'axes'
+// expected-error @+4 {{onnx.Unsqueeze: unknown attribute 'axes'}}
 builtin.module attributes {onnx.opset = 13 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<1x2xf32> {
   %axes = "onnx.Constant"() <{value = dense<0> : tensor<1xi64>}> : () -> tensor<1xi64>
@@ -195,7 +195,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<1x2xf32> {
 // -----
 
 // float8 element types are checked against the schema like any other: Relu computes on none.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Relu: operand 'X' has type tensor(float8e4m3fn), allowed: ['tensor(bfloat16)'
+// expected-error @+3 {{onnx.Relu: operand 'X' has type tensor(float8e4m3fn), allowed: ['tensor(bfloat16)'}}
 builtin.module attributes {onnx.opset = 21 : i64} {
 func.func @f(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {
   %y = "onnx.Relu"(%x) : (tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN>
@@ -206,7 +206,7 @@ func.func @f(%x: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> {
 // -----
 
 // ramiel.inplace (set by --inplace) is checked: never in place on a graph input.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:3: error: onnx.Relu: ramiel.inplace: operand 0 is not computed by an onnx op in the same block
+// expected-error @+3 {{onnx.Relu: ramiel.inplace: operand 0 is not computed by an onnx op in the same block}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %y = "onnx.Relu"(%x) {ramiel.inplace = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>
@@ -217,7 +217,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // ... nor on a tensor someone else reads (here the function's return).
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Add: ramiel.inplace: operand 0 has other uses (a graph output, a channel or another reader)
+// expected-error @+4 {{onnx.Add: ramiel.inplace: operand 0 has other uses (a graph output, a channel or another reader)}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %m = "onnx.Mul"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
@@ -229,7 +229,7 @@ func.func @f(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
 // -----
 
 // ... nor through a view, and only on the operands an op's in-place form writes.
-// CHECK: invalid.mlir:[[# @LINE + 5]]:3: error: onnx.Relu: ramiel.inplace: operand 0 comes from onnx.Identity, whose result may alias other memory
+// expected-error @+5 {{onnx.Relu: ramiel.inplace: operand 0 comes from onnx.Identity, whose result may alias other memory}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %m = "onnx.Mul"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
@@ -241,7 +241,7 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:3: error: onnx.Sub: ramiel.inplace: operand 1 of onnx.Sub cannot be overwritten
+// expected-error @+4 {{onnx.Sub: ramiel.inplace: operand 1 of onnx.Sub cannot be overwritten}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %m = "onnx.Mul"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>

@@ -1,8 +1,8 @@
 // The verifier of torchpy's compound statements: what it accepts prints to valid Python.
-// RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
+// RUN: ramiel-opt --verify-diagnostics --split-input-file %s
 
 // A branch must yield one value per result.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.if: the else block yields 0 value(s), expected 1
+// expected-error @+4 {{torchpy.if: the else block yields 0 value(s), expected 1}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%c: tensor<i1>, %x: tensor<4xf32>):
@@ -18,7 +18,7 @@ builtin.module {
 // -----
 
 // A for loop's body takes the index and one argument per carried value.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.for: the body takes 1 argument(s), expected 1 + 1
+// expected-error @+4 {{torchpy.for: the body takes 1 argument(s), expected 1 + 1}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<4xf32>):
@@ -33,7 +33,7 @@ builtin.module {
 // -----
 
 // A while loop's body yields its next condition, then the carried values.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.while: the body yields 1 value(s), expected 2
+// expected-error @+4 {{torchpy.while: the body yields 1 value(s), expected 2}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%c: tensor<i1>, %x: tensor<4xf32>):
@@ -48,7 +48,7 @@ builtin.module {
 // -----
 
 // torchpy.yield only ends the blocks of if/for/while.
-// CHECK: control-flow-invalid.mlir:[[# @LINE + 3]]:3: error: 'torchpy.yield' expects parent op to be one of 'torchpy.if', 'torchpy.for', 'torchpy.while'
+// expected-error @+3 {{'torchpy.yield' expects parent op to be one of 'torchpy.if', 'torchpy.for', 'torchpy.while'}}
 builtin.module {
   %x = "torchpy.call"() <{callee = "list", args = []}> : () -> !torchpy.object
   "torchpy.yield"(%x) : (!torchpy.object) -> ()

@@ -1,9 +1,9 @@
 // The torchpy verifier: every op must print as valid Python, so names are identifiers (not
 // keywords), argument indices and $N placeholders name operands, and literal arguments are
 // Python expressions (no statement can be smuggled in through IR text).
-// RUN: ramiel-opt --verify-diagnostics --split-input-file %s | filecheck %s
+// RUN: ramiel-opt --verify-diagnostics --split-input-file %s
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @f: unknown kind "parallel"
+// expected-error @+2 {{torchpy.func @f: unknown kind "parallel"}}
 builtin.module {
   "torchpy.func"() <{sym_name = "f", kind = "parallel"}> ({
     "torchpy.return"() : () -> ()
@@ -12,7 +12,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @cluster_c0: a cluster function takes no arguments (its inputs arrive through torchpy.get)
+// expected-error @+2 {{torchpy.func @cluster_c0: a cluster function takes no arguments (its inputs arrive through torchpy.get)}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -22,7 +22,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func name 'my func' is not a Python identifier
+// expected-error @+2 {{torchpy.func name 'my func' is not a Python identifier}}
 builtin.module {
   "torchpy.func"() <{sym_name = "my func", kind = "sequential"}> ({
     "torchpy.return"() : () -> ()
@@ -31,7 +31,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func name 'lambda' is not a Python identifier
+// expected-error @+2 {{torchpy.func name 'lambda' is not a Python identifier}}
 builtin.module {
   "torchpy.func"() <{sym_name = "lambda", kind = "sequential"}> ({
     "torchpy.return"() : () -> ()
@@ -40,7 +40,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.weight key 'a.b' is not an identifier
+// expected-error @+4 {{torchpy.weight key 'a.b' is not an identifier}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -52,7 +52,7 @@ builtin.module {
 // -----
 
 // A keyword would print as `w.class`, a syntax error.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.weight key 'class' is not an identifier
+// expected-error @+4 {{torchpy.weight key 'class' is not an identifier}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -63,7 +63,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: argument index 1 out of range
+// expected-error @+4 {{torchpy.call: argument index 1 out of range}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -74,7 +74,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: placeholder $3 out of range in '$3 + 1'
+// expected-error @+4 {{torchpy.call: placeholder $3 out of range in '$3 + 1'}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -86,7 +86,7 @@ builtin.module {
 // -----
 
 // A literal that would end the call and start a new statement.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '1)\nimport os\nprint(2' is not a Python expression
+// expected-error @+4 {{torchpy.call: literal argument '1)\nimport os\nprint(2' is not a Python expression}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -97,7 +97,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: arguments must be operand indices or literals
+// expected-error @+4 {{torchpy.call: arguments must be operand indices or literals}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -108,7 +108,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: keyword 'not' is not an identifier
+// expected-error @+4 {{torchpy.call: keyword 'not' is not an identifier}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -119,7 +119,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: callee 'os.system; torch.relu' is not a dotted name
+// expected-error @+4 {{torchpy.call: callee 'os.system; torch.relu' is not a dotted name}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -130,7 +130,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method: 're shape' is not an identifier
+// expected-error @+4 {{torchpy.method: 're shape' is not an identifier}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -141,7 +141,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.method needs its object as operand 0
+// expected-error @+3 {{torchpy.method needs its object as operand 0}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
     %y = "torchpy.method"() <{method = "reshape", args = ["2"]}> : () -> tensor<2xf32>
@@ -151,7 +151,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @forward must end with return
+// expected-error @+2 {{torchpy.func @forward must end with return}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -162,7 +162,7 @@ builtin.module {
 // -----
 
 // torchpy.return only ends a torchpy.func.
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: 'torchpy.return' expects parent op 'torchpy.func'
+// expected-error @+2 {{'torchpy.return' expects parent op 'torchpy.func'}}
 builtin.module {
   "torchpy.return"() : () -> ()
 }
@@ -170,7 +170,7 @@ builtin.module {
 // -----
 
 // torchpy.set_threads sets at least one intra-op thread.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.set_threads: count must be at least 1, got 0
+// expected-error @+3 {{torchpy.set_threads: count must be at least 1, got 0}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     "torchpy.set_threads"() <{count = 0 : index}> : () -> ()
@@ -180,7 +180,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.set_threads: count must be at least 1, got -2
+// expected-error @+3 {{torchpy.set_threads: count must be at least 1, got -2}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     "torchpy.set_threads"() <{count = -2 : index}> : () -> ()
@@ -191,7 +191,7 @@ builtin.module {
 // -----
 
 // A segment is one graph for torch.compile: no channel operation inside.
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @c0_seg0: a segment holds only calls, methods and weights (one graph for torch.compile), not torchpy.get
+// expected-error @+2 {{torchpy.func @c0_seg0: a segment holds only calls, methods and weights (one graph for torch.compile), not torchpy.get}}
 builtin.module {
   "torchpy.func"() <{sym_name = "c0_seg0", kind = "segment"}> ({
     %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
@@ -202,7 +202,7 @@ builtin.module {
 // -----
 
 // torchpy.call_segment names a segment function of the module...
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call_segment: no segment function @c0_seg9
+// expected-error @+4 {{torchpy.call_segment: no segment function @c0_seg9}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -214,7 +214,7 @@ builtin.module {
 // -----
 
 // ... with the arguments and results it has.
-// CHECK: invalid.mlir:[[# @LINE + 8]]:5: error: torchpy.call_segment: operands or results do not match @forward_seg0's arguments and returned values
+// expected-error @+8 {{torchpy.call_segment: operands or results do not match @forward_seg0's arguments and returned values}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward_seg0", kind = "segment"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -230,7 +230,7 @@ builtin.module {
 // -----
 
 // Segments do not call segments (each is one graph of its own).
-// CHECK: invalid.mlir:[[# @LINE + 6]]:3: error: torchpy.func @s1: a segment holds only calls, methods and weights (one graph for torch.compile), not torchpy.call_segment
+// expected-error @+6 {{torchpy.func @s1: a segment holds only calls, methods and weights (one graph for torch.compile), not torchpy.call_segment}}
 builtin.module {
   "torchpy.func"() <{sym_name = "s0", kind = "segment"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -247,7 +247,7 @@ builtin.module {
 
 // A literal must be exactly one expression where the printer puts it: `0][0` would print as
 // `f(x, 0][0)`.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '0][0' is not a Python expression
+// expected-error @+4 {{torchpy.call: literal argument '0][0' is not a Python expression}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -259,7 +259,7 @@ builtin.module {
 // -----
 
 // `1), (2` parses inside brackets but prints `y = torch.relu(x, 1), (2)`: a tuple, not a call.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '1), (2' is not exactly one expression
+// expected-error @+4 {{torchpy.call: literal argument '1), (2' is not exactly one expression}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -271,7 +271,7 @@ builtin.module {
 // -----
 
 // The index of a subscript (operator.getitem prints `x[...]`) is one subscript.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal index '0][0' is not one subscript
+// expected-error @+4 {{torchpy.call: literal index '0][0' is not one subscript}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2x2xf32>):
@@ -283,7 +283,7 @@ builtin.module {
 // -----
 
 // Names in literals are the generated module's (torch, F, ops, operator, math, builtins).
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument 'os.getpid()' uses 'os', which the generated module does not define
+// expected-error @+4 {{torchpy.call: literal argument 'os.getpid()' uses 'os', which the generated module does not define}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -295,7 +295,7 @@ builtin.module {
 // -----
 
 // `yield` would turn the function into a generator.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: literal argument '(yield)' may not use Yield
+// expected-error @+4 {{torchpy.call: literal argument '(yield)' may not use Yield}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -307,7 +307,7 @@ builtin.module {
 // -----
 
 // Callees, torch attributes in literals and tensor methods must exist.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call: 'torch.relux' does not exist (torch has no attribute 'relux')
+// expected-error @+4 {{torchpy.call: 'torch.relux' does not exist (torch has no attribute 'relux')}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -318,7 +318,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method: literal argument 'torch.float33': 'torch.float33' does not exist (torch has no attribute 'float33')
+// expected-error @+4 {{torchpy.method: literal argument 'torch.float33': 'torch.float33' does not exist (torch has no attribute 'float33')}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -329,7 +329,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method: torch.Tensor has no method 'reshapes'
+// expected-error @+4 {{torchpy.method: torch.Tensor has no method 'reshapes'}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -341,7 +341,7 @@ builtin.module {
 // -----
 
 // A function named like a dunder would become the module's __getattr__ hook.
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @__getattr__: a dunder name is not a function name
+// expected-error @+2 {{torchpy.func @__getattr__: a dunder name is not a function name}}
 builtin.module {
   "torchpy.func"() <{sym_name = "__getattr__", kind = "sequential"}> ({
     "torchpy.return"() : () -> ()
@@ -351,7 +351,7 @@ builtin.module {
 // -----
 
 // A function named len would shadow the builtin the generated code calls.
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: torchpy.func @len: the name clashes with a name the generated module uses
+// expected-error @+2 {{torchpy.func @len: the name clashes with a name the generated module uses}}
 builtin.module {
   "torchpy.func"() <{sym_name = "len", kind = "sequential"}> ({
     "torchpy.return"() : () -> ()
@@ -361,7 +361,7 @@ builtin.module {
 // -----
 
 // Use before definition (two ops swapped in the text) prints Python that reads an unassigned name.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call uses %a before the op that defines it
+// expected-error @+4 {{torchpy.call uses %a before the op that defines it}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -374,7 +374,7 @@ builtin.module {
 // -----
 
 // Tensor types are static, non-negative, of a torch dtype, and fit in memory.
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.call in @forward: the tensor type tensor<1000000x1000000000xf32> takes 4000000000000000 bytes, more than any machine can hold (140737488355328)
+// expected-error @+4 {{torchpy.call in @forward: the tensor type tensor<1000000x1000000000xf32> takes 4000000000000000 bytes, more than any machine can hold (140737488355328)}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -385,7 +385,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: torchpy.method in @forward: the element type i3 of tensor<2xi3> has no torch dtype
+// expected-error @+4 {{torchpy.method in @forward: the element type i3 of tensor<2xi3> has no torch dtype}}
 builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
@@ -396,7 +396,7 @@ builtin.module {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: torchpy.get in @cluster_c0: the tensor type tensor<?x2xf32> has a dynamic or negative dimension (?x2): shapes are static
+// expected-error @+3 {{torchpy.get in @cluster_c0: the tensor type tensor<?x2xf32> has a dynamic or negative dimension (?x2): shapes are static}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<?x2xf32>
@@ -408,7 +408,7 @@ builtin.module {
 // -----
 
 // Channels: the two ends agree on the type (the ChannelSpec has one).
-// CHECK: invalid.mlir:[[# @LINE + 8]]:5: error: channel 'a__c0_c1': got as tensor<2xi64> in @cluster_c1 but put as tensor<2xf32> in @cluster_c0
+// expected-error @+8 {{channel 'a__c0_c1': got as tensor<2xi64> in @cluster_c1 but put as tensor<2xf32> in @cluster_c0}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
@@ -425,7 +425,7 @@ builtin.module {
 // -----
 
 // A channel no cluster puts must be a graph input the program lists.
-// CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: channel 'a__c0' is got but no cluster puts it, nor is it an input
+// expected-error @+3 {{channel 'a__c0' is got but no cluster puts it, nor is it an input}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     %a = "torchpy.get"() <{channel = "a__c0"}> : () -> tensor<2xf32>
@@ -437,7 +437,7 @@ builtin.module {
 // -----
 
 // The program lists only channels that exist, with the right end.
-// CHECK: invalid.mlir:[[# @LINE + 5]]:3: error: torchpy.program: output channel 'y__out' is not one a cluster only puts
+// expected-error @+5 {{torchpy.program: output channel 'y__out' is not one a cluster only puts}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     "torchpy.return"() : () -> ()
@@ -448,7 +448,7 @@ builtin.module {
 // -----
 
 // Two functions that name one cluster would share one key of PROGRAM.clusters.
-// CHECK: invalid.mlir:[[# @LINE + 5]]:3: error: torchpy.func @c0 and @cluster_c0 are both cluster 'c0'
+// expected-error @+5 {{torchpy.func @c0 and @cluster_c0 are both cluster 'c0'}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     "torchpy.return"() : () -> ()
@@ -462,7 +462,7 @@ builtin.module {
 // -----
 
 // Cluster functions need the program table.
-// CHECK: invalid.mlir:[[# @LINE + 2]]:3: error: a module with cluster functions needs a torchpy.program (its graph inputs and outputs)
+// expected-error @+2 {{a module with cluster functions needs a torchpy.program (its graph inputs and outputs)}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     "torchpy.return"() : () -> ()

@@ -1,0 +1,7 @@
+// expected-error @unknown {{merge: clusters must be at least 1, got 0}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+}
