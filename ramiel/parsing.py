@@ -116,6 +116,11 @@ class LocatedParser(Parser):
                 "the IR nests too deeply to parse (more levels of brackets or regions than "
                 f"Python's recursion limit of {sys.getrecursionlimit()} frames allows)",
             ) from None
+        except ValueError as e:
+            # xDSL's attribute constructors reject values that parse but do not fit (an
+            # integer out of its type's range...) with ValueError: located at the last token read
+            token = self._current_token.span
+            raise ParseError(Span(token.start, token.end, token.input), str(e)) from None
         self._attach_locations()
         return module
 
@@ -138,8 +143,15 @@ class LocatedParser(Parser):
         self._starts.clear()
 
     def parse_dense_int_or_fp_elements_attr(self, type):  # type: ignore[no-untyped-def]
-        # A splat `dense<scalar> : type` keeps one stored element; other forms go to xDSL.
         start = self._current_token.span.start
+        try:
+            return self._parse_dense(type, start)
+        except ValueError as e:  # an element out of its type's range: xDSL raises ValueError
+            end = self._current_token.span.start
+            raise ParseError(Span(start, end, self.lexer.input), str(e)) from None
+
+    def _parse_dense(self, type, start: int):  # type: ignore[no-untyped-def]
+        # A splat `dense<scalar> : type` keeps one stored element; other forms go to xDSL.
         self.parse_punctuation("<", " in dense attribute")
         if self._current_token.kind in (
             MLIRTokenKind.L_SQUARE,
