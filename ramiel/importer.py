@@ -240,7 +240,13 @@ def prepare_model(
         # _correct_inferred_shapes fix those ops. Anything else is a real error.
         if "differ in dimension" not in str(e) or not _has_shape_rule_ops(m):
             raise ImportError_(f"ONNX shape inference failed: {_first_line(e)}") from None
-        m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=False, data_prop=True)
+        try:
+            m = onnx.shape_inference.infer_shapes(
+                m, check_type=True, strict_mode=False, data_prop=True
+            )
+        except Exception as e2:  # noqa: BLE001 - onnx's InferenceError and friends
+            # still inconsistent (a declared shape contradicts what inference derives)
+            raise ImportError_(f"ONNX shape inference failed: {_first_line(e2)}") from None
     return m
 
 

@@ -235,6 +235,24 @@ def test_string_that_never_ends(tmp_path):
     assert line.startswith(f"{f}:1:") and "string literal" in line
 
 
+@pytest.mark.parametrize(
+    "literal",
+    ["dense<[1, 100000000000000000000]> : tensor<2xi64>", "dense<300> : tensor<2xi8>"],
+)
+def test_dense_element_out_of_range(literal, tmp_path, capsys):
+    """A tensor literal whose element does not fit its type (found by tests/test_fuzz.py: was
+    xDSL's ValueError, an internal error): a located syntax error, by both tools."""
+    f = tmp_path / "big.mlir"
+    f.write_text(
+        "func.func @main() -> tensor<2xi64> {\n"
+        f'  %c = "onnx.Constant"() <{{value = {literal}}}> : () -> tensor<2xi64>\n'
+        "  func.return %c : tensor<2xi64>\n}\n"
+    )
+    for tool, argv in ((opt, [str(f)]), (translate, ["--to-python", str(f)])):
+        line = _error(tool, argv, capsys, 1)
+        assert f"{f}:2:" in line and "is out of range for type i" in line, line
+
+
 def test_binary_ir(tmp_path, capsys):
     line = _error(opt, [SQUEEZENET], capsys, 1)
     assert "an ONNX model, not IR" in line
@@ -245,6 +263,19 @@ def test_binary_ir(tmp_path, capsys):
 
 
 # -------------------------------------------------------------------- models to reject
+
+
+def test_declared_shape_that_inference_contradicts(tmp_path, capsys):
+    """A Conv bias declared with 1 element where the graph needs 64 (found by
+    tests/test_fuzz.py): strict shape inference fails, and so does the lenient retry Ramiel
+    makes for onnx's ceil_mode bug; one line, not onnx's InferenceError as an internal error."""
+    m = onnx.load(SQUEEZENET)
+    bias = next(i for i in m.graph.initializer if i.name == "fire9/squeeze1x1_b_0")
+    bias.dims[:] = [1]
+    path = tmp_path / "bias.onnx"
+    onnx.save(m, path)
+    line = _error(driver, ["compile", str(path), "-o", str(tmp_path / "out")], capsys, 1)
+    assert line.startswith("error: ONNX shape inference failed: ") and "(1) vs (64)" in line
 
 
 def test_duplicate_graph_names(tmp_path, capsys):
