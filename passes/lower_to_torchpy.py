@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnrankedTensorType,
+    UnregisteredOp,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -78,6 +79,7 @@ from ramiel.errors import (
 )
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
 from ramiel.lowering.control_flow import check_region_op, lower_region_op
+from ramiel.parsing import LocatedOpError
 from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import WEIGHTS_ATTR, constant_value, store_of, value_attr
 
@@ -426,6 +428,12 @@ class _Lowering:
 
     def check(self, ops: list[Operation]) -> None:
         for op in (inner for outer in ops for inner in outer.walk()):
+            if isinstance(op, UnregisteredOp):  # parsed with --allow-unregistered-dialect
+                raise LocatedOpError(
+                    f"{op.op_name.data}: an op of an unregistered dialect has no lowering to "
+                    "torchpy (only onnx, cluster and func ops lower)",
+                    op,
+                )
             if isinstance(op, OnnxOp) and not is_ambient(op):
                 if op.regions:
                     why = check_region_op(self, op)

@@ -59,7 +59,10 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from ramiel.errors import RamielError
+
 __all__ = [
+    "LocatedOpError",
     "LocatedParser",
     "LocatedVerifyError",
     "location_of",
@@ -248,6 +251,11 @@ class LocatedVerifyError(VerifyException):
         if len(text) > 200:
             text = text[:197] + "..."
         return f"{self}\n    {text}"
+
+
+class LocatedOpError(LocatedVerifyError, RamielError):
+    """An error a pass finds at ``op`` (not a verifier failure): ``ramiel-opt`` reports it at the
+    op's ``file:line:col`` like an invalid op; elsewhere it is a :class:`RamielError`."""
 
 
 _PREFIX = "Operation does not verify: "

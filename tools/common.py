@@ -3,7 +3,9 @@
 Every tool ends the same way (:func:`run_command`): a :class:`~ramiel.errors.RamielError` is one
 ``error: <message>`` line and exit status 1; an operating-system error (a file that cannot be
 read or written) is one ``error:`` line naming the file; running out of memory is one line;
-Ctrl-C is ``error: interrupted`` and status 130; anything else is a bug in Ramiel, reported as
+Ctrl-C is ``error: interrupted`` and status 130; a reader of stdout that went away
+(``ramiel-opt big.mlir | head``) ends the command quietly, status 141 (:data:`BROKEN_PIPE_STATUS`);
+anything else is a bug in Ramiel, reported as
 ``error: internal error: <type>: <message> (set RAMIEL_DEBUG=1 for the traceback)``.
 
 Argument values are checked by argparse ``type=`` functions (:func:`count`, :func:`seconds`,
@@ -25,15 +27,19 @@ from ramiel.errors import RamielError, internal_error_message
 
 __all__ = [
     "ArgumentParser",
+    "HelpFormatter",
     "MAX_COUNT",
     "count",
     "counts",
     "input_shape",
     "one_line",
     "path",
+    "plain",
     "report",
     "run_command",
     "seconds",
+    "versions",
+    "add_version",
 ]
 
 #: The largest count any option takes (clusters, workers, threads, cores, samples): more would
@@ -46,12 +52,90 @@ def one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with ``(default: X)`` after every option that has a default.
+
+    An option whose default is ``None``, ``False`` or empty (a flag, a value computed at run
+    time) shows none; one whose help already says ``default`` keeps its own words.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if "default" in text or action.help == argparse.SUPPRESS:
+            return text
+        if (
+            default is None
+            or default is False
+            or default in ([], "")
+            or default == argparse.SUPPRESS
+        ):
+            return text
+        if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
+            text += " (default: %(default)s)"
+        return text
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with a one-line error: ``error: <message> (see 'ramiel run --help')``, status 2."""
+    """argparse with a one-line error: ``error: <message> (see 'ramiel run --help')``, status 2,
+    defaults shown in ``--help`` (:class:`HelpFormatter`) and ``--version``
+    (:func:`add_version`) on request."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"error: {one_line(message)} (see '{self.prog} --help')\n")
         sys.exit(2)
+
+
+def versions(tool: str) -> str:
+    """``--version`` text: ``tool`` and Ramiel's version, then xDSL's, onnx's, onnxruntime's and
+    torch's (from the installed distributions' metadata: nothing is imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "not installed"
+
+    lines = [f"{tool} (Ramiel) {of('ramiel')}"]
+    lines += [f"{dist} {of(dist)}" for dist in ("xdsl", "onnx", "onnxruntime", "torch")]
+    return "\n".join(lines)
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        print(versions(parser.prog.split()[0]))
+        parser.exit()
+
+
+def add_version(parser: argparse.ArgumentParser) -> None:
+    """Add ``--version`` (:func:`versions`) to ``parser``."""
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        help="print the versions of Ramiel, xDSL, onnx, onnxruntime and torch, and exit",
+    )
+
+
+_RST = [
+    (re.compile(r":[a-z]+:`~?(?:[\w.]*\.)?([^`<]+?)`"), r"\1"),  # :class:`~a.b.C` -> C
+    (re.compile(r"``([^`]+)``"), r"\1"),
+    (re.compile(r"`([^`]+)`"), r"\1"),
+]
+
+
+def plain(text: str) -> str:
+    """Docstring text without reStructuredText markup (for ``--help``)."""
+    for pattern, repl in _RST:
+        text = pattern.sub(repl, text)
+    return text
 
 
 _INT = re.compile(r"^\s*[+-]?\d+\s*$")
@@ -135,13 +219,39 @@ def report(e: BaseException) -> tuple[str, int]:
     return f"error: {one_line(internal_error_message(e))}", 1
 
 
+#: Exit status after the reader of stdout went away (``ramiel-opt ... | head``): the status of a
+#: program that SIGPIPE ended (128 + 13), with nothing printed.
+BROKEN_PIPE_STATUS = 141
+
+
+def _broken_pipe() -> int:
+    """End quietly when stdout's reader closed the pipe (Python's documented recipe: point
+    stdout at /dev/null so that the interpreter's last flush does not fail again)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return BROKEN_PIPE_STATUS
+
+
 def run_command(fn: Callable[..., int], *args: Any) -> int:
     """Run one command of a tool; every exception becomes one ``error:`` line (module docstring).
 
     ``RAMIEL_DEBUG=1`` re-raises an internal error, to show its traceback.
     """
     try:
-        return fn(*args)
+        status = fn(*args)
+        sys.stdout.flush()  # here, so that a reader that went away is a broken pipe below
+        return status
+    except BrokenPipeError:
+        return _broken_pipe()
+    except SystemExit:  # argparse's --help, --version and usage errors
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _broken_pipe()
+        raise
     except (Exception, KeyboardInterrupt) as e:
         line, status = report(e)
         internal = not isinstance(e, RamielError | KeyboardInterrupt | OSError | MemoryError)

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 from ramiel.tools.common import (
     ArgumentParser,
+    add_version,
     count,
     counts,
     input_shape,
@@ -61,7 +62,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--clusters", type=count(), default=None, help="clusters/workers (default: cores)"
     )
-    p.add_argument("--backend", default="threads", choices=["threads", "processes", "distributed"])
+    p.add_argument(
+        "--backend",
+        default="threads",
+        choices=["threads", "processes", "distributed"],
+        help="runtime the parallel module runs on: threads in one process, worker processes "
+        "with shared memory, or torch.distributed ranks",
+    )
     p.add_argument(
         "--transfer-cost",
         type=path,
@@ -127,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile", help="compile an ONNX model to Python modules")
-    c.add_argument("model", type=path)
+    c.add_argument("model", type=path, help="ONNX model file")
     c.add_argument("-o", "--output", type=path, required=True, help="output directory")
     _common(c)
     r = sub.add_parser("run", help="compile, run and check against onnxruntime")
@@ -159,9 +166,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(r)
     pr = sub.add_parser("profile", help="measure per-op times into a profile database")
-    pr.add_argument("model", type=path)
+    pr.add_argument("model", type=path, help="ONNX model file")
     pr.add_argument("-o", "--output", type=path, required=True, help="profile database (JSON)")
-    pr.add_argument("--repeat", type=count(1, 10**6), default=10)
+    pr.add_argument(
+        "--repeat", type=count(1, 10**6), default=10, help="timed runs of each op (the median)"
+    )
     pr.add_argument(
         "--threads",
         type=counts(),
@@ -178,7 +187,10 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", type=path, help="write the cost model here (JSON, for --transfer-cost)"
     )
     cal.add_argument(
-        "--backend", default="distributed", choices=["threads", "processes", "distributed"]
+        "--backend",
+        default="distributed",
+        choices=["threads", "processes", "distributed"],
+        help="backend whose channels to time",
     )
     cal.add_argument(
         "--repeats", type=count(1, 10**6), default=30, help="timed round trips per size"
@@ -200,7 +212,7 @@ def _parser() -> argparse.ArgumentParser:
         "tune",
         help="compile the few programs Ramiel can make of a model, time them, keep the fastest",
     )
-    t.add_argument("model", type=path)
+    t.add_argument("model", type=path, help="ONNX model file")
     t.add_argument("-o", "--output", type=path, required=True, help="output directory")
     t.add_argument("--cores", type=count(), default=None, help="cores to plan for (default: all)")
     t.add_argument(
@@ -267,6 +279,9 @@ def _parser() -> argparse.ArgumentParser:
         help="keep glibc malloc's defaults (by default freed memory is kept for reuse, so that "
         "no configuration page-faults its tensors in on every inference)",
     )
+    add_version(p)
+    for command in sub.choices.values():
+        add_version(command)
     return p
 
 
@@ -768,6 +783,10 @@ def _variant_list(text: str | None) -> list[str] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ramiel``; returns the exit status (errors: :mod:`ramiel.tools.common`)."""
+    return run_command(_main, argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     command = {
         "compile": cmd_compile,
@@ -777,7 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tune": cmd_tune,
         "calibrate": cmd_calibrate,
     }[args.cmd]
-    return run_command(command, args)
+    return command(args)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from typing import IO, NoReturn
 
@@ -56,7 +57,8 @@ from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file
 from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
 from ramiel.passes import PASSES
-from ramiel.tools.common import run_command
+from ramiel.tools.common import HelpFormatter, add_version, run_command
+from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
 from ramiel.weights import set_ir_base_dir
 
@@ -85,9 +87,67 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             next(it, None)
         elif arg.startswith("--passes="):
             elements.append(arg.split("=", 1)[1])
+        elif arg == "--pass-pipeline" and i + 1 < len(argv):
+            elements.append(flatten_pipeline(argv[i + 1], argv[i + 1]))
+            next(it, None)
+        elif arg.startswith("--pass-pipeline="):
+            elements.append(flatten_pipeline(arg.split("=", 1)[1], arg.split("=", 1)[1]))
         else:
             rest.append(arg)
     return [e for e in elements if e], rest
+
+
+#: Op anchors of a textual MLIR pipeline that Ramiel accepts: its passes run on the whole module.
+PIPELINE_ANCHORS = ("builtin.module", "func.func")
+
+
+def flatten_pipeline(spec: str, whole: str | None = None) -> str:
+    """A pipeline as MLIR writes it (``builtin.module(func.func(dce),merge{clusters=2})``) as
+    Ramiel's flat ``-p`` list (``dce,merge{clusters=2}``).
+
+    Ramiel's passes are module passes that work on ``@main`` whatever they are nested in, so a
+    ``builtin.module(...)`` or ``func.func(...)`` anchor only groups them; passes run in textual
+    order. Raises :class:`RamielError` for another anchor or unbalanced brackets.
+    """
+    whole = spec if whole is None else whole
+    out: list[str] = []
+    for item in _split_top(spec, whole):
+        m = re.fullmatch(r"\s*([A-Za-z_][\w$.]*)\s*\((.*)\)\s*", item, re.S)
+        if m:
+            if m.group(1) not in PIPELINE_ANCHORS:
+                raise _UsageError(
+                    f"bad pass pipeline '{whole}': anchor '{m.group(1)}' "
+                    f"(Ramiel's passes nest in {' or '.join(PIPELINE_ANCHORS)})"
+                )
+            inner = flatten_pipeline(m.group(2), whole)
+            if inner:
+                out.append(inner)
+        elif item.strip():
+            out.append(item.strip())
+    return ",".join(out)
+
+
+def _split_top(text: str, spec: str) -> list[str]:
+    """``text`` split at the commas outside brackets and quotes."""
+    items, depth, start, quote = [], 0, 0, False
+    for i, c in enumerate(text):
+        if quote:
+            quote = c != '"'
+        elif c == '"':
+            quote = True
+        elif c in "({":
+            depth += 1
+        elif c in ")}":
+            depth -= 1
+            if depth < 0:
+                break
+        elif c == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    if depth != 0 or quote:
+        raise _UsageError(f"bad pass pipeline '{spec}': unbalanced brackets or quotes")
+    items.append(text[start:])
+    return items
 
 
 _OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(\"[^\"]*\"|[^\s,]*)")
@@ -142,14 +202,157 @@ class RamielOptMain(xDSLOptMain):
         for name, factory in PASSES.items():
             self.register_pass(name, factory)
 
+    def register_all_targets(self) -> None:
+        # Only the targets that work on Ramiel IR: xDSL's others (llvm, riscv-asm, wgsl, ...)
+        # expect their own dialects and end in an internal error or print nothing.
+        super().register_all_targets()
+        self.available_targets = {
+            "mlir": self.available_targets["mlir"],
+            "python": self._emit_python,
+        }
+
+    def _emit_python(self, module: ModuleOp, output: IO[str]) -> None:
+        """``-t python``: torchpy IR as Python source, as ``ramiel-translate --to-python``."""
+        from ramiel.printer import print_python
+
+        if not any(op.name.startswith("torchpy.") for op in module.walk()):
+            raise RamielError(
+                "-t python prints torchpy IR; this module holds none (run --lower-to-torchpy)"
+            )
+        try:
+            output.write(print_python(module, os.path.basename(self.get_input_name())))
+        except ValueError as e:
+            raise RamielError(str(e)) from None
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
-        super().register_all_arguments(arg_parser)
-        arg_parser.add_argument(
+        # Ramiel's own list (not xdsl-opt's): only what Ramiel supports, each with its help.
+        p = arg_parser
+        p.prog = "ramiel-opt"
+        p.formatter_class = _Formatter
+        p.epilog = _EPILOG
+        p.add_argument(
+            "input_file",
+            nargs="?",
+            help="IR file to read ('-' or none: stdin)",
+        )
+        p.add_argument("-o", "--output-file", help="write the result here (default: stdout)")
+        p.add_argument(
+            "-p",
+            "--passes",
+            default="",
+            metavar="PIPELINE",
+            help="comma-separated passes to run, e.g. 'constant-fold,dce,merge{clusters=2}' "
+            "(mixes with the per-pass flags, in command-line order)",
+        )
+        p.add_argument(
+            "--pass-pipeline",
+            metavar="PIPELINE",
+            help="the pipeline as MLIR writes it, e.g. 'builtin.module(func.func(dce),"
+            "merge{clusters=2})': the same as -p (Ramiel's passes run on the whole module)",
+        )
+        p.add_argument(
+            "-t",
+            "--target",
+            default="mlir",
+            choices=list(self.available_targets),
+            help="output format: mlir (the IR) or python (torchpy IR as Python source, as "
+            "ramiel-translate --to-python)",
+        )
+        p.add_argument(
+            "--split-input-file",
+            action="store_true",
+            help="process each chunk between '// -----' lines alone (errors keep the line "
+            "numbers of the whole file)",
+        )
+        p.add_argument(
+            "--verify-diagnostics",
+            action="store_true",
+            help="check the diagnostics against the input's '// expected-error {{...}}' "
+            "comments (MLIR's rules); exit status 1 on a missing, extra or different one",
+        )
+        p.add_argument(
+            "--print-ir-before",
+            metavar="PASS[,PASS...]",
+            type=_pass_list,
+            default=[],
+            help="print the IR before these passes (to stderr)",
+        )
+        p.add_argument(
+            "--print-ir-after",
+            metavar="PASS[,PASS...]",
+            type=_pass_list,
+            default=[],
+            help="print the IR after these passes (to stderr)",
+        )
+        p.add_argument(
+            "--print-ir-before-all",
+            action="store_true",
+            help="print the IR before every pass (to stderr)",
+        )
+        p.add_argument(
             "--print-ir-after-all",
             action="store_true",
             help="print the IR after every pass (to stderr)",
         )
-        arg_parser.error = _usage_error  # type: ignore[method-assign]
+        p.add_argument(
+            "--print-ir-after-change",
+            action="store_true",
+            help="with --print-ir-after(-all): print only after a pass that changed the IR",
+        )
+        p.add_argument(
+            "--time-passes",
+            action="store_true",
+            help="print a table of the wall time of parsing, each pass, verification and "
+            "output (to stderr)",
+        )
+        p.add_argument(
+            "--show-dialects",
+            action="store_true",
+            help="list the registered dialects and their operations, and exit",
+        )
+        p.add_argument(
+            "--help-pass",
+            metavar="NAME",
+            help="print a pass's description and options, and exit",
+        )
+        p.add_argument(
+            "--disable-verify",
+            action="store_true",
+            help="do not verify the IR after parsing and after each pass",
+        )
+        p.add_argument(
+            "--allow-unregistered-dialect",
+            action="store_true",
+            help="parse ops of unknown dialects (as generic ops; no pass lowers them)",
+        )
+        p.add_argument(
+            "--no-implicit-module",
+            action="store_true",
+            help="require an explicit builtin.module around the input",
+        )
+        p.add_argument(
+            "--print-op-generic",
+            action="store_true",
+            help="print every op in the generic form",
+        )
+        p.add_argument(
+            "--print-debuginfo",
+            action="store_true",
+            help="print each op's location (loc(...))",
+        )
+        add_version(p)
+        # What xDSLOptMain reads but Ramiel does not offer.
+        p.set_defaults(
+            frontend=None,
+            syntax_highlight=False,
+            shrink=False,
+            parsing_diagnostics=False,
+            print_no_properties=False,
+            print_between_passes=False,
+        )
+        p.error = _usage_error  # type: ignore[method-assign]
+        base_help = p.format_help
+        p.format_help = lambda: base_help() + "\n" + passes_help(self.available_passes) + "\n"  # type: ignore[method-assign]
 
     def get_input_name(self) -> str:
         return self.args.input_file or "<stdin>"
@@ -181,19 +384,43 @@ class RamielOptMain(xDSLOptMain):
                 f" (available: {', '.join(sorted(self.available_passes))})"
             )
 
+        args = self.args
+        self.timings: dict[str, float] = {}
+        clock = [time.perf_counter()]
+        position = [0]  # the pass's place in the pipeline: a pass that runs twice is two rows
+        before: list[str | None] = [None]  # the IR before the pass (for --print-ir-after-change)
+        after_all = args.print_ir_after_all or (
+            args.print_ir_after_change and not args.print_ir_after
+        )
+
         def callback(prev: ModulePass | None, module: ModuleOp, nxt: ModulePass | None) -> None:
+            now = time.perf_counter()
             if prev is None:
-                return
-            if not self.args.disable_verify:
-                try:
-                    verify_located(module)
-                except LocatedVerifyError as e:
-                    e.reason = f"IR invalid after pass '{prev.name}': {e.reason}"
-                    raise
-            if self.args.print_ir_after_all:
-                print(f"// -----// IR Dump After {prev.name} //----- //", file=sys.stderr)
-                Printer(stream=sys.stderr).print_op(module)
-                print(file=sys.stderr)
+                position[0] = 0
+            else:
+                position[0] += 1
+                self._time(f"{prev.name}" + _nth(position[0], self.pipeline), now - clock[0])
+                if not args.disable_verify:
+                    try:
+                        verify_located(module)
+                    except LocatedVerifyError as e:
+                        e.reason = f"IR invalid after pass '{prev.name}': {e.reason}"
+                        raise
+                    finally:
+                        self._time("(verification)", time.perf_counter() - now)
+                text = None
+                if args.print_ir_after_change:
+                    text = _ir_text(module)
+                wanted = after_all or prev.name in args.print_ir_after
+                if wanted and (text is None or text != before[0]):
+                    _dump("After", prev.name, module, text)
+                before[0] = text
+            if nxt is not None:
+                if args.print_ir_before_all or nxt.name in args.print_ir_before:
+                    _dump("Before", nxt.name, module)
+                if args.print_ir_after_change and before[0] is None:
+                    before[0] = _ir_text(module)
+            clock[0] = time.perf_counter()
 
         try:
             self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, callback)
@@ -241,6 +468,8 @@ class RamielOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+        if self.args.time_passes:
+            print(self.time_report(), file=sys.stderr)
         for line in mismatches:
             print(line, file=sys.stderr)
         if mismatches:
@@ -248,6 +477,7 @@ class RamielOptMain(xDSLOptMain):
 
     def _process_chunk(self, data: bytes, offset: int) -> str:
         """One chunk: parsed (a syntax error located in the whole input), transformed, printed."""
+        start = time.perf_counter()
         try:
             module = self.parse_chunk(io.BytesIO(data), "mlir", offset)
         except ParseError as e:
@@ -255,8 +485,35 @@ class RamielOptMain(xDSLOptMain):
             if isinstance(e, MultipleSpansParseError):
                 e.refs = [(dataclasses.replace(sp, line_offset=offset), m) for sp, m in e.refs]
             raise
+        finally:
+            self._time("(parse and verify)", time.perf_counter() - start)
         self.apply_passes(module)
-        return self.output_resulting_program(module)
+        start = time.perf_counter()
+        try:
+            return self.output_resulting_program(module)
+        finally:
+            self._time("(output)", time.perf_counter() - start)
+
+    def _time(self, row: str, seconds: float) -> None:
+        self.timings[row] = self.timings.get(row, 0.0) + seconds
+
+    def time_report(self) -> str:
+        """``--time-passes``: MLIR's execution time report, one row per pass (in pipeline
+        order, summed over the chunks), wall seconds and share of the total."""
+        rule = "===" + "-" * 73 + "==="
+        total = sum(self.timings.values())
+        lines = [
+            rule,
+            "... Execution time report ...".center(len(rule)).rstrip(),
+            rule,
+            f"  Total Execution Time: {total:.4f} seconds",
+            "",
+            "  ----Wall Time----  ----Name----",
+        ]
+        for row, seconds in [*self.timings.items(), ("Total", total)]:
+            share = 100.0 * seconds / total if total > 0 else 0.0
+            lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {row}")
+        return "\n".join(lines)
 
     def _decode(self, data: bytes) -> str:
         try:
@@ -309,6 +566,61 @@ def diagnostics_of(e: Exception, name: str) -> list[Diagnostic]:
             ]
         return [Diagnostic("error", e.reason)]
     return [Diagnostic("error", " ".join(str(e).split()))]
+
+
+def show_dialects(ctx) -> str:  # type: ignore[no-untyped-def]
+    """``--show-dialects``: every registered dialect with its operations (as MLIR's)."""
+    lines = ["Available Dialects:"]
+    for name in sorted(ctx.registered_dialect_names):
+        dialect = ctx.get_optional_dialect(name)
+        ops = sorted(op.name for op in dialect.operations) if dialect is not None else []
+        lines.append(f"  {name} ({len(ops)} ops): {', '.join(ops)}")
+    return "\n".join(lines)
+
+
+def _nth(position: int, pipeline: PassPipeline) -> str:
+    """`` #2`` for the second run of a pass the pipeline runs more than once."""
+    passes = pipeline.passes
+    name = passes[position - 1].name
+    if sum(p.name == name for p in passes) < 2:
+        return ""
+    return f" #{sum(p.name == name for p in passes[:position])}"
+
+
+def _ir_text(module: ModuleOp) -> str:
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    return buf.getvalue()
+
+
+def _dump(when: str, name: str, module: ModuleOp, text: str | None = None) -> None:
+    """``--print-ir-before/after``: the IR on stderr under MLIR's dump header."""
+    print(f"// -----// IR Dump {when} {name} //----- //", file=sys.stderr)
+    print(text if text is not None else _ir_text(module), file=sys.stderr)
+    print(file=sys.stderr)
+
+
+def _pass_list(text: str) -> list[str]:
+    """An argparse type: comma-separated pass names (``--print-ir-after=dce,merge``)."""
+    names = [n.strip() for n in text.split(",")]
+    unknown = [n for n in names if n not in PASSES]
+    if not text.strip() or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown pass {', '.join(map(repr, unknown)) or repr(text)} "
+            f"(available: {', '.join(sorted(PASSES))})"
+        )
+    return names
+
+
+class _Formatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown; the description and epilog as written."""
+
+
+_EPILOG = """\
+Every pass also has a flag of its own, with options in braces or after '=':
+  ramiel-opt --constant-fold --dce --merge{clusters=2} model.mlir -o out.mlir
+  ramiel-opt --merge=clusters=2 -              (read stdin)
+Passes run in command-line order; the IR is verified after each (errors at file:line:col)."""
 
 
 def save_new_weights(module, input_file: str | None, output_file: str | None) -> str | None:  # type: ignore[no-untyped-def]
@@ -394,16 +706,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ramiel-opt``; returns the exit status."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
+    return run_command(_opt, argv)
+
+
+def _opt(argv: list[str]) -> int:
     elements, rest = split_pass_flags(argv)
     if elements:
         rest = ["-p", ",".join(elements), *rest]
     rest = [a for a in rest if a != "-"]  # '-' means stdin, xDSL's default
-    return run_command(_opt, rest)
-
-
-def _opt(rest: list[str]) -> int:
     try:
         tool = RamielOptMain(description="Ramiel optimiser: run passes on Ramiel IR", args=rest)
+        if tool.args.help_pass is not None:
+            print(pass_help(tool.args.help_pass, tool.available_passes))
+            return 0
+        if tool.args.show_dialects:
+            print(show_dialects(tool.ctx))
+            return 0
         if tool.args.input_file:
             set_ir_base_dir(os.path.dirname(os.path.abspath(tool.args.input_file)))
             if not os.path.exists(tool.args.input_file):

@@ -3,7 +3,8 @@
 * ``--import-onnx model.onnx [-o out.mlir]``: ONNX -> ``onnx`` dialect IR (see
   :mod:`ramiel.importer`). Large initializers go to a safetensors file next to the output
   (``out.safetensors``; ``--weights FILE`` to choose), referenced by the module attribute
-  ``ramiel.weights``. ``--input-shape NAME=1,3,224,224`` (repeatable) binds dynamic input
+  ``ramiel.weights``; with the IR on stdout, a model with large initializers needs
+  ``--weights FILE`` (no file is written where the user did not ask). ``--input-shape NAME=1,3,224,224`` (repeatable) binds dynamic input
   dimensions; ``--ort-optimize`` runs onnxruntime's basic graph optimiser first.
 * ``--to-python in.mlir [-o model.py]``: ``torchpy`` IR -> Python source (see
   :mod:`ramiel.printer`); with ``-o``, the weights the module uses are written beside it
@@ -23,11 +24,18 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ramiel.errors import RamielError
-from ramiel.tools.common import ArgumentParser, input_shape, path, run_command
+from ramiel.tools.common import (
+    ArgumentParser,
+    add_version,
+    input_shape,
+    path,
+    plain,
+    run_command,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = ArgumentParser(prog="ramiel-translate", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="ramiel-translate", description=plain(__doc__.splitlines()[0]))
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--import-onnx", action="store_true", help="ONNX model -> onnx dialect IR")
     mode.add_argument("--to-python", action="store_true", help="torchpy IR -> Python source")
@@ -41,39 +49,63 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=D0,D1,...",
         help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
     )
-    p.add_argument("--weights", type=path, help="safetensors file for large initializers")
+    p.add_argument(
+        "--weights",
+        type=path,
+        help="--import-onnx: safetensors file for large initializers (default: beside -o's "
+        "file, named after it; required for such a model when the IR goes to stdout)",
+    )
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
     p.add_argument(
         "--sequential-only",
         action="store_true",
         help="--to-python: print only the sequential model",
     )
+    add_version(p)
     return p
 
 
 def _import_onnx(args: argparse.Namespace) -> str:
+    import tempfile
+
     from ramiel.files import output_file
     from ramiel.importer import ImportOptions, import_onnx
+    from ramiel.weights import WEIGHTS_ATTR
 
     shapes = dict(args.input_shape)
+    scratch = None
     if args.weights:
         weights_path = args.weights
     elif args.output:
         weights_path = os.path.splitext(args.output)[0] + ".safetensors"
-    else:
-        weights_path = os.path.splitext(os.path.basename(args.input))[0] + ".safetensors"
-    output_file(weights_path, "weights file")
+    else:  # IR on stdout: no weights file unless the user names one (checked below)
+        scratch = tempfile.TemporaryDirectory(prefix="ramiel-import-")
+        weights_path = os.path.join(scratch.name, "weights.safetensors")
+    if scratch is None:
+        output_file(weights_path, "weights file")
     out_dir = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
     ref = os.path.relpath(os.path.abspath(weights_path), out_dir)
-    module = import_onnx(
-        args.input,
-        ImportOptions(
-            input_shapes=shapes,
-            weights_path=weights_path,
-            weights_ref=ref,
-            ort_optimize=args.ort_optimize,
-        ),
-    )
+    try:
+        module = import_onnx(
+            args.input,
+            ImportOptions(
+                input_shapes=shapes,
+                weights_path=weights_path,
+                weights_ref=ref,
+                ort_optimize=args.ort_optimize,
+            ),
+        )
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
+    if scratch is not None and os.path.basename(weights_path) in str(
+        module.attributes.get(WEIGHTS_ATTR, "")
+    ):
+        raise RamielError(
+            f"{args.input}: the model has large initializers, which Ramiel keeps in a weights "
+            "file beside the IR; with the IR on stdout, name that file: --weights FILE "
+            "(or write the IR with -o FILE.mlir: the weights go to FILE.safetensors)"
+        )
     module.verify()
     _reject_data_dependent_shapes(module, out_dir)
     import io
@@ -124,11 +156,11 @@ def _to_python(args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ramiel-translate``; returns the exit status."""
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    return run_command(_translate, argv)
+
+
+def _translate(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    return run_command(_translate, args)
-
-
-def _translate(args: argparse.Namespace) -> int:
     from ramiel.files import output_file
 
     if args.output:

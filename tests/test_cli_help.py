@@ -1,0 +1,117 @@
+"""``--help`` and ``--version`` of every command: ``ramiel`` and each of its subcommands,
+``ramiel-opt`` and ``ramiel-translate``.
+
+Each prints and exits 0; ``--version`` names Ramiel's version, then xDSL's, onnx's, onnxruntime's
+and torch's (as installed); every argument has a help text, and one with a default shows it.
+The tools run in-process (their ``main``), so this is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib.metadata import version
+
+import pytest
+from conftest import tool_status
+
+from ramiel.passes import PASSES
+from ramiel.tools import driver, opt, translate
+from ramiel.tools.pass_help import pass_options, pass_summary
+
+SUBCOMMANDS = sorted(driver._parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+
+COMMANDS = [
+    ("ramiel", driver.main, []),
+    *[("ramiel", driver.main, [cmd]) for cmd in SUBCOMMANDS],
+    ("ramiel-opt", opt.main, []),
+    ("ramiel-translate", translate.main, []),
+]
+IDS = [" ".join([tool, *sub]) for tool, _, sub in COMMANDS]
+
+
+def test_every_subcommand_is_listed():
+    assert {"compile", "run", "profile", "tune", "bench", "calibrate"} <= set(SUBCOMMANDS)
+
+
+@pytest.mark.parametrize(("tool", "main", "sub"), COMMANDS, ids=IDS)
+def test_help(tool, main, sub, capsys):
+    assert tool_status(main, [*sub, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: {' '.join([tool, *sub])} ")
+    assert "``" not in out and ":class:" not in out  # no reStructuredText markup
+
+
+@pytest.mark.parametrize(("tool", "main", "sub"), COMMANDS, ids=IDS)
+def test_version(tool, main, sub, capsys):
+    assert tool_status(main, [*sub, "--version"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        f"{tool} (Ramiel) {version('ramiel')}",
+        f"xdsl {version('xdsl')}",
+        f"onnx {version('onnx')}",
+        f"onnxruntime {version('onnxruntime')}",
+        f"torch {version('torch')}",
+    ]
+
+
+def _opt_parser() -> argparse.ArgumentParser:
+    tool = opt.RamielOptMain(args=[])
+    parser = argparse.ArgumentParser()
+    tool.register_all_arguments(parser)
+    return parser
+
+
+def _parsers() -> list[tuple[str, argparse.ArgumentParser]]:
+    root = driver._parser()
+    subs = root._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    return [
+        ("ramiel", root),
+        *[(f"ramiel {name}", p) for name, p in subs.items()],
+        ("ramiel-translate", translate._parser()),
+        ("ramiel-opt", _opt_parser()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "parser"), _parsers(), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_every_argument_has_help_and_shows_its_default(name, parser):
+    help_text = parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            continue
+        what = f"{name} {'/'.join(action.option_strings) or action.dest}"
+        assert action.help and action.help.strip(), f"{what} has no help text"
+        default = action.default
+        if default in (None, False, [], "", argparse.SUPPRESS):
+            continue
+        shown = parser.formatter_class(parser.prog)._get_help_string(action) % {
+            **vars(action),
+            "default": default,
+            "prog": parser.prog,
+        }
+        assert "default" in shown, f"{what}: the help does not show its default {default!r}"
+    assert "(default:" in help_text or name == "ramiel"
+
+
+def test_opt_help_lists_every_pass_with_summary_and_options(capsys):
+    assert tool_status(opt.main, ["--help"]) == 0
+    out = capsys.readouterr().out
+    for name, factory in PASSES.items():
+        cls = factory()
+        block = out.split(f"\n  --{name}\n", 1)
+        assert len(block) == 2, f"--{name} is not listed"
+        summary = pass_summary(cls)
+        assert summary != "(no description)", f"--{name} has no docstring summary"
+        assert " ".join(block[1].split())[: len(summary)] == summary
+        for option, kind, default in pass_options(cls):
+            assert f"      {option}: {kind} (default: {default})" in block[1].split("\n  --")[0]
+
+
+def test_opt_help_pass(capsys):
+    assert tool_status(opt.main, ["--help-pass", "merge"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("--merge{clusters=N}: merge the clusters")
+    assert "options:\n  clusters: int | None (default: none)" in out
+    assert tool_status(opt.main, ["--help-pass", "nope"]) == 1
+    assert "unknown pass 'nope'" in capsys.readouterr().err
