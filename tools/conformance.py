@@ -11,8 +11,9 @@ What it does
        the ``*_expanded`` ones (the op's function body as a multi-node graph, which is where
        clustering into two workers happens) — and the nine zoo model tests (``light_*``, whose data
        ships in the wheel).
-    3. Writes ``docs/conformance.md``: per op type the cases, passed, failed and unsupported, the
-       reason of each non-passing case (from ``tests/conformance/expected_failures.py`` and the
+    3. Prints the Markdown table (``--markdown FILE`` writes it to FILE instead, e.g.
+       ``docs/conformance.md``): per op type the cases, passed, failed and unsupported, the
+       reason of each non-passing case (from :mod:`ramiel.tools.conformance_expected` and the
        error raised), the zoo models, the date and the versions.
 
 The pytest suite ``tests/conformance`` runs the same tests (same :class:`ConformanceTest`), with the
@@ -20,8 +21,8 @@ expected failures as strict xfails.
 
 Usage::
 
-    python -m ramiel.tools.conformance                 # run everything, rewrite docs/conformance.md
-    python -m ramiel.tools.conformance --ops Conv Relu # a subset, table to stdout only
+    python -m ramiel.tools.conformance --markdown docs/conformance.md   # run everything, the table
+    python -m ramiel.tools.conformance --ops Conv Relu # a subset, table to stdout
     python -m ramiel.tools.conformance --generate-only # just (re)build the data cache
     python -m ramiel.tools.conformance --all-ops       # every op type with node tests (informative)
 
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import platform
@@ -48,6 +48,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ramiel.tools.common import HelpFormatter
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -135,10 +137,6 @@ ZOO_MODELS: tuple[str, ...] = (
     "vgg19",
     "zfnet512",
 )
-
-REPO = Path(__file__).resolve().parent.parent
-EXPECTED_FAILURES_FILE = REPO / "tests" / "conformance" / "expected_failures.py"
-TABLE_FILE = REPO / "docs" / "conformance.md"
 
 
 # -- the node test data cache -------------------------------------------------------------------
@@ -378,13 +376,12 @@ def make_backend_test(
     return _backend_test_class()(backend, parent_module, cases, zoo)
 
 
-def load_expected_failures(path: Path = EXPECTED_FAILURES_FILE) -> Any:
-    """The ``expected_failures`` module of ``tests/conformance`` (loaded by path)."""
-    spec = importlib.util.spec_from_file_location("ramiel_conformance_expected", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def load_expected_failures() -> Any:
+    """The expected failures with their reasons (:mod:`ramiel.tools.conformance_expected`,
+    installed with the package, so the tool runs from a non-editable install)."""
+    from ramiel.tools import conformance_expected
+
+    return conformance_expected
 
 
 # -- running everything and the table -----------------------------------------------------------
@@ -503,7 +500,9 @@ def classify(outcomes: Sequence[Outcome], expected: Any) -> dict[str, str]:
         listed = expected.reason(o.case)
         if o.status == "passed":
             if listed is not None:
-                out[o.case] = "passes, but is listed in expected_failures.py: remove it"
+                out[o.case] = (
+                    "passes, but is listed in ramiel.tools.conformance_expected: remove it"
+                )
             continue
         if listed is not None:
             out[o.case] = listed
@@ -578,7 +577,7 @@ def write_table(
         "",
         "Regenerate with `python -m ramiel.tools.conformance` (the run took "
         f"{wall_s:.0f} s here). The pytest suite `tests/conformance` runs the same tests, with the "
-        "expected failures of `tests/conformance/expected_failures.py` as strict xfails.",
+        "expected failures of `ramiel.tools.conformance_expected` as strict xfails.",
         "",
         f"Generated {_now()} with "
         + ", ".join(f"{k} {v}" for k, v in versions().items())
@@ -629,7 +628,7 @@ def write_table(
     lines += [
         "## Cases that do not pass",
         "",
-        "Grouped by reason (the reasons of `tests/conformance/expected_failures.py`; a case missing",
+        "Grouped by reason (the reasons of `ramiel.tools.conformance_expected`; a case missing",
         "from that list shows its error instead).",
         "",
     ]
@@ -692,7 +691,9 @@ def _md(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m ramiel.tools.conformance",
-        description="Run Ramiel against the ONNX backend tests and write docs/conformance.md.",
+        description="Run Ramiel against the ONNX backend tests and print the Markdown table "
+        "(docs/conformance.md is written with --markdown docs/conformance.md).",
+        formatter_class=HelpFormatter,
     )
     ap.add_argument("--cache", type=Path, default=None, help="node test data cache directory")
     ap.add_argument("--generate-only", action="store_true", help="only (re)build the data cache")
@@ -700,7 +701,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ops", nargs="+", help="only these op types (table to stdout)")
     ap.add_argument("--all-ops", action="store_true", help="every op type with node tests")
     ap.add_argument("--no-zoo", action="store_true", help="skip the nine zoo model tests")
-    ap.add_argument("-o", "--output", type=Path, default=None, help="table file")
+    ap.add_argument(
+        "--markdown",
+        "-o",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the Markdown table to FILE (default: stdout)",
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write every outcome as JSON")
     args = ap.parse_args(argv)
 
@@ -721,7 +729,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = run_suite(cases, zoo)
     wall = time.perf_counter() - t1
     table = write_table(outcomes, cases, load_expected_failures(), ops, wall)
-    out = args.output or (TABLE_FILE if not args.ops and not args.all_ops else None)
+    out = args.markdown
     if out is None:
         sys.stdout.write(table)
     else:

@@ -2,21 +2,21 @@
 
 Every node test case of the CNN, transformer and recurrent op types (``SELECTED_OPS``, with the
 ``*_expanded`` cases) and the nine zoo model tests run through :mod:`ramiel.backend`: compiled by the whole
-pipeline and run by the generated parallel module. The cases listed in ``expected_failures.py``
+pipeline and run by the generated parallel module. The cases listed in ``ramiel.tools.conformance_expected``
 are strict xfails: an ``UNSUPPORTED`` case must raise :class:`~ramiel.errors.UnsupportedOpError`,
 a ``WRONG`` case must fail the output comparison, and either one passing fails the run until the
-list is updated. ``python -m ramiel.tools.conformance`` runs the same tests and writes
-``docs/conformance.md``.
+list is updated. ``python -m ramiel.tools.conformance --markdown docs/conformance.md`` runs the same tests and
+writes the table.
 """
 
 from __future__ import annotations
 
-import expected_failures as xf
 import pytest
 
 import ramiel.backend
 from ramiel.errors import UnsupportedOpError
 from ramiel.tools import conformance as conf
+from ramiel.tools import conformance_expected as xf
 
 DATA = conf.ensure_node_data()
 CASES = conf.select_cases(conf.load_index(DATA))

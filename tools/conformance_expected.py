@@ -3,8 +3,9 @@
 Every node test case of the selected op types (``ramiel.tools.conformance.SELECTED_OPS``) that
 does not pass through :mod:`ramiel.backend` is listed here; ``tests/conformance`` turns the
 entries into strict xfails, so CI fails both when a case that passed starts failing and when a
-listed case starts passing (then remove it here, and rerun ``python -m ramiel.tools.conformance``
-to refresh ``docs/conformance.md``).
+listed case starts passing (then remove it here, and rerun ``python -m ramiel.tools.conformance
+--markdown docs/conformance.md`` to refresh the table). It is part of the package, so the
+conformance tool runs from a non-editable install.
 
 ``UNSUPPORTED``: Ramiel rejects the case at compile time with an
 :class:`~ramiel.errors.UnsupportedOpError`; the test also checks that the error names the op (or
