@@ -16,11 +16,12 @@ Argument values are checked by argparse ``type=`` functions (:func:`count`, :fun
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from ramiel.errors import RamielError, internal_error_message
@@ -35,6 +36,7 @@ __all__ = [
     "one_line",
     "path",
     "plain",
+    "progress_bar",
     "report",
     "run_command",
     "seconds",
@@ -136,6 +138,33 @@ def plain(text: str) -> str:
     for pattern, repl in _RST:
         text = pattern.sub(repl, text)
     return text
+
+
+@contextlib.contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (bar, done/total, elapsed time, ETA) for a long step;
+    yields ``update(done, total)``. Drawn only on a terminal; gone when the step ends."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 _INT = re.compile(r"^\s*[+-]?\d+\s*$")

@@ -37,6 +37,7 @@ from ramiel.tools.common import (
     counts,
     input_shape,
     path,
+    progress_bar,
     run_command,
     seconds,
 )
@@ -307,7 +308,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def _progress():  # type: ignore[no-untyped-def]
     from rich.console import Console
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, log_path=False)  # a log line ends without driver.py:157
     return console, (lambda msg: console.log(f"[bold]{msg}[/bold]"))
 
 
@@ -634,18 +635,25 @@ def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
 
 def cmd_profile(args: argparse.Namespace) -> int:
     from ramiel.files import input_file, output_file
-    from ramiel.profiler import profile_model
+    from ramiel.profiler import ProfileNoise, profile_model
 
     input_file(args.model, "ONNX model")
     output_file(args.output, "profile database")
-    n = profile_model(
-        args.model,
-        args.output,
-        repeat=args.repeat,
-        input_shapes=_shapes(args),
-        threads=args.threads,
-    )
+    noise = ProfileNoise()
+    with progress_bar("profiling ops") as update:
+        n = profile_model(
+            args.model,
+            args.output,
+            repeat=args.repeat,
+            input_shapes=_shapes(args),
+            threads=args.threads,
+            progress=update,
+            noise=noise,
+        )
     print(f"profiled {n} ops of {args.model} into {args.output}")
+    warning = noise.warning()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 
