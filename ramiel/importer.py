@@ -288,6 +288,7 @@ SHAPE_RULE_OPS = frozenset({"MaxPool", "AveragePool", "LpPool", "ConvTranspose"}
 LOWERED_OPS = frozenset(
     {
         'Abs', 'Acos', 'AffineGrid', 'Acosh', 'Add', 'And', 'ArgMax', 'ArgMin', 'Asin', 'Asinh', 'Atan',
+        'Attention',
         'Atanh', 'AveragePool', 'BatchNormalization', 'BitShift', 'BitwiseAnd',
         'BitwiseNot', 'BitwiseOr', 'BitwiseXor', 'BlackmanWindow', 'Cast', 'CastLike',
         'Ceil', 'Celu', 'CenterCropPad', 'Clip', 'Compress', 'Concat', 'Constant',

@@ -264,8 +264,11 @@ def test_cli_compile_batch(tmp_path, zoo_models: dict[str, str], capsys):
     assert "onnx_node_name = " in mlir and "@s2" in mlir
     report = (out / "schedule.txt").read_text()
     assert "est. makespan" in report
-    assert main(["compile", path, "-o", str(tmp_path / "bad"), "--batch", "0"]) == 1
-    assert "batch must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:  # argparse's one-line error for a bad value
+        main(["compile", path, "-o", str(tmp_path / "bad"), "--batch", "0"])
+    assert info.value.code == 2
+    assert "argument --batch: must be from 1" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
 
 
 def test_cli_run_batch_checks_every_sample(zoo_models: dict[str, str], capsys):

@@ -471,7 +471,8 @@ def _cast(node: NodeView, args, em):
     -0 and one NaN (0x80), as torch's types. Non-float sources are cast to float32 first (exact
     wherever float8 is not out of range). FLOAT8E8M0 targets take ``ops.cast_e8m0`` (the spec's
     round_mode, which torch's cast does not offer). float8 sources are widened to float32 first
-    (exact) when the target is another type.
+    (exact) when the target is another type. A float64 source reaches float8 through
+    ``ops.to_float32_round_to_odd``: torch's cast goes through float32 and would round twice.
     """
     target = _cast_target(node)
     source = in_dtype(node)
@@ -493,6 +494,8 @@ def _cast(node: NodeView, args, em):
         elif target == "float8_e4m3fn":
             past = em.call("operator.gt", em.call("torch.abs", x), _E4M3FN_ROUNDS_PAST_MAX)
             x = em.method(x, "masked_fill", past, float("nan"))
+        if source == "float64":  # torch's cast rounds twice, through float32
+            x = em.call("ops.to_float32_round_to_odd", x)
     return [em.method(x, "to", dtype(target))]
 
 

@@ -87,6 +87,23 @@ def cast_e8m0(x: Tensor, saturate: bool = True, round_mode: str = "up") -> Tenso
 # -- pooling ----------------------------------------------------------------------------------------
 
 
+def to_float32_round_to_odd(x: Tensor) -> Tensor:
+    """float64 -> float32 rounded to odd: truncated toward zero, the last fraction bit set when
+    the value was not exact (Boldo and Melquiond, "When double rounding is odd", 2005).
+
+    A float64 cast to float8 goes through float32 in torch's cast (and numpy's): rounding twice
+    to nearest can miss the nearest float8 value (x = 400 * (1 + 2**-40) gave 384, not 416, in
+    float8_e4m3fn). Rounded to odd first, the second rounding (to <= 10 fraction bits, far below
+    float32's 23 - 1) is the correct one. NaN and ±inf pass through; values beyond float32's range
+    become ±FLT_MAX (then the float8 cast saturates or overflows by its own rule).
+    """
+    y = x.to(torch.float32)
+    back = y.to(torch.float64)
+    y = torch.where(back.abs() > x.abs(), torch.nextafter(y, torch.zeros_like(y)), y)
+    inexact = (y.to(torch.float64) != x) & ~torch.isnan(x)
+    return (y.view(torch.int32) | inexact.to(torch.int32)).view(torch.float32)
+
+
 def pool_output_size(
     size: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int, ceil: bool
 ) -> int:

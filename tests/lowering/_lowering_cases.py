@@ -141,6 +141,7 @@ STATIC_INPUTS: dict[str, tuple[int, ...]] = {
     "CenterCropPad": (1,),
     "HannWindow": (0,),
     "HammingWindow": (0,),
+    "AffineGrid": (1,),
     "BlackmanWindow": (0,),
 }
 
