@@ -115,3 +115,64 @@ def test_opt_help_pass(capsys):
     assert "options:\n  clusters: int | None (default: none)" in out
     assert tool_status(opt.main, ["--help-pass", "nope"]) == 1
     assert "unknown pass 'nope'" in capsys.readouterr().err
+
+
+MY_PASS = '''"""``--my-pass{limit=N}``: mark the first N Relus as in place, a README example.
+
+Options: ``limit`` (default 3). It marks a Relu of a graph input too, which the onnx verifier
+rejects: the error is reported at the op's file:line:col.
+"""
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.passes import ModulePass
+
+
+@dataclass(frozen=True)
+class MyPass(ModulePass):
+    """See the module docstring."""
+
+    name = "my-pass"
+
+    limit: int = 3
+
+    def apply(self, ctx, op):
+        relus = [o for o in op.walk() if o.name == "onnx.Relu"]
+        for o in relus[: self.limit]:
+            o.attributes["ramiel.inplace"] = IntegerAttr(0, IntegerType(64))
+'''
+
+
+def test_readme_adding_a_pass(tmp_path, monkeypatch, capsys):
+    """The README's "Adding a pass": a new pass module, registered, shows in --help with its
+    summary and option, runs as a flag, and an invalid result is reported at the op's line."""
+    from ramiel import passes
+
+    (tmp_path / "my_pass.py").write_text(MY_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(passes._MODULES, "my-pass", ("my_pass", "MyPass"))
+    monkeypatch.setitem(passes.PASSES, "my-pass", passes._factory("my_pass", "MyPass"))
+
+    assert tool_status(opt.main, ["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "\n  --my-pass\n      mark the first N Relus as in place, a README example.\n" in out
+    assert "\n      limit: int (default: 3)\n" in out
+    assert tool_status(opt.main, ["--help-pass", "my-pass"]) == 0
+    assert "options:\n  limit: int (default: 3)" in capsys.readouterr().out
+
+    ir = tmp_path / "m.mlir"
+    ir.write_text(
+        "builtin.module attributes {onnx.opset = 17 : i64} {\n"
+        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        '  %y = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>\n'
+        "  func.return %y : tensor<2xf32>\n"
+        "}\n"
+        "}\n"
+    )
+    assert tool_status(opt.main, ["--my-pass{limit=1}", str(ir)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"{ir}:3:3: error: IR invalid after pass 'my-pass': onnx.Relu: ramiel.inplace: operand 0"
+    ), err
+    assert "Traceback" not in err
