@@ -222,7 +222,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="profile database with 1 and N threads (default: made first, into the output)",
     )
-    t.add_argument("--budget", type=seconds(), default=20.0, help="timing budget, seconds")
+    t.add_argument(
+        "--budget",
+        type=seconds(),
+        default=20.0,
+        help="seconds for timing the candidates against each other (at least 5 rounds each); "
+        "profiling the model and compiling the candidates come on top of it",
+    )
     _input_shape(t)
     t.add_argument(
         "--compile",

@@ -14,7 +14,8 @@ the diagnostics against the input's ``// expected-error {{...}}`` comments with 
 the rest of xDSL's ``xdsl-opt`` flags.
 
 Weights a pass adds (``--constant-fold`` folds large constant results into new weights) are
-written beside the output with the module's other weights (:func:`save_new_weights`); the input
+written beside the output with the module's other weights, or to ``--weights FILE``
+(:func:`save_new_weights`; with the IR on stdout ``--weights`` is required for them); the input
 weights file is never modified.
 
 Errors are one line on stderr and exit status 1, never a traceback. An IR syntax error or an op
@@ -249,6 +250,13 @@ class RamielOptMain(xDSLOptMain):
             metavar="PIPELINE",
             help="the pipeline as MLIR writes it, e.g. 'builtin.module(func.func(dce),"
             "merge{clusters=2})': the same as -p (Ramiel's passes run on the whole module)",
+        )
+        p.add_argument(
+            "--weights",
+            metavar="FILE",
+            help="where the weights go when a pass adds some (--constant-fold): default beside "
+            "-o's file, named after it (out.mlir: out.safetensors); required for that with the "
+            "IR on stdout",
         )
         p.add_argument(
             "-t",
@@ -533,7 +541,10 @@ class RamielOptMain(xDSLOptMain):
         return module
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
-        if save_new_weights(prog, self.args.input_file, self.args.output_file) is None:
+        saved = save_new_weights(
+            prog, self.args.input_file, self.args.output_file, self.args.weights
+        )
+        if saved is None:
             rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
         return super().output_resulting_program(prog)
 
@@ -623,14 +634,16 @@ Every pass also has a flag of its own, with options in braces or after '=':
 Passes run in command-line order; the IR is verified after each (errors at file:line:col)."""
 
 
-def save_new_weights(module, input_file: str | None, output_file: str | None) -> str | None:  # type: ignore[no-untyped-def]
+def save_new_weights(  # type: ignore[no-untyped-def]
+    module, input_file: str | None, output_file: str | None, weights: str | None = None
+) -> str | None:
     """Write the module's weights beside the output if a pass added some; returns the file's path.
 
     ``--constant-fold`` turns large constant results into new ``dense_resource`` tensors of the
     module's weight store, held in memory (:mod:`ramiel.passes.constant_fold`). The module's
-    weights, old and new, go to ``<output>.safetensors`` beside ``-o FILE``
-    (``<input>.opt.safetensors`` in the current directory when printing to stdout), and
-    ``ramiel.weights`` names that file. The input weights file is left as it is, unless it is
+    weights, old and new, go to ``weights`` if given, else to ``<output>.safetensors`` beside
+    ``-o FILE``; with the IR on stdout and no ``weights`` it is an error (no file is written
+    where the user did not ask). ``ramiel.weights`` names that file. The input weights file is left as it is, unless it is
     that very file (``-o`` overwriting the IR it was imported with): then it gains the new
     tensors. ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
     cannot be written.
@@ -644,11 +657,16 @@ def save_new_weights(module, input_file: str | None, output_file: str | None) ->
     store = store_of(module)
     if not store.new_keys():
         return None
-    if output_file:
+    if weights:
+        path = os.path.abspath(weights)
+    elif output_file:
         path = os.path.splitext(os.path.abspath(output_file))[0] + ".safetensors"
     else:
-        stem = os.path.splitext(os.path.basename(input_file))[0] if input_file else "stdin"
-        path = os.path.abspath(f"{stem}.opt.safetensors")
+        raise RamielError(
+            f"the passes added {len(store.new_keys())} weight tensor(s), which go to a weights "
+            "file beside the IR; with the IR on stdout, name that file: --weights FILE (or "
+            "write the IR with -o FILE.mlir: the weights go to FILE.safetensors)"
+        )
     copy = WeightStore(None)  # not store.save(path): the input file's store stays as it is
     for key in store.keys():  # noqa: SIM118 - a WeightStore is not a dict
         copy.add(key, store.get(key))
