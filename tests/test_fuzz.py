@@ -183,8 +183,8 @@ class Harness:
         os.makedirs(os.path.join(case, "work"))
         return case
 
-    def run(self, case: str, steps: list, check: dict | None) -> dict:
-        req = {"dir": case, "steps": steps, "check": check, "timeout": TIMEOUT_S, "mem": MEMORY}
+    def run(self, case: str, steps: list, check: dict | None, timeout: float = TIMEOUT_S) -> dict:
+        req = {"dir": case, "steps": steps, "check": check, "timeout": timeout, "mem": MEMORY}
         self.proc.stdin.write(json.dumps(req) + "\n")  # type: ignore[union-attr]
         self.proc.stdin.flush()  # type: ignore[union-attr]
         answer = self.proc.stdout.readline()  # type: ignore[union-attr]
@@ -670,11 +670,9 @@ def test_command_line_values(harness, seeds, steps):
 # ------------------------------------------------------------------------- the oracle's own test
 
 
-def test_harness_reports_each_way_a_case_can_end(harness, seeds, tmp_path):
-    """The oracle itself: a hang is a timeout, a crash a crash, a good model ok, a bad one one
-    error line, and generated code that does not parse a failure."""
-    import fuzz_harness
-
+def test_harness_reports_each_way_a_case_can_end(harness, seeds):
+    """The oracle itself: a good model is ok, a bad one one error line, generated code that
+    does not parse a failure, a hang a timeout, a crash a crash, an orphan process a leak."""
     case, work = _prepare(harness, seeds["tiny"])
     with open(os.path.join(work, "m.onnx"), "wb") as f:
         f.write(seeds["tiny"]["onnx"])
@@ -684,24 +682,19 @@ def test_harness_reports_each_way_a_case_can_end(harness, seeds, tmp_path):
     bad = harness.run(case, [["ramiel", ["compile", "nope.onnx", "-o", "out"]]], None)
     assert bad["status"] == "error" and bad["rc"] == 1, bad
     assert "nope.onnx" in one_error_line(bad["stderr"])
-    with open(os.path.join(work, "broken.py"), "w") as f:
-        f.write("def f(:\n")
+    scripts = {
+        "broken.py": "def f(:\n",
+        "hang.py": "import time\ntime.sleep(60)\n",
+        "crash.py": "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+        "orphan.py": "import subprocess\nsubprocess.Popen(['sleep', '30'])\n",
+    }
+    for name, text in scripts.items():
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
     broken = harness.run(case, [], {"kind": "module", "path": "broken.py"})
     assert broken["status"] == "fail" and "does not parse" in broken["detail"], broken
-    with open(os.path.join(work, "hang.py"), "w") as f:
-        f.write("import time\ntime.sleep(60)\n")
-    req = {"dir": case, "steps": [], "check": {"kind": "module", "path": "hang.py"}, "timeout": 2}
-    assert fuzz_harness.serve_one(req)["status"] == "timeout"
-    with open(os.path.join(work, "crash.py"), "w") as f:
-        f.write("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
-    req = {"dir": case, "steps": [], "check": {"kind": "module", "path": "crash.py"}, "timeout": 30}
-    assert fuzz_harness.serve_one(req)["status"] == "crash"
-    with open(os.path.join(work, "orphan.py"), "w") as f:
-        f.write("import subprocess\nsubprocess.Popen(['sleep', '30'])\n")
-    req = {
-        "dir": case,
-        "steps": [],
-        "check": {"kind": "module", "path": "orphan.py"},
-        "timeout": 30,
-    }
-    assert fuzz_harness.serve_one(req)["leaked"]
+    assert harness.run(case, [], {"kind": "module", "path": "hang.py"}, timeout=2)["status"] == (
+        "timeout"
+    )
+    assert harness.run(case, [], {"kind": "module", "path": "crash.py"})["status"] == "crash"
+    assert harness.run(case, [], {"kind": "module", "path": "orphan.py"})["leaked"]
