@@ -48,6 +48,7 @@ from xdsl.traits import ConstantLike, HasParent, IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from ramiel.dialects.onnx import dependences
+from ramiel.parsing import LocatedVerifyError
 from ramiel.pysource import tensor_type_problem
 
 
@@ -189,6 +190,15 @@ def verify_program(block: Block) -> None:
                     )
             defined.add(op)
             if isinstance(op, SendOp | RecvOp):
+                # its own verifier has not run yet (this runs from the first cluster): its
+                # channel property and operand must exist before they are read
+                try:
+                    op.verify(verify_nested_ops=False)
+                except VerifyException as e:
+                    reason = str(e.args[0] if e.args else e)
+                    raise LocatedVerifyError(
+                        reason.removeprefix("Operation does not verify: "), op
+                    ) from None
                 t = op.value.type if isinstance(op, SendOp) else op.result.type
                 problem = tensor_type_problem(t)
                 if problem is None and not isinstance(t, TensorType):

@@ -348,6 +348,17 @@ class _FuncBuilder:
         return self._emit(name, args, kwargs, receiver=obj)
 
 
+def check_lowerable(module: ModuleOp) -> None:
+    """What :class:`LowerToTorchpy` checks before it lowers ``module``'s ``@main``, in the same
+    order: static graph inputs (:class:`~ramiel.errors.DynamicShapeError`), every op supported
+    (:class:`~ramiel.errors.UnsupportedOpError`, all at once), static shapes
+    (:class:`~ramiel.errors.DataDependentShapeError`). ``ramiel compile`` runs it before
+    clustering, which would size channels with the shapes."""
+    fn = main_func(module)
+    check_static_inputs(fn)
+    _Lowering(module).check(list(fn.body.block.ops))
+
+
 class _Lowering:
     def __init__(self, module: ModuleOp):
         load_rules()

@@ -193,7 +193,7 @@ def compile_model(
     from ramiel.passes.hypercluster import Hypercluster
     from ramiel.passes.intra_op_threads import IntraOpThreads
     from ramiel.passes.linear_cluster import LinearCluster
-    from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable
     from ramiel.passes.merge import Merge
     from ramiel.passes.schedule_report import schedule_report
     from ramiel.printer import print_python
@@ -241,11 +241,17 @@ def compile_model(
     chosen = options.rewrites()
     rewrites = [PASSES[name]()() for name in chosen if name not in LATE_REWRITES]
     late = [PASSES[name]()() for name in chosen if name in LATE_REWRITES]
-    passes: list[ModulePass] = [
+    cleanup: list[ModulePass] = [
         ConstantFold(),
         DeadCodeElimination(),
         *rewrites,
         *([DeadCodeElimination()] if rewrites else []),
+    ]
+    _run_passes(module, cleanup)
+    # What the lowering would reject (unsupported ops, shapes only the data decide), found
+    # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
+    check_lowerable(module)
+    passes: list[ModulePass] = [
         Hypercluster(batch=options.batch),
         EstimateCost(
             profile=options.profile, backend=options.backend, transfer_cost=options.transfer_cost

@@ -321,9 +321,16 @@ def constant_value(attr: Attribute, module: ModuleOp | None) -> np.ndarray | Non
     if isinstance(attr, DenseIntOrFPElementsAttr):
         return numpy_from_dense(attr)
     if isinstance(attr, DenseResourceAttr) and module is not None:
-        arr = store_of(module).get(attr.resource_handle.data)
+        key = attr.resource_handle.data
+        arr = np.asarray(store_of(module).get(key))
         el = attr.type.get_element_type()  # type: ignore[union-attr]
-        return np.asarray(arr, dtype=numpy_dtype_of(el)).reshape(tuple(attr.type.get_shape()))  # type: ignore[union-attr]
+        shape = tuple(attr.type.get_shape())  # type: ignore[union-attr]
+        if math.prod(shape) != arr.size:  # IR edited by hand: the type and the file disagree
+            raise RamielError(
+                f"dense_resource<{key}>: the IR declares {attr.type} but the weights file holds "
+                f"{arr.size} element(s) of shape {list(arr.shape)}"
+            )
+        return np.asarray(arr, dtype=numpy_dtype_of(el)).reshape(shape)
     return None
 
 

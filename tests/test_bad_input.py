@@ -278,6 +278,49 @@ def test_declared_shape_that_inference_contradicts(tmp_path, capsys):
     assert line.startswith("error: ONNX shape inference failed: ") and "(1) vs (64)" in line
 
 
+def test_weight_shape_from_a_graph_input(tmp_path, capsys):
+    """SqueezeNet whose ConstantOfShape weight takes its shape from a graph input (the
+    initializer removed; found by tests/test_fuzz.py): the data decide a weight's shape, the
+    lowering's one-line error naming the node, found before the clustering sizes a channel with
+    it (the cluster verifier's rejection of the dynamic channel was an internal error)."""
+    m = onnx.load(SQUEEZENET)
+    m.graph.initializer.remove(
+        next(i for i in m.graph.initializer if i.name == "fire8/squeeze1x1_w_0__SHAPE")
+    )
+    path = tmp_path / "shape_input.onnx"
+    onnx.save(m, path)
+    line = _error(driver, ["compile", str(path), "-o", str(tmp_path / "out")], capsys, 1)
+    assert line == (
+        "error: unsupported ONNX operator(s): ConstantOfShape (node 'ConstantOfShape_33'; "
+        "opset 9): the shape input must be constant (or the output shape static)"
+    )
+
+
+def test_weights_file_that_disagrees_with_the_ir(tmp_path, capsys):
+    """dense_resource<W> declared with another shape than the weights file holds (IR edited by
+    hand; found by tests/test_fuzz.py): one line naming the resource, was numpy's reshape
+    error as an internal error."""
+    model = _model(
+        [helper.make_node("Relu", ["W"], ["y"])],
+        [],
+        [_vi("y", [64])],
+        [numpy_helper.from_array(np.arange(64, dtype=np.float32), "W")],
+    )
+    onnx.save(model, tmp_path / "w.onnx")
+    ir = tmp_path / "w.mlir"
+    assert (
+        tool_status(translate.main, ["--import-onnx", str(tmp_path / "w.onnx"), "-o", str(ir)]) == 0
+    )
+    text = ir.read_text()
+    assert "dense_resource<W> : tensor<64xf32>" in text
+    ir.write_text(
+        text.replace("dense_resource<W> : tensor<64xf32>", "dense_resource<W> : tensor<f32>")
+    )
+    capsys.readouterr()
+    line = _error(opt, [str(ir), "-p", "constant-fold,lower-to-torchpy"], capsys, 1)
+    assert "dense_resource<W>: the IR declares tensor<f32> but the weights file holds 64" in line
+
+
 def test_duplicate_graph_names(tmp_path, capsys):
     x, y = _vi("x", [2, 3]), _vi("y", [2, 3])
     cases = {

@@ -287,3 +287,23 @@ func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   func.return %1 : tensor<?xf32>
 }
 }
+
+// -----
+
+// A malformed recv in a later cluster (no channel, an operand) is reported at the recv, before
+// the program check (run from the first cluster) reads its channel (found by tests/test_fuzz.py).
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  "cluster.cluster"() <{sym_name = "c0"}> ({
+    %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.send"(%a) <{channel = "a__c0_c1"}> : (tensor<2xf32>) -> ()
+    "cluster.yield"() : () -> ()
+  }) : () -> ()
+  %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
+    // expected-error @+1 {{Expected 0 operands, but got 1}}
+    %b = "cluster.recv"(%x) <{axis = 1 : si64}> : (tensor<2xf32>) -> tensor<2xf32>
+    "cluster.yield"(%b) : (tensor<2xf32>) -> ()
+  }) : () -> tensor<2xf32>
+  func.return %1 : tensor<2xf32>
+}
+}
