@@ -119,11 +119,13 @@ class LocatedParser(Parser):
                 "the IR nests too deeply to parse (more levels of brackets or regions than "
                 f"Python's recursion limit of {sys.getrecursionlimit()} frames allows)",
             ) from None
-        except ValueError as e:
+        except (ValueError, VerifyException) as e:
             # xDSL's attribute constructors reject values that parse but do not fit (an
-            # integer out of its type's range...) with ValueError: located at the last token read
+            # integer out of its type's range...) with ValueError or VerifyException while
+            # parsing: a syntax error located at the last token read
             token = self._current_token.span
-            raise ParseError(Span(token.start, token.end, token.input), str(e)) from None
+            reason = str(e.args[0] if e.args else e)
+            raise ParseError(Span(token.start, token.end, token.input), reason) from None
         self._attach_locations()
         return module
 
