@@ -109,7 +109,7 @@ builtin.module {
 // CHECK-LABEL: "torchpy.func"() <{sym_name = "forward_seg0_1", kind = "segment"}> ({
 // CHECK-NEXT:    ^bb0(%x: tensor<2xf32>):
 // CHECK-NEXT:      %y = "torchpy.call"(%x) <{callee = "torch.relu"
-// CHECK-NEXT:      %z = "torchpy.method"(%y) <{method = "reshape", args = ["1, 2"]}>
+// CHECK-NEXT:      %z = "torchpy.method"(%y) <{method = "reshape", args = ["1", "2"]}>
 // CHECK-NEXT:      "torchpy.return"(%z) : (tensor<1x2xf32>) -> ()
 // CHECK:       "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
 // CHECK-NEXT:    ^bb0(%x{{.*}}: tensor<2xf32>):
@@ -119,10 +119,11 @@ builtin.module {
   "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
   ^bb0(%x: tensor<2xf32>):
     %y = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> : (tensor<2xf32>) -> tensor<2xf32>
-    %z = "torchpy.method"(%y) <{method = "reshape", args = ["1, 2"]}> : (tensor<2xf32>) -> tensor<1x2xf32>
+    %z = "torchpy.method"(%y) <{method = "reshape", args = ["1", "2"]}> : (tensor<2xf32>) -> tensor<1x2xf32>
     "torchpy.return"(%z) : (tensor<1x2xf32>) -> ()
   }) : () -> ()
   "torchpy.func"() <{sym_name = "forward_seg0", kind = "cluster"}> ({
     "torchpy.return"() : () -> ()
   }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [], outputs = [], input_order = [], output_order = []}> : () -> ()
 }

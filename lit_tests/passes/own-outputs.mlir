@@ -38,7 +38,7 @@ builtin.module {
 // -----
 
 // One value returned twice, and a view of an earlier output: the later ones are copies. An op
-// this pass does not know (ops.helper) may return its operand; a call known to allocate
+// this pass does not know (ops.reshape) may return its operand; a call known to allocate
 // (operator.add) is a new tensor whatever its operands.
 // CHECK-LABEL: "torchpy.func"() <{sym_name = "forward", kind = "sequential"}> ({
 // CHECK:         %s_copy = "torchpy.method"(%s) <{method = "clone", args = []}>
@@ -50,7 +50,7 @@ builtin.module {
   ^bb0(%x: tensor<2x3xf32>):
     %s = "torchpy.call"(%x) <{callee = "torch.sigmoid", args = [0 : index]}> : (tensor<2x3xf32>) -> tensor<2x3xf32>
     %v = "torchpy.call"(%s) <{callee = "operator.getitem", args = [0 : index, "0"]}> : (tensor<2x3xf32>) -> tensor<3xf32>
-    %h = "torchpy.call"(%x) <{callee = "ops.helper", args = [0 : index]}> : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %h = "torchpy.call"(%x) <{callee = "ops.reshape", args = [0 : index, 0 : index]}> : (tensor<2x3xf32>) -> tensor<2x3xf32>
     %a = "torchpy.call"(%x, %x) <{callee = "operator.add", args = [0 : index, 1 : index]}> : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
     "torchpy.return"(%s, %s, %v, %h, %a) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
   }) : () -> ()
