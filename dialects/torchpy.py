@@ -310,6 +310,31 @@ def _verify_module_if_last(op: Operation) -> None:
         verify_module(block)
 
 
+MEMORY_FORMATS = ("contiguous_format", "channels_last")
+"""Values of the ``memory_format`` properties (the names of ``torch.memory_format`` objects)."""
+
+
+def _verify_memory_format(op: Operation, fmt: StringAttr | None, rank: int | None) -> None:
+    if fmt is None:
+        return
+    if fmt.data not in MEMORY_FORMATS:
+        raise VerifyException(
+            f"{op.name}: memory_format must be one of {', '.join(MEMORY_FORMATS)}, not {fmt.data!r}"
+        )
+    if fmt.data == "channels_last" and rank is not None and rank != 4:
+        raise VerifyException(f"{op.name}: channels_last needs a 4-D tensor, got rank {rank}")
+
+
+def _rank(t: Attribute) -> int | None:
+    return len(t.get_shape()) if isinstance(t, TensorType) else None
+
+
+def _format_props(memory_format: str | None) -> dict[str, Attribute]:
+    if memory_format is None or memory_format == "contiguous_format":
+        return {}
+    return {"memory_format": StringAttr(memory_format)}
+
+
 @irdl_op_definition
 class IfOp(IRDLOperation):
     """``torchpy.if``: ``if bool(cond):`` then-block ``else:`` else-block; each block ends in a
@@ -420,26 +445,41 @@ REGION_OPS = (IfOp, ForOp, WhileOp)
 
 @irdl_op_definition
 class GetOp(IRDLOperation):
-    """``torchpy.get``: ``x = ch.get("channel")``."""
+    """``torchpy.get``: ``x = ch.get("channel")``; ``memory_format`` (default contiguous) is the
+    format the channel carries its tensor in (``ChannelSpec(memory_format=...)``)."""
 
     name = "torchpy.get"
     channel = prop_def(StringAttr)
+    memory_format = opt_prop_def(StringAttr)
     result = result_def()
 
-    def __init__(self, channel: str, result_type: Attribute):
-        super().__init__(properties={"channel": StringAttr(channel)}, result_types=[result_type])
+    def __init__(self, channel: str, result_type: Attribute, memory_format: str | None = None):
+        super().__init__(
+            properties={"channel": StringAttr(channel), **_format_props(memory_format)},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        _verify_memory_format(self, self.memory_format, _rank(self.result.type))
 
 
 @irdl_op_definition
 class PutOp(IRDLOperation):
-    """``torchpy.put``: ``ch.put("channel", x)``."""
+    """``torchpy.put``: ``ch.put("channel", x)``; ``memory_format`` as for ``torchpy.get``."""
 
     name = "torchpy.put"
     channel = prop_def(StringAttr)
+    memory_format = opt_prop_def(StringAttr)
     value = operand_def()
 
-    def __init__(self, channel: str, value: SSAValue):
-        super().__init__(properties={"channel": StringAttr(channel)}, operands=[value])
+    def __init__(self, channel: str, value: SSAValue, memory_format: str | None = None):
+        super().__init__(
+            properties={"channel": StringAttr(channel), **_format_props(memory_format)},
+            operands=[value],
+        )
+
+    def verify_(self) -> None:
+        _verify_memory_format(self, self.memory_format, _rank(self.value.type))
 
 
 @irdl_op_definition
@@ -475,21 +515,28 @@ class SetThreadsOp(IRDLOperation):
 
 @irdl_op_definition
 class WeightOp(IRDLOperation):
-    """``torchpy.weight``: the weight ``w.<key>``; ``value`` is its ``dense``/``dense_resource``."""
+    """``torchpy.weight``: the weight ``w.<key>``; ``value`` is its ``dense``/``dense_resource``;
+    ``memory_format`` (default contiguous): the format the code reads it in, into which it is
+    converted once when the weights are loaded (a conv kernel of a channels-last conv)."""
 
     name = "torchpy.weight"
     key = prop_def(StringAttr)
     value = prop_def(Attribute)
+    memory_format = opt_prop_def(StringAttr)
     result = result_def()
 
-    def __init__(self, key: str, value: Attribute, result_type: Attribute):
+    def __init__(
+        self, key: str, value: Attribute, result_type: Attribute, memory_format: str | None = None
+    ):
         super().__init__(
-            properties={"key": StringAttr(key), "value": value}, result_types=[result_type]
+            properties={"key": StringAttr(key), "value": value, **_format_props(memory_format)},
+            result_types=[result_type],
         )
 
     def verify_(self) -> None:
         if not is_python_name(self.key.data):
             raise VerifyException(f"torchpy.weight key {self.key.data!r} is not an identifier")
+        _verify_memory_format(self, self.memory_format, _rank(self.result.type))
 
 
 def _verify_args(

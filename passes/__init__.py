@@ -26,6 +26,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "schedule-report": ("ramiel.passes.schedule_report", "ScheduleReport"),
     "hypercluster": ("ramiel.passes.hypercluster", "Hypercluster"),
     "intra-op-threads": ("ramiel.passes.intra_op_threads", "IntraOpThreads"),
+    "assign-layout": ("ramiel.passes.assign_layout", "AssignLayout"),
     "lower-to-torchpy": ("ramiel.passes.lower_to_torchpy", "LowerToTorchpy"),
     "own-outputs": ("ramiel.passes.own_outputs", "OwnOutputs"),
     "compile-segments": ("ramiel.passes.compile_segments", "CompileSegments"),

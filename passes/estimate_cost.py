@@ -6,7 +6,8 @@ Sets, on every compute op of ``@main`` (``onnx`` ops inside or outside clusters)
   :mod:`ramiel.cost_model` (FLOPs and bytes with constants calibrated on this machine; the
   default, deterministic) or, with ``profile=FILE``, from a profile database of measured per-op
   times written by ``ramiel profile`` (ops missing from it fall back to the analytic model, with a
-  warning giving their count);
+  warning giving their count), plus the memory-format conversions the lowering places before the
+  op (``--assign-layout``: :func:`ramiel.layout.conversions_us`);
 * ``ramiel.result_bytes`` (array of i64): the size in bytes of each result;
 
 (also on the ops inside the regions of ``onnx.If``/``Loop``/``Scan``, whose own cost is then the
@@ -59,6 +60,7 @@ from ramiel.cost_model import (
 from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.errors import RamielError
+from ramiel.layout import conversions_us
 
 BYTES_ATTR = "ramiel.result_bytes"
 
@@ -81,6 +83,7 @@ class EstimateCost(ModulePass):
         model = load_transfer_cost(self.transfer_cost) if self.transfer_cost else None
         db = ProfileDB.load(self.profile) if self.profile else None
         fn = main_func(op)
+        sends = {s.channel.data: s.value for s in fn.body.walk() if isinstance(s, SendOp)}
         missing = 0
         for o in fn.body.walk(region_first=True):  # the ops of a region before their op
             if (
@@ -99,7 +102,7 @@ class EstimateCost(ModulePass):
             if us is None:
                 missing += db is not None
                 us = analytic_cost_us(o)
-            set_cost(o, us)
+            set_cost(o, round(us + conversions_us(o, sends), 3))
             o.attributes[BYTES_ATTR] = ArrayAttr(
                 [IntegerAttr(tensor_bytes(r.type), IntegerType(64)) for r in o.results]
             )

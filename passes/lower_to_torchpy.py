@@ -13,6 +13,13 @@ tensor names that are stable across runs.
   the graph inputs; an output that may share memory with a weight, an input or another output is
   returned as a copy (``--own-outputs``), the others as computed.
 
+Memory formats (``ramiel.layout`` from ``--assign-layout``, see :mod:`ramiel.layout`): an operand
+whose producer computes in another format than its consumer is converted first
+(``x.contiguous(memory_format=torch.channels_last)`` or ``x.contiguous()``, marked
+``ramiel.conversion``), once per value and function; graph outputs are converted to contiguous;
+``torchpy.get``/``torchpy.put`` carry the format of the channel's tensor and a 4-D weight read by a
+channels-last op its ``memory_format`` (converted once when the weights are loaded).
+
 In a cluster function, an op whose ``ramiel.threads`` (from ``--intra-op-threads``) differs from
 the count set before it is preceded by a ``torchpy.set_threads`` (the first one at the first such
 op); the sequential module ignores the counts (its caller chooses its threads).
@@ -77,13 +84,30 @@ from ramiel.errors import (
     RamielError,
     UnsupportedOpError,
 )
-from ramiel.lowering.api import Dtype, NodeView, TensorInfo, check_supported, lower_node
+from ramiel.layout import (
+    CHANNELS_LAST,
+    CONTIGUOUS,
+    has_format,
+    layout_of,
+    static_shape_of,
+    value_format,
+)
+from ramiel.lowering.api import (
+    Dtype,
+    MemoryFormat,
+    NodeView,
+    TensorInfo,
+    check_supported,
+    lower_node,
+)
 from ramiel.lowering.control_flow import check_region_op, lower_region_op
 from ramiel.parsing import LocatedOpError
 from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import WEIGHTS_ATTR, constant_value, store_of, value_attr
 
 ONNX_NAME = "onnx.name"
+CONVERSION_ATTR = "ramiel.conversion"
+"""On a torchpy op: it converts a tensor to this memory format (placed by the layout)."""
 
 
 def load_rules() -> None:
@@ -213,7 +237,7 @@ def render_literal(v: Any, operand_index: Any, subscript: bool = False) -> str:
         return repr(v)
     if isinstance(v, str):
         return repr(v).replace("$", "\\x24")
-    if isinstance(v, Dtype):
+    if isinstance(v, Dtype | MemoryFormat):
         return f"torch.{sanitize(v.name)}"
     if isinstance(v, slice):
         parts = [
@@ -257,12 +281,19 @@ class _FuncBuilder:
     top: Block | None = None  # the function's block (weights go there), if not ``block``
 
     derived: dict[str, SSAValue] = field(default_factory=dict)  # constant(): key -> weight
+    converted: dict[tuple[int, str], SSAValue] = field(default_factory=dict)  # convert()
 
     def child(self, block: Block) -> _FuncBuilder:
         """A builder for the block of a region op in this one (same weights, one thread
-        count: a region op is one task)."""
+        count: a region op is one task; conversions made before the region op are visible in
+        its block, those made inside stay there)."""
         return _FuncBuilder(
-            self.lowering, block, self.weights, top=self.top or self.block, derived=self.derived
+            self.lowering,
+            block,
+            self.weights,
+            top=self.top or self.block,
+            derived=self.derived,
+            converted=dict(self.converted),
         )
 
     def constant(self, value: Any, source: Any, tag: str) -> SSAValue:
@@ -291,7 +322,8 @@ class _FuncBuilder:
             if v.const not in self.weights:
                 key = self.lowering.weight_key(v.const)
                 attr = v.const.properties["value"]
-                w = tp.WeightOp(key, attr, v.const.results[0].type)
+                fmt = self.lowering.weight_format(v.const)
+                w = tp.WeightOp(key, attr, v.const.results[0].type, fmt)
                 w.result.name_hint = key
                 top = self.top or self.block
                 first = top.first_op
@@ -340,6 +372,36 @@ class _FuncBuilder:
         self.node_ops.append(op)
         return op.results[0]
 
+    def convert(self, v: Any, onnx_value: SSAValue, fmt: str, reader: str) -> SSAValue:
+        """``v`` (the lowered ``onnx_value``) in memory format ``fmt``: one
+        ``v.contiguous(memory_format=...)`` per value, format and function, before its first
+        reader (``reader``: that op's name for the comment)."""
+        key = (id(v), fmt)
+        if key not in self.converted:
+            if fmt == CONTIGUOUS:
+                op = tp.MethodOp("contiguous", [self.materialize(v)], [], None, [onnx_value.type])
+            else:
+                kwargs = {"memory_format": render_literal(MemoryFormat(fmt), lambda _: 0)}
+                op = tp.MethodOp("contiguous", [self.materialize(v)], [], kwargs, [onnx_value.type])
+            suffix = "cl" if fmt == CHANNELS_LAST else "nchw"
+            hint = onnx_value.name_hint
+            op.results[0].name_hint = f"{hint}_{suffix}" if hint else suffix
+            what = "channels-last" if fmt == CHANNELS_LAST else "contiguous"
+            op.attributes[NODE_NAME_ATTR] = StringAttr(f"to {what} for {reader}")
+            op.attributes[CONVERSION_ATTR] = StringAttr(fmt)
+            self.block.add_op(op)
+            self.converted[key] = op.results[0]
+        return self.converted[key]
+
+    def in_format(self, v: Any, onnx_value: SSAValue, fmt: str, reader: str) -> Any:
+        """``v`` as ``fmt`` wants it: converted only if ``onnx_value`` :func:`has_format` and
+        its producer computes it in another format."""
+        if v is None or isinstance(v, _Lazy) or not has_format(static_shape_of(onnx_value)):
+            return v
+        if value_format(onnx_value, self.lowering.sends) == fmt:
+            return v
+        return self.convert(v, onnx_value, fmt, reader)
+
     # Emitter protocol (ramiel.lowering.api.Emitter)
     def call(self, callee: str, *args: Any, **kwargs: Any) -> SSAValue:
         return self._emit(callee, args, kwargs)
@@ -366,6 +428,22 @@ class _Lowering:
         self.keys: dict[Operation, str] = {}
         self.taken: set[str] = set()
         self.unsupported: list[tuple[str, str, int, str]] = []
+        #: channel -> the value sent on it (formats of received values)
+        self.sends: dict[str, SSAValue] = {
+            o.channel.data: o.value for o in module.walk() if isinstance(o, SendOp)
+        }
+
+    def weight_format(self, const: Operation) -> str | None:
+        """The memory format ``const`` is read in: channels-last for a weight that
+        :func:`~ramiel.layout.has_format` (a conv kernel) and that an op computing in
+        channels-last reads; ``None`` (contiguous) otherwise."""
+        r = const.results[0]
+        if not has_format(static_shape_of(r)):
+            return None
+        for use in r.uses:
+            if isinstance(use.operation, OnnxOp) and layout_of(use.operation) == CHANNELS_LAST:
+                return CHANNELS_LAST
+        return None
 
     def assign_weight_keys(self, fn: func.FuncOp) -> None:
         """Give every constant of ``fn`` its ``w.<key>`` up front, in IR order.
@@ -435,6 +513,7 @@ class _Lowering:
             attrs=attrs,
             in_loop=_in_loop(op),
             inplace=_inplace_operand(op),
+            layout=layout_of(op),
         )
 
     def check(self, ops: list[Operation]) -> None:
@@ -473,6 +552,25 @@ class _Lowering:
                 fb.block.add_op(tp.SetThreadsOp(t, why))
                 fb.threads = t
 
+    @staticmethod
+    def region_inputs(op: OnnxOp, fb: _FuncBuilder, value: Any) -> dict[SSAValue, SSAValue]:
+        """A region op is a layout boundary (its bodies compute in contiguous format: no op in
+        them gets a ``ramiel.layout``): its operands and the values its bodies capture that are
+        channels-last are converted to contiguous once, before the compound statement (not per
+        iteration); returns onnx value -> converted value."""
+        reader = f"{op.node_name} ({op.op_type})" if op.node_name else op.op_type
+        outer: dict[SSAValue, SSAValue] = {}
+        for inner in op.walk():
+            for v in inner.operands:
+                owner = v.owner
+                if v in outer or op.is_ancestor(owner):  # defined in a body
+                    continue
+                if isinstance(owner, Operation) and is_ambient(owner):
+                    continue
+                if value_format(v, fb.lowering.sends) == CHANNELS_LAST:
+                    outer[v] = fb.convert(value(v), v, CONTIGUOUS, reader)
+        return outer
+
     def lower_ops(
         self,
         ops: list[Operation],
@@ -497,21 +595,24 @@ class _Lowering:
 
         for op in ops:
             if isinstance(op, RecvOp):
-                g = tp.GetOp(op.channel.data, op.result.type)
+                fmt = value_format(op.result, self.sends)
+                g = tp.GetOp(op.channel.data, op.result.type, fmt)
                 g.result.name_hint = op.result.name_hint
                 fb.block.add_op(g)
                 env[op.result] = g.result
             elif isinstance(op, SendOp):
-                fb.block.add_op(tp.PutOp(op.channel.data, fb.materialize(value(op.value))))
+                fmt = value_format(op.value, self.sends)
+                fb.block.add_op(tp.PutOp(op.channel.data, fb.materialize(value(op.value)), fmt))
             elif isinstance(op, YieldOp | func.ReturnOp | OnnxYieldOp):
                 continue
             elif isinstance(op, OnnxOp) and op.regions:  # If, Loop, Scan: one compound statement
                 self.set_threads(fb, op)
+                outer = self.region_inputs(op, fb, value)
                 outs = lower_region_op(
                     self,
                     op,
                     fb,
-                    value,
+                    lambda v, outer=outer: outer[v] if v in outer else value(v),
                     env,
                     lambda inner, child: self.lower_ops(
                         [o for o in inner if not is_ambient(o)], child, env, on_input
@@ -525,6 +626,11 @@ class _Lowering:
                 args = [value(v) if not isinstance(v.type, NoneType) else None for v in op.operands]
                 self.set_threads(fb, op)
                 node = self.node_view(op)
+                reader = f"{op.node_name} ({op.op_type})" if op.node_name else op.op_type
+                args = [
+                    fb.in_format(a, v, node.layout, reader) if a is not None else None
+                    for a, v in zip(args, op.operands, strict=True)
+                ]
                 fb.node_ops = []
                 outs = lower_node(node, args, fb)
                 for r, o in zip(op.results, outs, strict=False):
@@ -652,7 +758,8 @@ class LowerToTorchpy(ModulePass):
             for use in list(res.uses):
                 if use.operation is ret:
                     name = out_names[use.index]
-                    block.add_op(tp.PutOp(outputs[name], fb.materialize(env[val])))
+                    out = fb.in_format(env[val], val, CONTIGUOUS, f"graph output {name!r}")
+                    block.add_op(tp.PutOp(outputs[name], fb.materialize(out)))
         for name, v in direct:
             if isinstance(v, BlockArgument):
                 tv = env[v] if v in env else on_input(v)
@@ -684,6 +791,7 @@ class LowerToTorchpy(ModulePass):
 
         ops = [o for o in block.ops if not is_ambient(o)]
         lowering.lower_ops(ops, fb, env, on_input)
+        _, out_names = io_names(fn)
         ret = block.last_op
         assert isinstance(ret, func.ReturnOp)
         outs = []
@@ -692,7 +800,8 @@ class LowerToTorchpy(ModulePass):
             if isinstance(owner, Operation) and is_ambient(owner):
                 outs.append(fb.materialize(_Lazy(owner)))
             else:
-                outs.append(fb.materialize(env[v]))
+                name = f"graph output {out_names[len(outs)]!r}"
+                outs.append(fb.materialize(fb.in_format(env[v], v, CONTIGUOUS, name)))
         body.add_op(tp.ReturnOp(outs))
         f = tp.FuncOp("forward", "sequential", body)
         own_outputs(f)  # an output that shares a weight's, an input's or another's memory: a copy

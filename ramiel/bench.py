@@ -364,6 +364,7 @@ class Plan:
     tune_compile: bool = False  # ramiel tune considers compiled candidates too
     busy_rounds: int = 6  # the busy-background-core timing of the default program (0: none)
     busy_calls: int = 10
+    layout: str = "auto"  # CompileOptions.layout of every Ramiel configuration (a variant's wins)
 
     @classmethod
     def quick(cls) -> Plan:
@@ -1028,7 +1029,9 @@ def _bench_model(
     runs = 1 if plan.max_reps <= 3 else 2
     best = None
     for _ in range(runs):
-        r = compile_model(res.path, os.path.join(work, "analytic"), CompileOptions(clusters=p))
+        r = compile_model(
+            res.path, os.path.join(work, "analytic"), CompileOptions(clusters=p, layout=plan.layout)
+        )
         if best is None or sum(r.timings.values()) < sum(best.timings.values()):
             best = r
     assert best is not None
@@ -1043,24 +1046,24 @@ def _bench_model(
     with contextlib.suppress(FileNotFoundError):
         os.unlink(db)
     t = time.perf_counter()
-    profile_model(res.path, db, repeat=3 if plan.max_reps <= 3 else 10)
+    profile_model(res.path, db, repeat=3 if plan.max_reps <= 3 else 10, layout=plan.layout)
     res.profile_s = round(time.perf_counter() - t, 3)
     torch.set_num_threads(caller_threads)
 
     # 3. Compile every parallel configuration with the profile (and each variant's program).
     cfgs = configs_for(p, plan.variants)
-    seq_model = CompiledModel(best, CompileOptions(clusters=p))
+    seq_model = CompiledModel(best, CompileOptions(clusters=p, layout=plan.layout))
     feeds = random_inputs(seq_model.input_specs, seed=0)
     compiled: dict[tuple[int, str, bool, str], Any] = {}
     models: dict[str, Any] = {}
     seq_results: dict[str, Any] = {"": best}  # variant -> analytic compile (sequential module)
     for v in plan.variants:
         say(f"{res.name}: compile ({variants()[v][0]})")
-        opts = CompileOptions(clusters=p, **variants()[v][1])
+        opts = CompileOptions(clusters=p, **{"layout": plan.layout, **variants()[v][1]})
         seq_results[v] = compile_model(res.path, os.path.join(work, f"analytic-{v}"), opts)
     for cfg in cfgs:
         if cfg.default:
-            models[cfg.key] = CompiledModel(best, CompileOptions(clusters=p))
+            models[cfg.key] = CompiledModel(best, CompileOptions(clusters=p, layout=plan.layout))
             continue
         if cfg.tuned:
             from ramiel.tune import tune
@@ -1072,6 +1075,7 @@ def _bench_model(
                 os.path.join(work, "tuned"),
                 cores=cfg.threads,
                 profile=db,
+                base=CompileOptions(layout=plan.layout),
                 budget_s=3.0 if plan.max_reps <= 3 else 15.0,
                 compile=plan.tune_compile,
             )
@@ -1099,7 +1103,7 @@ def _bench_model(
                 backend=cfg.backend,
                 profile=db,
                 cores=cfg.threads if cfg.hybrid else None,
-                **extra,
+                **{"layout": plan.layout, **extra},
             )
             compiled[ck] = compile_model(res.path, d, opts)
         r = compiled[ck]
@@ -1114,11 +1118,11 @@ def _bench_model(
             backend=cfg.backend,
             threads_per_worker=1 if cfg.hybrid else cfg.threads,
             profile=db,
-            **extra,
+            **{"layout": plan.layout, **extra},
         )
         models[cfg.key] = CompiledModel(r, opts)
     if res.work_ms is None:  # P = 1: still report W and CP
-        opts = CompileOptions(clusters=1, profile=db)
+        opts = CompileOptions(clusters=1, profile=db, layout=plan.layout)
         rep = compile_model(res.path, os.path.join(work, "profiled-1"), opts).report
         res.work_ms, res.cp_ms = rep.work_us / 1e3, rep.critical_path_us / 1e3
         res.parallelism = rep.parallelism
@@ -2202,6 +2206,7 @@ def run_bench(
     compile: bool = False,  # noqa: A002 - the option's name (ramiel bench --compile)
     variant_names: Sequence[str] | None = None,
     busy_core: bool = True,
+    layout: str = "auto",
 ) -> tuple[list[ModelResult], Environment, str]:
     """Benchmark ``models`` (see :func:`resolve_models`); write the report files into ``out_dir``
     (``bench.md``, ``bench.json``, ``speedups.png``, ``traces/<model>.json``), the markdown also to
@@ -2215,6 +2220,9 @@ def run_bench(
     ``compiled`` variant and let ``ramiel tune`` consider compiled candidates; ``busy_core``:
     time the default program under one busy background core too. With ``quick`` and no
     models: one small zoo model (:data:`QUICK_MODEL`).
+    ``layout``: the memory-format option of every Ramiel configuration (``CompileOptions.layout``;
+    a variant's own options win: ``nchw`` is ``layout="nchw"``, and is not a default variant when
+    ``layout`` is already ``nchw``).
     """
     import torch
 
@@ -2236,7 +2244,7 @@ def run_bench(
     cmd = command or "ramiel bench " + " ".join(shlex.quote(a) for a in models)
     known = variants()
     if variant_names is None:
-        chosen = default_variants()
+        chosen = [v for v in default_variants() if not (v == "nchw" and layout == "nchw")]
     else:
         chosen = list(variant_names)
         unknown = [v for v in chosen if v not in known]
@@ -2254,6 +2262,7 @@ def run_bench(
         variants=tuple(chosen),
         tune_compile=compile,
         busy_rounds=plan.busy_rounds if busy_core else 0,
+        layout=layout,
     )
     os.makedirs(out_dir, exist_ok=True)
     caller_threads = torch.get_num_threads()

@@ -4,6 +4,7 @@ Stages (each also available alone through ``ramiel-translate``/``ramiel-opt``)::
 
     import      ramiel-translate --import-onnx            (ramiel.importer)
     clean-up    --constant-fold --dce, then the graph rewrites (REWRITE_PASSES) and --dce
+    layout      --assign-layout{format=auto}
     cluster     --estimate-cost --linear-cluster --merge{clusters=N} --clone --dce, --inplace
     lower       --lower-to-torchpy  (once as clustered, once with mode=sequential)
     print       ramiel-translate --to-python               (ramiel.printer)
@@ -64,6 +65,9 @@ class CompileOptions:
     ``compile``: print the compute between channel operations (and the whole sequential
     module) as segments compiled with ``torch.compile`` when the program loads
     (``--compile-segments``, :mod:`ramiel.runtime.compiled`).
+    ``layout``: memory format of 4-D activations (``--assign-layout{format=...}``): ``auto``
+    (channels-last through conv/pool/element-wise/concat regions where the cost model says it
+    is faster), ``channels-last`` (every such region) or ``nchw`` (contiguous everywhere).
     """
 
     clusters: int | None = None
@@ -78,6 +82,7 @@ class CompileOptions:
     disable: Sequence[str] = ()
     transfer_cost: str | None = None
     compile: bool = False
+    layout: str = "auto"
 
     def rewrites(self) -> list[str]:
         """The :data:`REWRITE_PASSES` this compilation runs, in order.
@@ -138,7 +143,9 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
 
     A splat weight (``dense<v>`` of any shape, e.g. a folded ConstantOfShape) is stored as its one
     element and listed in the file's metadata; :meth:`ramiel.runtime.Weights.from_safetensors`
-    expands it, so neither compile time nor disk grow with its size.
+    expands it, so neither compile time nor disk grow with its size. Weights the code reads in
+    another memory format (``torch.weight`` with ``memory_format``: conv kernels of channels-last
+    convolutions) are stored contiguous and listed too; the loader converts them once.
     """
     import json
 
@@ -148,13 +155,16 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
 
     from ramiel.dialects.torchpy import WeightOp
     from ramiel.files import make_readable
-    from ramiel.runtime.weights import SPLAT_METADATA_KEY
+    from ramiel.runtime.weights import FORMATS_METADATA_KEY, SPLAT_METADATA_KEY
     from ramiel.weights import constant_value, splat_value, torch_from_numpy
 
     tensors: dict[str, torch.Tensor] = {}
     splats: dict[str, list[int]] = {}
+    formats: dict[str, str] = {}
     for m in modules:
         for op in m.walk():
+            if isinstance(op, WeightOp) and op.memory_format is not None:
+                formats[op.key.data] = op.memory_format.data
             if not isinstance(op, WeightOp) or op.key.data in tensors:
                 continue
             value = op.value
@@ -168,7 +178,10 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> N
                 # np.array, not np.ascontiguousarray: that one makes 0-d (scalar) weights 1-d
                 arr = np.array(arr, order="C", copy=True)
             tensors[op.key.data] = torch_from_numpy(arr)
-    save_file(tensors, path, metadata={SPLAT_METADATA_KEY: json.dumps(splats)})
+    meta = {SPLAT_METADATA_KEY: json.dumps(splats)}
+    if formats:
+        meta[FORMATS_METADATA_KEY] = json.dumps(formats, sort_keys=True)
+    save_file(tensors, path, metadata=meta)
     make_readable(path)  # safetensors writes 0600 whatever the umask
 
 
@@ -185,6 +198,7 @@ def compile_model(
     """
     from ramiel.cost_model import ProfileDB
     from ramiel.files import input_file, output_dir
+    from ramiel.passes.assign_layout import AssignLayout
     from ramiel.passes.clone import Clone
     from ramiel.passes.compile_segments import CompileSegments
     from ramiel.passes.constant_fold import ConstantFold
@@ -213,6 +227,12 @@ def compile_model(
     n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)
     if n < 1:
         raise SchedulingError(f"the number of clusters must be at least 1, got {n}")
+    from ramiel.layout import LAYOUT_MODES
+
+    if options.layout not in LAYOUT_MODES:
+        raise RamielError(
+            f"layout must be one of {', '.join(LAYOUT_MODES)}, not {options.layout!r}"
+        )
 
     t = time.perf_counter()
     say("import")
@@ -253,6 +273,7 @@ def compile_model(
     check_lowerable(module)
     passes: list[ModulePass] = [
         Hypercluster(batch=options.batch),
+        AssignLayout(format=options.layout),
         EstimateCost(
             profile=options.profile, backend=options.backend, transfer_cost=options.transfer_cost
         ),

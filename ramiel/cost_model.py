@@ -301,11 +301,15 @@ def load_transfer_cost(path: str) -> tuple[float, float]:
 
 
 def profile_key(op: Operation) -> str:
-    """The profile-database key of ``op``: op type, operand types and attributes, as text."""
+    """The profile-database key of ``op``: op type, operand types and attributes, as text, and
+    ``|channels_last`` for an op that computes in channels-last (``ramiel.layout``)."""
+    from ramiel.layout import CONTIGUOUS, layout_of
+
     kind = op.op_type if isinstance(op, OnnxOp) else op.name
     types = ",".join(str(v.type) for v in op.operands)
     attrs = ",".join(f"{k}={v}" for k, v in sorted(op.properties.items()))
-    return f"{kind}({types}){{{attrs}}}"
+    fmt = layout_of(op)
+    return f"{kind}({types}){{{attrs}}}" + ("" if fmt == CONTIGUOUS else f"|{fmt}")
 
 
 def usable_cores() -> int:

@@ -202,14 +202,19 @@ def _shape_text(t: Attribute) -> str:
     return "None"
 
 
+def _format_of(op: tp.GetOp | tp.PutOp | tp.WeightOp) -> str:
+    """The memory format name of a channel end or weight (``contiguous_format`` by default)."""
+    return op.memory_format.data if op.memory_format is not None else "contiguous_format"
+
+
 def _func_text(
     f: tp.FuncOp, functions: Iterable[str] = ()
-) -> tuple[str, dict[str, tuple[str, Attribute]]]:
-    """Source of one function, and its channels: name -> ('get'|'put', type). ``functions``:
-    the module's function names, which no local name may shadow."""
+) -> tuple[str, dict[str, tuple[str, Attribute, str]]]:
+    """Source of one function, and its channels: name -> ('get'|'put', type, memory format).
+    ``functions``: the module's function names, which no local name may shadow."""
     names = Names(functions)
     block = f.body.block
-    channels: dict[str, tuple[str, Attribute]] = {}
+    channels: dict[str, tuple[str, Attribute, str]] = {}
     if f.kind.data == "cluster":
         params = "ch, w"
     else:
@@ -221,9 +226,9 @@ def _func_text(
         lines.append(f'    """{doc}"""')
     for op in block.ops:
         if isinstance(op, tp.GetOp):
-            channels[op.channel.data] = ("get", op.result.type)
+            channels[op.channel.data] = ("get", op.result.type, _format_of(op))
         elif isinstance(op, tp.PutOp):
-            channels[op.channel.data] = ("put", op.value.type)
+            channels[op.channel.data] = ("put", op.value.type, _format_of(op))
     lines += _block_lines(block, names, "    ")
     return "\n".join(lines) + "\n", channels
 
@@ -381,13 +386,14 @@ def print_python(module: ModuleOp, source: str = "") -> str:
         out.append("from ramiel.runtime import ChannelSpec, Program\n")
     if any(f.kind.data == "segment" for f in funcs):
         out.append("from ramiel.runtime.compiled import segment\n")
-    all_channels: dict[str, dict[str, tuple[str, Attribute]]] = {}
+    all_channels: dict[str, dict[str, tuple[str, Attribute, str]]] = {}
     bodies = []
     for f in funcs:
         text, chans = _func_text(f, seen)
         bodies.append(text)
         all_channels[f.sym_name.data] = chans
     out.append("\n\n" + "\n\n".join(bodies))
+    out.append(_weight_formats_text(funcs))
     in_order = [_text(a) for a in prog.input_order.data] if prog else []
     out_order = [_text(a) for a in prog.output_order.data] if prog else []
     if parallel:
@@ -416,9 +422,29 @@ def print_python(module: ModuleOp, source: str = "") -> str:
     return "".join(out)
 
 
+def _weight_formats_text(funcs: list[tp.FuncOp]) -> str:
+    """The ``WEIGHT_FORMATS`` table of the weights read in a non-default memory format (empty
+    text when there are none)."""
+    formats: dict[str, str] = {}
+    for f in funcs:
+        for op in f.walk():
+            if isinstance(op, tp.WeightOp) and op.memory_format is not None:
+                formats.setdefault(op.key.data, _format_of(op))
+    if not formats:
+        return ""
+    items = "\n".join(f"    {k!r}: torch.{v}," for k, v in sorted(formats.items()))
+    return (
+        "\n\n#: Weights this code reads in a memory format other than contiguous (conv kernels\n"
+        "#: of channels-last convolutions): the weights file lists them in its metadata\n"
+        "#: (ramiel.memory_formats) and ramiel.runtime.Weights.from_safetensors converts them\n"
+        "#: once when it loads the file, never per call.\n"
+        f"WEIGHT_FORMATS = {{\n{items}\n}}\n"
+    )
+
+
 def _program_text(
     funcs: list[tp.FuncOp],
-    chans: dict[str, dict[str, tuple[str, Attribute]]],
+    chans: dict[str, dict[str, tuple[str, Attribute, str]]],
     prog: tp.ProgramOp | None,
     in_order: list[str],
     out_order: list[str],
@@ -428,10 +454,13 @@ def _program_text(
     src: dict[str, str | None] = {}
     dst: dict[str, str | None] = {}
     types: dict[str, Attribute] = {}
+    formats: dict[str, str] = {}
     for fname, cmap in chans.items():
-        for ch, (kind, t) in cmap.items():
+        for ch, (kind, t, fmt) in cmap.items():
             (src if kind == "put" else dst)[ch] = cluster_names[fname]
             types.setdefault(ch, t)
+            if fmt != "contiguous_format":
+                formats[ch] = fmt
     lines = ["PROGRAM = Program(", '    name="main",', "    clusters={"]
     for f in funcs:
         lines.append(f"        {cluster_names[f.sym_name.data]!r}: {f.sym_name.data},")
@@ -439,9 +468,10 @@ def _program_text(
     lines.append("    channels={")
     for ch in sorted(types, key=lambda c: (c not in dst or c not in src, c)):
         t = types[ch]
+        fmt = f", memory_format=torch.{formats[ch]}" if ch in formats else ""
         lines.append(
             f"        {ch!r}: ChannelSpec(src={src.get(ch)!r}, dst={dst.get(ch)!r}, "
-            f"shape={_shape_text(t)}, dtype={_dtype_text(t)}),"
+            f"shape={_shape_text(t)}, dtype={_dtype_text(t)}{fmt}),"
         )
     lines.append("    },")
     inputs = list(prog.inputs.data) if prog else []

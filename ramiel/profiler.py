@@ -2,7 +2,8 @@
 
 The paper's profile database: each compute op of the cleaned-up ``onnx`` IR is run alone, through
 the same lowering rule the code generator uses (:mod:`ramiel.lowering`, executed eagerly), on
-random inputs of its static shapes (constant inputs take their real values), ``repeat`` times after
+random inputs of its static shapes in the memory format ``--assign-layout`` gives the op
+(constant inputs take their real values), ``repeat`` times after
 one warm-up, with 1 and each intra-op thread count of ``threads`` (default: the usable cores;
 the counts alternate per op, so that drift of a shared machine hits them alike); the median time in
 µs is stored under :func:`ramiel.cost_model.profile_key` (op type, operand types, attributes),
@@ -114,10 +115,14 @@ def profile_model(
     threads: Sequence[int] | None = None,
     progress: Callable[[int, int], None] | None = None,
     noise: ProfileNoise | None = None,
+    layout: str = "auto",
 ) -> int:
     """Profile every compute op of ``model`` into the JSON database ``out``; returns the op count.
 
     ``threads``: the intra-op thread counts to measure each op with (default ``(1, cores)``).
+    ``layout``: the memory formats are assigned as ``--assign-layout{format=layout}`` would
+    (the compile option of the same name); an op computing in channels-last is timed on
+    channels-last inputs, under a key of its own (:func:`~ramiel.cost_model.profile_key`).
     An existing database is extended (entries for the same keys are replaced). ``progress`` is
     called with ``(ops done, ops)`` after each op. An op whose times spread more than
     :data:`NOISY_SPREAD` of their median (a busy machine) is timed again, up to
@@ -131,6 +136,8 @@ def profile_model(
     from ramiel.compiler import _run_passes
     from ramiel.dialects.onnx import OnnxOp
     from ramiel.importer import ImportOptions, import_onnx
+    from ramiel.layout import CHANNELS_LAST, has_format
+    from ramiel.passes.assign_layout import AssignLayout
     from ramiel.passes.constant_fold import ConstantFold
     from ramiel.passes.dce import DeadCodeElimination
     from ramiel.passes.lower_to_torchpy import _Lowering
@@ -153,7 +160,7 @@ def profile_model(
                 weights_ref="w.safetensors",
             ),
         )
-        _run_passes(module, [ConstantFold(), DeadCodeElimination()])
+        _run_passes(module, [ConstantFold(), DeadCodeElimination(), AssignLayout(format=layout)])
         lowering = _Lowering(module)
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived
@@ -182,7 +189,10 @@ def profile_model(
                 elif info.const is not None:
                     args.append(em.wrap(torch.from_numpy(info.const.copy())))
                 else:
-                    args.append(em.wrap(_random(info.shape or (), info.dtype, gen)))
+                    t = _random(info.shape or (), info.dtype, gen)
+                    if node.layout == CHANNELS_LAST and has_format(info.shape):
+                        t = t.contiguous(memory_format=torch.channels_last)
+                    args.append(em.wrap(t))
             best: dict[int, list[float]] | None = None
             for attempt in range(RETRIES + 1):
                 times = _time_op(node, args, em, counts, repeat)

@@ -44,7 +44,7 @@ __all__ = [
 #: generated function must not take one of them (nor a builtin's name, nor a dunder).
 GENERATED_NAMES = frozenset(
     {"torch", "F", "ops", "operator", "math", "ch", "w", "Program", "ChannelSpec", "INPUTS",
-     "OUTPUTS", "PROGRAM", "forward", "np", "segment"}
+     "OUTPUTS", "PROGRAM", "WEIGHT_FORMATS", "forward", "np", "segment"}
 )  # fmt: skip
 
 #: What a dotted name of generated code starts with -> the module it names.

@@ -192,7 +192,14 @@ def tune(
         profile = os.path.join(out_dir, "profile.json")
         say(f"profile (1 and {p} threads)")
         shapes = (base.input_shapes if base else None) or None
-        profile_model(model, profile, repeat=5, input_shapes=shapes, threads=sorted({1, p}))
+        profile_model(
+            model,
+            profile,
+            repeat=5,
+            input_shapes=shapes,
+            threads=sorted({1, p}),
+            layout=base.layout if base else "auto",
+        )
     cands = candidates_for(p, profile, base, compile)
     for c in cands:
         d = os.path.join(out_dir, "candidates", c.key)

@@ -113,6 +113,26 @@ def test_model_matches_onnxruntime(name, mode, compiled, pipeline_helpers):
     pipeline_helpers.assert_close(out, ref, 1e-3, f"{name} ({mode}) vs onnxruntime")
 
 
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_inception_with_the_layout_off(backend, compiled, tmp_path, pipeline_helpers):
+    """The inception CNN (channels-last by default: ``layout=auto``) compiled with
+    ``layout="nchw"`` (every activation between ops contiguous) equals onnxruntime too, parallel
+    and sequential; its default program really is channels-last."""
+    path, default = compiled("inception")
+    with open(default.result.sequential_path) as f:
+        assert "memory_format=torch.channels_last" in f.read()
+    feeds = _inputs("inception", seed=5)
+    (ref,) = pipeline_helpers.ort_run(onnx.load(path), feeds)
+    with ramiel.compile(
+        path, clusters=2, backend=backend, layout="nchw", out_dir=str(tmp_path)
+    ) as m:
+        with open(m.result.sequential_path) as f:
+            text = f.read()  # pooling still runs through channels-last, inside its statement
+        assert "WEIGHT_FORMATS" not in text and "to channels-last for" not in text
+        pipeline_helpers.assert_close(m(*feeds.values()), ref, 1e-3, f"nchw, {backend}")
+        pipeline_helpers.assert_close(m.sequential(*feeds.values()), ref, 1e-3, "nchw, sequential")
+
+
 def test_compile_api(compiled, tmp_path, pipeline_helpers):
     """``ramiel.compile``: path or ModelProto in; named and positional calls; files in out_dir."""
     path, _ = compiled("inception")

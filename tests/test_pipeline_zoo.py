@@ -11,6 +11,11 @@ outputs must equal, within 1e-3 of the largest output magnitude,
 The zoo models' weights are ConstantOfShape splats, so their outputs are nearly uniform and a
 wrong op could go unnoticed; every model is therefore also run with seeded random weights of the
 same shapes (and random normal inputs), against onnxruntime.
+
+Memory formats: the programs above use the default layout (``auto``: channels-last through the
+conv/pool regions where the cost model says faster); the random-weight variant also runs with the
+layout off (``nchw``), and light_shufflenet, which ``auto`` leaves contiguous, forced to
+``channels-last``.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ MODES = ["sequential", "threads", "processes"]
 class _Case:
     """One compiled model: the compile result, the feeds and the reference outputs."""
 
-    def __init__(self, name: str, variant: str, out_dir: str, helpers) -> None:
+    def __init__(self, name: str, variant: str, out_dir: str, helpers, layout: str) -> None:
         path = os.path.join(ZOO_DIR, f"{name}.onnx")
         model = onnx.load(path)
         self.expected = None
@@ -65,7 +70,7 @@ class _Case:
         self.ref = helpers.ort_run(model, self.feeds)
         self.out_names = [o.name for o in model.graph.output]
         self.out_dir = out_dir
-        self.result = compile_model(source, out_dir, CompileOptions(clusters=2))
+        self.result = compile_model(source, out_dir, CompileOptions(clusters=2, layout=layout))
 
     def run(self, mode: str) -> list[np.ndarray]:
         backend = "threads" if mode == "sequential" else mode
@@ -87,19 +92,19 @@ class _Case:
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory, pipeline_helpers):
-    """``compiled(name, variant)``: the model compiled once; only the latest one is kept (the
-    tests run model by model), so the large weight files do not pile up on disk."""
-    cache: dict[tuple[str, str], _Case] = {}
+    """``compiled(name, variant, layout)``: the model compiled once; only the latest one is kept
+    (the tests run model by model), so the large weight files do not pile up on disk."""
+    cache: dict[tuple[str, str, str], _Case] = {}
 
-    def get(name: str, variant: str) -> _Case:
-        key = (name, variant)
+    def get(name: str, variant: str, layout: str = "auto") -> _Case:
+        key = (name, variant, layout)
         if key not in cache:
             for old in cache.values():
                 shutil.rmtree(old.out_dir, ignore_errors=True)
             cache.clear()
             gc.collect()
-            out = str(tmp_path_factory.mktemp(f"{name}-{variant}"))
-            cache[key] = _Case(name, variant, out, pipeline_helpers)
+            out = str(tmp_path_factory.mktemp(f"{name}-{variant}-{layout}"))
+            cache[key] = _Case(name, variant, out, pipeline_helpers, layout)
         return cache[key]
 
     yield get
@@ -116,16 +121,23 @@ def _one_thread():
     torch.set_num_threads(prev)
 
 
+VARIANTS = [("zoo", "auto"), ("random", "auto"), ("random", "nchw")]
+CASES = [(n, v, lay) for n in MODELS for v, lay in VARIANTS]
+CASES.append(("light_shufflenet", "random", "channels-last"))
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("variant", ["zoo", "random"])
-@pytest.mark.parametrize("name", MODELS)
-def test_zoo_model(name, variant, mode, compiled, pipeline_helpers):
-    case = compiled(name, variant)
+@pytest.mark.parametrize(
+    "name,variant,layout", CASES, ids=[f"{n}-{v}-{lay}" for n, v, lay in CASES]
+)
+def test_zoo_model(name, variant, layout, mode, compiled, pipeline_helpers):
+    case = compiled(name, variant, layout)
     outs = case.run(mode)
     assert len(outs) == len(case.ref)
     for i, (got, ref) in enumerate(zip(outs, case.ref, strict=True)):
         assert np.all(np.isfinite(got)), f"{name} output {i}: non-finite values"
-        pipeline_helpers.assert_close(got, ref, 1e-3, f"{name} ({variant}, {mode}) vs onnxruntime")
+        what = f"{name} ({variant}, {mode}, layout {layout}) vs onnxruntime"
+        pipeline_helpers.assert_close(got, ref, 1e-3, what)
         if case.expected is not None:
             pipeline_helpers.assert_close(
                 got, case.expected[i], 1e-3, f"{name} ({mode}) vs {name}_output_{i}.pb"

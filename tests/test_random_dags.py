@@ -6,8 +6,8 @@ ops: Relu, Sigmoid, Tanh, Neg, Add, Mul, Sub, Max, Conv 1x1/3x3 with random weig
 channels, MatMul by a random matrix, MaxPool 3x3 'same', Softmax, and a Reshape + Unsqueeze pair
 that the clone pass may duplicate). Operands are drawn among all earlier tensors, so the graphs
 have forks, joins, long edges and several outputs. For every clustering the driver can produce
-(clusters 1..4, clone on/off) the parallel module (threads backend) and the sequential module
-must equal onnxruntime.
+(clusters 1..4, clone on/off, memory-format layout channels-last/nchw) the parallel module
+(threads backend) and the sequential module must equal onnxruntime.
 """
 
 from __future__ import annotations
@@ -131,7 +131,15 @@ def build_model(spec) -> onnx.ModelProto:
     return model
 
 
-CONFIGS = [(n, clone) for n in (1, 2, 3, 4) for clone in (True, False)]
+CONFIGS = [
+    (n, clone, layout)
+    for n in (1, 2, 3, 4)
+    for clone in (True, False)
+    for layout in ("channels-last", "nchw")
+]
+"""Every clustering with the memory-format layout forced on (channels-last through every conv,
+pool and element-wise region, conversions before Softmax/MatMul/Reshape and at the outputs) and
+off."""
 BUILT: list[int] = []
 """Cluster counts of every program the property test compiled (checked by the last test)."""
 
@@ -156,9 +164,9 @@ def test_random_dag_every_clustering(spec, tmp_path_factory, pipeline_helpers):
     torch_feeds = {k: torch.from_numpy(v) for k, v in feeds.items()}
     out_names = [o.name for o in model.graph.output]
     seen_clusters: set[int] = set()
-    for n, clone in CONFIGS:
+    for n, clone, layout in CONFIGS:
         out_dir = str(tmp_path_factory.mktemp("dag"))
-        opts = CompileOptions(clusters=n, clone=clone, backend="threads")
+        opts = CompileOptions(clusters=n, clone=clone, backend="threads", layout=layout)
         result = compile_model(model, out_dir, opts)
         assert 1 <= result.clusters <= n
         seen_clusters.add(result.clusters)
@@ -175,7 +183,7 @@ def test_random_dag_every_clustering(spec, tmp_path_factory, pipeline_helpers):
             finally:
                 torch.set_num_threads(caller)
         seq = seq if isinstance(seq, tuple) else (seq,)
-        what = f"clusters={n} clone={clone} ({result.clusters} built)"
+        what = f"clusters={n} clone={clone} layout={layout} ({result.clusters} built)"
         for name, r, s in zip(out_names, ref, seq, strict=True):
             pipeline_helpers.assert_close(par[name], r, 1e-4, f"{name} parallel, {what}")
             pipeline_helpers.assert_close(s, r, 1e-4, f"{name} sequential, {what}")

@@ -118,6 +118,18 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="compile the compute between channel operations with torch.compile (inductor, "
         "frozen weights) when the program loads (--compile-segments)",
     )
+    _layout_arg(p)
+
+
+def _layout_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--layout",
+        default="auto",
+        choices=["auto", "channels-last", "nchw"],
+        help="memory format of 4-D activations (--assign-layout): channels-last through "
+        "conv/pool regions where the cost model says faster (auto, the default), always, or "
+        "never (nchw)",
+    )
 
 
 def _input_shape(p: argparse.ArgumentParser) -> None:
@@ -180,6 +192,7 @@ def _parser() -> argparse.ArgumentParser:
         help="intra-op thread counts to time each op with (default: 1 and the number of cores)",
     )
     _input_shape(pr)
+    _layout_arg(pr)
     cal = sub.add_parser(
         "calibrate",
         help="measure the transfer cost of a backend (per-message latency, bytes per second)",
@@ -230,6 +243,7 @@ def _parser() -> argparse.ArgumentParser:
         "profiling the model and compiling the candidates come on top of it",
     )
     _input_shape(t)
+    _layout_arg(t)
     t.add_argument(
         "--compile",
         action="store_true",
@@ -261,6 +275,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="JSON",
         help="measure nothing: write the markdown and the plot again from a saved JSON file",
     )
+    _layout_arg(b)
     b.add_argument(
         "--compile",
         action="store_true",
@@ -308,6 +323,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         disable=tuple(args.disable or ()),
         transfer_cost=args.transfer_cost,
         compile=args.compile,
+        layout=args.layout,
     )
 
 
@@ -655,6 +671,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             threads=args.threads,
             progress=update,
             noise=noise,
+            layout=args.layout,
         )
     print(f"profiled {n} ops of {args.model} into {args.output}")
     warning = noise.warning()
@@ -674,7 +691,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             "process may use: the candidates will oversubscribe them",
             file=sys.stderr,
         )
-    base = CompileOptions(input_shapes=_shapes(args))
+    base = CompileOptions(input_shapes=_shapes(args), layout=args.layout)
     console, say = _progress()
     with console.status("tuning"):
         res = tune(
@@ -766,6 +783,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 compile=args.compile,
                 variant_names=_variant_list(args.variants),
                 busy_core=not args.no_busy_core,
+                layout=args.layout,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -15,7 +15,8 @@ Callees are dotted names resolvable in the generated module's namespace:
 - ``math.*``.
 
 Arguments are Values, Python literals (None, bool, int, float, str, tuples/lists of literals or
-Values, ``slice`` objects with int/None fields) or :class:`Dtype` (printed ``torch.<name>``).
+Values, ``slice`` objects with int/None fields), :class:`Dtype` or :class:`MemoryFormat` (printed
+``torch.<name>``).
 
 A rule may return one of its input Values unchanged (Identity, Dropout in inference, a one-input
 Sum): the output is then an alias of the input, which is safe because generated code writes a
@@ -103,6 +104,10 @@ class NodeView:
     #: shape-like inputs at run time instead of asking for compile-time constants
     in_loop: bool = False
     inplace: int | None = None
+    #: the memory format the op computes its 4-D activations in (``ramiel.layout``, from
+    #: ``--assign-layout``): ``"contiguous_format"`` or ``"channels_last"``; the lowering has
+    #: converted the operands already, a rule may only pick a form that is faster in it
+    layout: str = "contiguous_format"
 
     def input(self, i: int) -> TensorInfo | None:
         """Input ``i``, or None if it is absent (also beyond the end of ``inputs``)."""
@@ -116,6 +121,14 @@ class NodeView:
 @dataclass(frozen=True)
 class Dtype:
     """A torch dtype literal, printed as ``torch.<name>``; ``name`` is a numpy-style dtype name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class MemoryFormat:
+    """A torch memory format literal, printed as ``torch.<name>`` (``channels_last``,
+    ``contiguous_format``)."""
 
     name: str
 

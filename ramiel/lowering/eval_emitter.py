@@ -18,7 +18,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ramiel.lowering.api import Dtype
+from ramiel.lowering.api import Dtype, MemoryFormat
 from ramiel.runtime import ops
 
 NAMESPACE: dict[str, Any] = {"torch": torch, "F": F, "ops": ops, "operator": operator, "math": math}
@@ -58,6 +58,8 @@ def _unwrap(a: Any) -> Any:
         return a.obj
     if isinstance(a, Dtype):
         return torch_dtype(a)
+    if isinstance(a, MemoryFormat):
+        return getattr(torch, a.name)
     if isinstance(a, tuple):
         return tuple(_unwrap(x) for x in a)
     if isinstance(a, list):
@@ -70,7 +72,7 @@ def _unwrap(a: Any) -> Any:
 
 
 def _show(a: Any) -> str:
-    if isinstance(a, Dtype):
+    if isinstance(a, Dtype | MemoryFormat):
         return f"torch.{a.name}"
     if isinstance(a, tuple):
         return "(" + ", ".join(_show(x) for x in a) + ("," if len(a) == 1 else "") + ")"

@@ -12,7 +12,8 @@ Two implementations:
   counter (``Tensor._version``, bumped by every in-place op on it or a view) is recorded at
   ``put`` so that the runner can report a tensor that was modified after it crossed a channel.
 * :class:`ShmEndpoint` (processes backend): a channel is a pre-allocated buffer of the static
-  shape in a shared-memory arena plus a semaphore counting "full". ``put`` copies the tensor into
+  shape, in the channel's memory format, in a shared-memory arena plus a semaphore counting
+  "full". ``put`` copies the tensor into
   the buffer (one copy; the sender may then do anything with its tensor) and releases the
   semaphore; ``get`` acquires it and returns the buffer itself (zero-copy). The buffer is
   rewritten only in a later inference, and an inference ends only when every cluster has
@@ -209,7 +210,8 @@ class ShmLayout:
         names = tuple(program.channels)
         ctrl_bytes = 8 * (cls.HEADER + 2 * len(names))
         slots, total = layout(
-            {n: (s.shape, s.dtype) for n, s in program.channels.items()}, start=ctrl_bytes
+            {n: (s.shape, s.dtype, s.format_name) for n, s in program.channels.items()},
+            start=ctrl_bytes,
         )
         return cls(names, slots, total)
 

@@ -783,8 +783,10 @@ class _Exec:
                 if name in link.staged or dev.type != "cuda":
                     dev = torch.device("cpu")
                 buf = None if out_buffers is None else out_buffers.get(name)
-                if buf is None:
-                    buf = torch.empty(s.shape, dtype=s.dtype, device=dev)
+                if buf is None:  # in the channel's format: a channels-last tensor's bytes
+                    buf = torch.empty(
+                        s.shape, dtype=s.dtype, device=dev, memory_format=s.memory_format
+                    )
                 self.remote_in[name] = (a, buf)
             else:
                 self.remote_out[name] = b
@@ -1029,8 +1031,8 @@ class DistEndpoint:
         t = tensor
         if name in ex.link.staged and t.device.type != "cpu":
             t = t.cpu()
-        if not t.is_contiguous():
-            t = t.contiguous()
+        if not t.is_contiguous(memory_format=spec.memory_format):  # the receiver's buffer's
+            t = t.contiguous(memory_format=spec.memory_format)
         try:
             work = ex.link.isend(t, name, dst)
         except Exception as e:  # noqa: BLE001

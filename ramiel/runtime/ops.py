@@ -221,16 +221,42 @@ def max_pool_indices(indices: Tensor, input_shape: Sequence[int], storage_order:
 
 def lrn(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0) -> Tensor:
     """LRN (ONNX LRN-13): ``x / (bias + alpha / size * square_sum) ** beta`` where ``square_sum``
-    adds x² over channels ``[c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]``."""
+    adds x² over channels ``[c - floor((size - 1) / 2), c + ceil((size - 1) / 2)]``.
+
+    The window sum is ``size - 1`` additions of shifted slices of the zero-padded squares along
+    the channel dim (on the NHWC view of a channels-last tensor, whose channels are innermost),
+    into one fresh buffer; ``** -0.75`` (the usual beta) is ``rsqrt(t) * sqrt(rsqrt(t))``. The
+    result has the memory format of ``x``. Measured against ``F.local_response_norm`` (a
+    ``(size, 1, 1)`` ``avg_pool3d`` of the squares, then ``pow``) with ``python
+    bench/layout_ops.py lrn`` (``bench/results/layout_ops.txt``).
+    """
     front, back = (size - 1) // 2, size - 1 - (size - 1) // 2
-    sq = x * x
-    pad = [0, 0] * (x.dim() - 2) + [front, back]
-    sqp = F.pad(sq, pad)
     c = x.shape[1]
-    total = sqp.narrow(1, 0, c)
-    for i in range(1, size):
-        total = total + sqp.narrow(1, i, c)
-    return x / (bias + (alpha / size) * total).pow(beta)
+    v, dim = x, 1
+    if (
+        x.dim() == 4
+        and not x.is_contiguous()
+        and x.is_contiguous(memory_format=torch.channels_last)
+    ):
+        v, dim = x.permute(0, 2, 3, 1), 3
+    sq = v * v
+    sqp = F.pad(sq, [0, 0] * (v.dim() - 1 - dim) + [front, back]) if size > 1 else sq
+    total = (
+        sqp.narrow(dim, 0, c).clone()
+        if size == 1
+        else sqp.narrow(dim, 0, c) + sqp.narrow(dim, 1, c)
+    )
+    for i in range(2, size):
+        total.add_(sqp.narrow(dim, i, c))
+    t = total.mul_(alpha / size).add_(bias)
+    if beta == 0.75:
+        r = t.rsqrt_()
+        y = v * r.mul_(r.sqrt())
+    elif beta == 0.5:
+        y = v * t.rsqrt_()
+    else:
+        y = v / t.pow_(beta)
+    return y.permute(0, 3, 1, 2) if dim == 3 else y
 
 
 def batch_norm_training(

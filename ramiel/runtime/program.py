@@ -185,12 +185,17 @@ class ChannelSpec:
         dst: the receiving cluster, or ``None`` for the caller (a graph output).
         shape: the static shape, a tuple of non-negative ints (``()`` for a scalar).
         dtype: the torch dtype.
+        memory_format: the format the tensor crosses in (``torch.channels_last`` for a 4-D
+            activation of a channels-last region, see :mod:`ramiel.layout`): the processes
+            backend allocates the channel's shared buffer in it, so a put is a plain copy and a
+            get returns a tensor in the sender's format. Default ``torch.contiguous_format``.
     """
 
     src: str | None
     dst: str | None
     shape: tuple[int, ...]
     dtype: torch.dtype
+    memory_format: torch.memory_format = torch.contiguous_format
 
     def __post_init__(self) -> None:
         try:
@@ -200,6 +205,22 @@ class ChannelSpec:
                 f"channel shape must be a tuple of ints, got {self.shape!r}"
             ) from None
         object.__setattr__(self, "shape", shape)
+        if not isinstance(self.memory_format, torch.memory_format):
+            raise ProgramError(
+                f"channel memory_format must be a torch.memory_format, got {self.memory_format!r}"
+            )
+        if self.memory_format == torch.channels_last and len(shape) != 4:
+            raise ProgramError(f"channels_last needs a 4-D channel, got shape {shape}")
+        if self.memory_format not in (torch.contiguous_format, torch.channels_last):
+            raise ProgramError(
+                f"channel memory_format must be contiguous_format or channels_last, got "
+                f"{self.memory_format}"
+            )
+
+    @property
+    def format_name(self) -> str:
+        """``"channels_last"`` or ``"contiguous_format"``."""
+        return str(self.memory_format).removeprefix("torch.")
 
     @property
     def numel(self) -> int:

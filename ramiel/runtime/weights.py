@@ -25,6 +25,22 @@ _ALIGN = 64
 SPLAT_METADATA_KEY = "ramiel.splats"
 """safetensors metadata entry listing tensors stored as a single element (see from_safetensors)."""
 
+FORMATS_METADATA_KEY = "ramiel.memory_formats"
+"""safetensors metadata entry: JSON ``{key: "channels_last"}``, the tensors the generated code
+reads in a memory format other than contiguous (see from_safetensors)."""
+
+
+def memory_format_name(t: torch.Tensor) -> str:
+    """``"channels_last"`` for a 4-D tensor in that format whose strides differ from the
+    contiguous ones, else ``"contiguous_format"``."""
+    if (
+        t.dim() == 4
+        and not t.is_contiguous()
+        and t.is_contiguous(memory_format=torch.channels_last)
+    ):
+        return "channels_last"
+    return "contiguous_format"
+
 
 class Weights:
     """Named tensors with attribute access (``w.conv1_w``) and item access (``w["conv1.w"]``).
@@ -55,6 +71,8 @@ class Weights:
         Splat tensors (every element equal, e.g. the ConstantOfShape weights of the zoo models)
         are stored as one element, their shapes listed in the file's metadata under
         :data:`SPLAT_METADATA_KEY` (JSON ``{key: shape}``); they are expanded here, contiguous.
+        The tensors listed under :data:`FORMATS_METADATA_KEY` are converted here, once, into the
+        memory format the generated code reads them in (:func:`to_formats`).
         """
         import json
 
@@ -70,7 +88,8 @@ class Weights:
         for key, shape in json.loads(meta.get(SPLAT_METADATA_KEY, "{}")).items():
             if key in tensors:
                 tensors[key] = tensors[key].reshape(()).expand(tuple(shape)).contiguous()
-        return cls(tensors)
+        formats = json.loads(meta.get(FORMATS_METADATA_KEY, "{}"))
+        return cls(to_formats(tensors, formats))
 
     def save_safetensors(self, path: str | Path) -> None:
         """Write the tensors to a ``.safetensors`` file (made contiguous, storage not shared)."""
@@ -118,6 +137,30 @@ class Weights:
         return f"Weights({len(self)} tensors, {Weights.nbytes(self)} bytes)"
 
 
+def to_formats(
+    tensors: dict[str, torch.Tensor], formats: Mapping[str, str]
+) -> dict[str, torch.Tensor]:
+    """``tensors`` with each one named in ``formats`` (key -> ``"channels_last"`` or
+    ``"contiguous_format"``, a generated module's ``WEIGHT_FORMATS`` or a weights file's
+    :data:`FORMATS_METADATA_KEY`) converted into that memory format; same values, other strides.
+
+    Raises:
+        ProgramError: an unknown format name, or ``channels_last`` for a tensor that is not 4-D.
+    """
+    out = dict(tensors)
+    for key, fmt in formats.items():
+        if key not in out:
+            continue
+        name = fmt if isinstance(fmt, str) else str(fmt).removeprefix("torch.")
+        if name not in ("channels_last", "contiguous_format"):
+            raise ProgramError(f"weight '{key}': unknown memory format {fmt!r}")
+        t = out[key]
+        if name == "channels_last" and t.dim() != 4:
+            raise ProgramError(f"weight '{key}': channels_last needs a 4-D tensor, got {t.dim()}-D")
+        out[key] = t.contiguous(memory_format=getattr(torch, name))
+    return out
+
+
 def as_weights(weights: Weights | Mapping[str, torch.Tensor] | str | Path | None) -> Weights:
     """Accept a :class:`Weights`, a dict of tensors, a ``.safetensors`` path or ``None`` (empty)."""
     if weights is None:
@@ -131,11 +174,14 @@ def as_weights(weights: Weights | Mapping[str, torch.Tensor] | str | Path | None
 
 @dataclass(frozen=True)
 class TensorSlot:
-    """Where one tensor lives in an arena: byte ``offset``, ``shape`` and ``dtype``."""
+    """Where one tensor lives in an arena: byte ``offset``, ``shape``, ``dtype`` and
+    ``memory_format`` (``"channels_last"``: the bytes are in NHWC order, the view has
+    channels-last strides)."""
 
     offset: int
     shape: tuple[int, ...]
     dtype: torch.dtype
+    memory_format: str = "contiguous_format"
 
     @property
     def nbytes(self) -> int:
@@ -145,17 +191,20 @@ class TensorSlot:
         return n
 
 
-def layout(items: Mapping[str, tuple[tuple[int, ...], torch.dtype]], start: int = 0):
-    """Assign 64-byte-aligned offsets to tensors of given shapes and dtypes.
+def layout(items: Mapping[str, tuple], start: int = 0):
+    """Assign 64-byte-aligned offsets to tensors of given ``(shape, dtype)`` or
+    ``(shape, dtype, memory_format)``.
 
     Returns:
         ``(slots, total_bytes)``: name -> :class:`TensorSlot`, and the arena size in bytes.
     """
     slots: dict[str, TensorSlot] = {}
     off = start
-    for name, (shape, dtype) in items.items():
+    for name, item in items.items():
+        shape, dtype = item[0], item[1]
+        fmt = item[2] if len(item) > 2 else "contiguous_format"
         off = (off + _ALIGN - 1) // _ALIGN * _ALIGN
-        slot = TensorSlot(off, tuple(shape), dtype)
+        slot = TensorSlot(off, tuple(shape), dtype, fmt)
         slots[name] = slot
         off += slot.nbytes
     return slots, (off + _ALIGN - 1) // _ALIGN * _ALIGN
@@ -173,19 +222,25 @@ def shared_arena(nbytes: int) -> torch.Tensor:
 
 def view(arena: torch.Tensor, slot: TensorSlot) -> torch.Tensor:
     """The tensor ``slot`` describes, as a view into ``arena`` (no copy)."""
-    raw = arena[slot.offset : slot.offset + slot.nbytes]
-    return raw.view(slot.dtype).view(slot.shape)
+    raw = arena[slot.offset : slot.offset + slot.nbytes].view(slot.dtype)
+    if slot.memory_format == "channels_last":
+        n, c, h, w = slot.shape
+        return raw.view(n, h, w, c).permute(0, 3, 1, 2)
+    return raw.view(slot.shape)
 
 
 def pack_shared(weights: Weights) -> tuple[torch.Tensor, dict[str, TensorSlot]]:
-    """Copy all weights into one shared-memory arena.
+    """Copy all weights into one shared-memory arena (each in its memory format: a
+    channels-last conv kernel stays channels-last in every worker).
 
     Returns:
         ``(arena, slots)``; :func:`unpack` rebuilds the :class:`Weights` in any process that has the
         arena (views, no copy).
     """
     tensors = Weights.as_dict(weights)
-    slots, total = layout({k: (tuple(t.shape), t.dtype) for k, t in tensors.items()})
+    slots, total = layout(
+        {k: (tuple(t.shape), t.dtype, memory_format_name(t)) for k, t in tensors.items()}
+    )
     arena = shared_arena(total)
     for name, t in tensors.items():
         view(arena, slots[name]).copy_(t.detach())

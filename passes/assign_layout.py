@@ -1,0 +1,248 @@
+"""``--assign-layout``: choose the memory format (contiguous NCHW or channels-last) of every 4-D
+activation, and record it as ``ramiel.layout = "channels_last"`` on the ops that compute in it.
+
+What it does
+    Every ``onnx`` op of ``@main`` (inside clusters too) gets a format (see :mod:`ramiel.layout`
+    for the op classes and the measurements behind them):
+
+    1. the *anchor* ops that are faster in channels-last (Conv, MaxPool, AveragePool, Resize on a
+       4-D input) compute in channels-last;
+    2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, Pad, global pooling)
+       computes in channels-last when one of its 4-D activation operands is channels-last, so the
+       format flows through conv/pool/element-wise/concat stacks (to a fixed point, so that
+       values crossing clusters through ``cluster.send``/``cluster.recv`` count too);
+    3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, ...) reads contiguous
+       tensors.
+
+    The ops in channels-last form *regions*: connected through values of shape ``(N, C, H, W)``
+    with ``C > 1`` and ``H * W > 1`` (other shapes are the same in both formats). With
+    ``format=auto`` a region is kept only where the cost model says it is faster: its gain
+    (each Conv 1 - 1 / ``CONV_SPEEDUP`` of its analytic cost; each MaxPool/AveragePool/Resize the
+    two conversions its contiguous lowering makes around a channels-last kernel, for inputs of
+    at least ``THROUGH_CL_MIN_ELEMENTS`` elements) must exceed the
+    conversions at its boundary (values entering from a graph input or a contiguous op, values
+    leaving to a contiguous op or a graph output), each
+    :func:`~ramiel.layout.conversion_cost_us`. ``format=channels-last`` keeps every region;
+    ``format=nchw`` assigns contiguous everywhere (removes every ``ramiel.layout``).
+
+    The lowering then places the conversions: an operand is converted where its producer's format
+    differs from its consumer's, once per value and function; graph outputs are returned
+    contiguous; a channel carries its tensor in the producer's format; conv kernels (4-D weights
+    of channels-last ops) are converted once when the weights are loaded.
+
+Options
+    ``format=auto|channels-last|nchw`` (default ``auto``).
+
+Algorithm
+    Forward propagation of a two-valued lattice to a fixed point, then connected components
+    (union-find) over the format-carrying edges, each kept or dropped by its estimated gain, as
+    in layout assignment for tensor compilers (e.g. TVM's ``ConvertLayout`` and XLA's
+    ``LayoutAssignment``, which also propagate a preferred layout from convolutions through
+    layout-agnostic ops and insert transposes at the boundaries).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ramiel.clustering import is_ambient, main_func
+from ramiel.cost_model import analytic_cost_us
+from ramiel.dialects.cluster import SendOp
+from ramiel.dialects.onnx import OnnxOp
+from ramiel.errors import RamielError
+from ramiel.layout import (
+    ANCHOR_OPS,
+    CHANNELS_LAST,
+    CONTIGUOUS,
+    CONV_SPEEDUP,
+    LAYOUT_MODES,
+    TRANSPARENT_OPS,
+    conversion_cost_us,
+    has_format,
+    set_layout,
+    source_value,
+    static_shape_of,
+)
+
+
+def _activations(op: Operation) -> list[SSAValue]:
+    """The operands of ``op`` that are computed at run time (not constants, not ``none``)."""
+    out = []
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, Operation) and is_ambient(owner):
+            continue
+        out.append(v)
+    return out
+
+
+def _is_anchor(op: OnnxOp, module: ModuleOp) -> bool:
+    """An anchor op on a 4-D input (a Resize only where it is one ``F.interpolate``)."""
+    if op.op_type not in ANCHOR_OPS or not op.operands:
+        return False
+    shape = static_shape_of(op.operands[0])
+    if shape is None or len(shape) != 4:
+        return False
+    if op.op_type in ("Resize", "Upsample"):
+        from ramiel.lowering.resize import interpolates
+        from ramiel.passes.lower_to_torchpy import _Lowering
+
+        return interpolates(_Lowering(module).node_view(op))
+    return True
+
+
+def _is_transparent(op: OnnxOp) -> bool:
+    """A transparent op (a Pad only in ``constant`` mode: torch's reflect/edge padding returns
+    contiguous tensors)."""
+    if op.op_type == "Pad":
+        mode = op.attr("mode", "constant")
+        return (mode.decode() if isinstance(mode, bytes) else mode) == "constant"
+    return op.op_type in TRANSPARENT_OPS
+
+
+def _in_region_op(op: Operation) -> bool:
+    """Is ``op`` in a body of a control-flow op (If, Loop, Scan)? Such bodies are layout
+    boundaries: they compute in contiguous format (the lowering converts the channels-last
+    values they read once, before the compound statement)."""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, OnnxOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+class _Regions:
+    """Union-find over ops."""
+
+    def __init__(self) -> None:
+        self.parent: dict[Operation, Operation] = {}
+
+    def find(self, op: Operation) -> Operation:
+        self.parent.setdefault(op, op)
+        root = op
+        while self.parent[root] is not root:
+            root = self.parent[root]
+        while self.parent[op] is not root:
+            self.parent[op], op = root, self.parent[op]
+        return root
+
+    def union(self, a: Operation, b: Operation) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[rb] = ra
+
+
+def assign_layout(module: ModuleOp, mode: str = "auto") -> int:
+    """Assign formats in ``module`` (see the module docstring); returns the number of ops in
+    channels-last."""
+    if mode not in LAYOUT_MODES:
+        raise RamielError(
+            f"assign-layout: format must be one of {', '.join(LAYOUT_MODES)}, not '{mode}'"
+        )
+    fn = main_func(module)
+    every = [o for o in fn.body.walk() if isinstance(o, OnnxOp) and not is_ambient(o)]
+    for o in every:
+        set_layout(o, CONTIGUOUS)
+    ops = [o for o in every if not _in_region_op(o)]
+    sends = {o.channel.data: o.value for o in fn.body.walk() if isinstance(o, SendOp)}
+    if mode == "nchw":
+        return 0
+    cl: set[Operation] = set()
+
+    def is_cl(v: SSAValue) -> bool:
+        src = source_value(v, sends)
+        return has_format(static_shape_of(src)) and src.owner in cl
+
+    changed = True
+    while changed:
+        changed = False
+        for o in ops:
+            if o in cl:
+                continue
+            if _is_anchor(o, module) or (_is_transparent(o) and any(map(is_cl, _activations(o)))):
+                cl.add(o)
+                changed = True
+    if mode == "auto":
+        ret = fn.body.block.last_op
+        outputs = list(ret.operands) if isinstance(ret, func.ReturnOp) else []
+        _drop_unprofitable(ops, outputs, cl, sends)
+    for o in cl:
+        set_layout(o, CHANNELS_LAST)
+    return len(cl)
+
+
+def _drop_unprofitable(
+    ops: list[OnnxOp], outputs: list[SSAValue], cl: set[Operation], sends: dict[str, SSAValue]
+) -> None:
+    """Remove from ``cl`` every region whose estimated gain does not exceed its boundary
+    conversions (``format=auto``); ``outputs``: the graph outputs (returned contiguous)."""
+    regions = _Regions()
+    for o in cl:
+        regions.find(o)
+    boundary: dict[Operation, dict[SSAValue, float]] = {}  # region root -> converted values
+    entering: list[tuple[Operation, SSAValue]] = []
+    leaving: list[tuple[Operation, SSAValue]] = []
+    for o in ops:
+        for v in _activations(o):
+            src = source_value(v, sends)
+            shape = static_shape_of(src)
+            if not has_format(shape):
+                continue
+            producer = src.owner
+            if o in cl and producer in cl:
+                regions.union(o, producer)  # type: ignore[arg-type]
+            elif o in cl:
+                entering.append((o, src))
+            elif producer in cl:
+                leaving.append((producer, src))  # type: ignore[arg-type]
+    for v in outputs:
+        src = source_value(v, sends)
+        if has_format(static_shape_of(src)) and src.owner in cl:
+            leaving.append((src.owner, src))  # type: ignore[arg-type]
+    for o, v in entering + leaving:
+        shape = static_shape_of(v)
+        assert shape is not None
+        boundary.setdefault(regions.find(o), {})[v] = conversion_cost_us(shape)
+    gain: dict[Operation, float] = {}
+    for o in cl:
+        root = regions.find(o)
+        gain[root] = gain.get(root, 0.0) + _gain_us(o)
+    for root, g in gain.items():
+        cost = sum(boundary.get(root, {}).values())
+        if g <= cost:
+            cl.difference_update({o for o in list(cl) if regions.find(o) is root})
+
+
+def _gain_us(op: OnnxOp) -> float:
+    """Estimated µs ``op`` saves in channels-last (see the module docstring)."""
+    if op.op_type == "Conv":
+        return analytic_cost_us(op) * (1.0 - 1.0 / CONV_SPEEDUP)
+    if op.op_type in ANCHOR_OPS:
+        from ramiel.lowering.nn import THROUGH_CL_MIN_ELEMENTS
+
+        x = static_shape_of(op.operands[0])
+        if x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
+            return 0.0  # contiguous, the lowering computes it in place: same speed
+        shapes = [x, static_shape_of(op.results[0])]
+        return sum(conversion_cost_us(s) for s in shapes if has_format(s))
+    return 0.0
+
+
+@dataclass(frozen=True)
+class AssignLayout(ModulePass):
+    """See the module docstring."""
+
+    name = "assign-layout"
+
+    format: str = "auto"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        assign_layout(op, self.format)

@@ -1,0 +1,187 @@
+"""Memory formats of activations: which ops compute in channels-last, and what a value is in.
+
+A 4-D activation ``(N, C, H, W)`` is either *contiguous* (NCHW strides, PyTorch's default) or
+*channels-last* (the same shape and values with NHWC strides, ``torch.channels_last``). The format
+never changes a result, only how fast PyTorch's kernels run on it: on this project's 2-core
+machine (PyTorch 2.13 eager, one thread, 2026-12-01, ``python bench/layout_ops.py``,
+``bench/results/layout_ops.txt``) ``F.max_pool2d`` runs 14-45x faster on a channels-last tensor,
+``F.avg_pool2d`` 8-47x, ``F.interpolate`` 16-50x, ``F.conv2d`` with a channels-last input and
+kernel 0-15 % faster; element-wise ops, ``torch.cat`` and ``F.batch_norm`` keep the format of
+their inputs at the same speed; a conversion is a strided copy at about 3 GB/s (1.1 ms for
+(1, 64, 112, 112) at load 1.9).
+
+``--assign-layout`` (:mod:`ramiel.passes.assign_layout`) decides a format per op and records it
+as the discardable attribute ``ramiel.layout = "channels_last"`` on the ops that compute in
+channels-last (no attribute: contiguous). The lowering (:mod:`ramiel.passes.lower_to_torchpy`)
+then converts an operand only where its producer's format differs from what the consumer
+computes in (``x.contiguous(memory_format=torch.channels_last)`` or ``x.contiguous()``), once per
+value and function, converts graph outputs back to contiguous, gives cross-cluster channels the
+format of the tensor they carry and marks the 4-D weights of channels-last ops (conv kernels) to
+be converted once when the weights file is loaded.
+
+Op classes (for a 4-D first input; 5-D and other ranks stay contiguous):
+
+* :data:`ANCHOR_OPS` are faster in channels-last: they start a channels-last region;
+* :data:`TRANSPARENT_OPS` run at the same speed in either format and keep the format of their
+  inputs (element-wise, Concat, BatchNormalization, LRN through ``ops.lrn``, Pad, global pooling);
+  they join the region of a channels-last input;
+* every other op (Reshape, Flatten, Transpose, Split, Softmax, Gemm, ...) reads contiguous
+  tensors.
+
+A value of shape ``(N, C, H, W)`` with ``H * W == 1`` or ``C == 1`` is both contiguous and
+channels-last (PyTorch ignores the strides of size-1 dims): it never needs a conversion.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+
+LAYOUT_ATTR = "ramiel.layout"
+"""Discardable op attribute: the memory format the op computes its 4-D activations in."""
+
+CHANNELS_LAST = "channels_last"
+"""The attribute value (and ``torch.channels_last``'s name) of the channels-last format."""
+
+CONTIGUOUS = "contiguous_format"
+"""The name of PyTorch's default (NCHW, row-major) format, ``torch.contiguous_format``."""
+
+FORMATS = (CONTIGUOUS, CHANNELS_LAST)
+
+LAYOUT_MODES = ("auto", "channels-last", "nchw")
+"""Values of ``--assign-layout{format=...}``, ``ramiel compile --layout`` and ``layout=``."""
+
+#: Faster in channels-last (see the module docstring for the measurements).
+ANCHOR_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "Resize", "Upsample"})
+
+#: Same speed in either format; the result has the format of the (4-D, full-size) inputs.
+TRANSPARENT_OPS = frozenset(
+    {
+        # unary element-wise
+        "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Relu",
+        "Sigmoid", "Tanh", "Erf", "Sign", "Softsign", "Softplus", "LeakyRelu", "Elu", "Celu",
+        "Selu", "HardSigmoid", "HardSwish", "Mish", "Gelu", "Swish", "ThresholdedRelu", "Clip",
+        "PRelu", "Identity", "Dropout", "Cast", "Not", "IsNaN", "IsInf",
+        # binary and variadic element-wise
+        "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where",
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
+        # channel-wise and data movement that keeps the strides' order (Pad: constant mode)
+        "BatchNormalization", "LRN", "Concat", "Pad",
+        "GlobalAveragePool", "GlobalMaxPool",
+    }
+)  # fmt: skip
+
+
+def layout_of(op: Operation) -> str:
+    """The format ``op`` computes its 4-D activations in (``ramiel.layout``; default
+    :data:`CONTIGUOUS`)."""
+    a = op.attributes.get(LAYOUT_ATTR)
+    return a.data if isinstance(a, StringAttr) else CONTIGUOUS
+
+
+def set_layout(op: Operation, fmt: str) -> None:
+    """Record ``fmt`` on ``op`` (the attribute is removed for :data:`CONTIGUOUS`)."""
+    if fmt == CONTIGUOUS:
+        op.attributes.pop(LAYOUT_ATTR, None)
+    else:
+        op.attributes[LAYOUT_ATTR] = StringAttr(fmt)
+
+
+def static_shape_of(v: SSAValue) -> tuple[int, ...] | None:
+    t = v.type
+    if not isinstance(t, TensorType):
+        return None
+    s = tuple(t.get_shape())
+    return s if all(d >= 0 for d in s) else None
+
+
+def has_format(shape: tuple[int, ...] | None) -> bool:
+    """Whether a tensor of ``shape`` can be in two different formats: 4-D with ``C > 1`` and
+    ``H * W > 1`` (otherwise its contiguous and channels-last strides are the same to PyTorch)."""
+    return shape is not None and len(shape) == 4 and shape[1] > 1 and shape[2] * shape[3] > 1
+
+
+def source_value(v: SSAValue, sends: dict[str, SSAValue] | None = None) -> SSAValue:
+    """The value ``v`` stands for across clusters: a ``cluster.recv`` is the value sent on its
+    channel (``sends``: channel -> sent value), a ``cluster.cluster`` result the value its
+    cluster yields."""
+    from ramiel.dialects.cluster import ClusterOp, RecvOp, YieldOp
+
+    seen = set()
+    while v not in seen:
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, RecvOp) and sends and owner.channel.data in sends:
+            v = sends[owner.channel.data]
+        elif isinstance(owner, ClusterOp) and isinstance(v, OpResult):
+            term = owner.body.block.last_op
+            assert isinstance(term, YieldOp)
+            v = term.values[v.index]
+        else:
+            break
+    return v
+
+
+def value_format(v: SSAValue, sends: dict[str, SSAValue] | None = None) -> str:
+    """The format ``v`` is in at run time: its producer's :func:`layout_of` for a value that
+    :func:`has_format` (through channels, see :func:`source_value`); graph inputs and constants
+    are contiguous."""
+    src = source_value(v, sends)
+    if not has_format(static_shape_of(src)) or isinstance(src, BlockArgument):
+        return CONTIGUOUS
+    owner = src.owner
+    return layout_of(owner) if isinstance(owner, Operation) else CONTIGUOUS
+
+
+def conversion_cost_us(shape: tuple[int, ...], itemsize: int = 4) -> float:
+    """Estimated µs of one format conversion (a strided copy) of a tensor of ``shape``:
+    :data:`ramiel.cost_model.OP_OVERHEAD_US` + bytes / :data:`CONVERT_BW`."""
+    from ramiel.cost_model import OP_OVERHEAD_US
+
+    return OP_OVERHEAD_US + math.prod(shape) * itemsize / CONVERT_BW
+
+
+def conversions_us(op: Operation, sends: dict[str, SSAValue] | None = None) -> float:
+    """Estimated µs of the format conversions the lowering places before ``op``: one
+    :func:`conversion_cost_us` per run-time operand that :func:`has_format` and whose producer
+    computes it in another format than ``op`` (``--estimate-cost`` adds them to the op's cost)."""
+    from ramiel.clustering import is_ambient
+
+    fmt = layout_of(op)
+    total = 0.0
+    seen: set[SSAValue] = set()
+    for v in op.operands:
+        owner = v.owner
+        if v in seen or (isinstance(owner, Operation) and is_ambient(owner)):
+            continue
+        seen.add(v)
+        shape = static_shape_of(v)
+        if has_format(shape) and value_format(v, sends) != fmt:
+            assert shape is not None
+            total += conversion_cost_us(shape, _itemsize(v))
+    return total
+
+
+def _itemsize(v: SSAValue) -> int:
+    from ramiel.dialects.onnx import numpy_dtype_of
+
+    t = v.type
+    return numpy_dtype_of(t.element_type).itemsize if isinstance(t, TensorType) else 4
+
+
+CONVERT_BW = 3e3
+"""Bytes of tensor per µs a format conversion copies (3 GB/s: ``bench/layout_ops.py``)."""
+
+CONV_SPEEDUP = 1.1
+"""``F.conv2d`` time contiguous / channels-last (input and kernel), one thread."""
+
+
+def torch_format(name: str):  # type: ignore[no-untyped-def]
+    """The ``torch.memory_format`` named ``name`` (:data:`CHANNELS_LAST`, :data:`CONTIGUOUS`)."""
+    import torch
+
+    if name not in FORMATS:
+        raise ValueError(f"unknown memory format {name!r} (use {', '.join(FORMATS)})")
+    return getattr(torch, name)
