@@ -784,13 +784,23 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
     return x if isinstance(x, tuple) else (x,)
 
 
-def _ort_session(path: str, cfg: Config, input_shapes: Mapping[str, Sequence[int]] | None):
+def _ort_session(
+    path: str | bytes,
+    cfg: Config,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    profile_prefix: str | None = None,
+):
+    """An onnxruntime session for ``cfg`` on the model at ``path`` (or its serialized bytes);
+    ``profile_prefix``: with onnxruntime's profiler on, its JSON written there."""
     import onnxruntime as ort
 
     from ramiel.importer import load_model, prepare_model
 
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    if profile_prefix is not None:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
     # onnxruntime's pool threads spin after a run (measured: one core kept busy for the next
     # 50 ms and more), which would slow down whichever configuration is timed next.
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")

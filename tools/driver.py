@@ -10,7 +10,10 @@
   outputs are checked against onnxruntime run on the original model with that sample's inputs,
   and onnxruntime's latency is that of B runs one after another.
 * ``ramiel profile model.onnx -o profile.json`` times every op in PyTorch on this machine (the
-  profile database used by ``--profile``/``--estimate-cost{profile=FILE}``).
+  profile database used by ``--profile``/``--estimate-cost{profile=FILE}``);
+  ``ramiel profile model.onnx --compare-ort [--threads N]`` prints per ONNX op type the
+  generated code's time next to onnxruntime's profiler time, sorted by the gap
+  (:mod:`ramiel.compare_ort`).
 * ``ramiel calibrate [-o cost.json] [--backend distributed]`` measures a backend's transfer cost
   (per-message latency and per-byte cost, :mod:`ramiel.runtime.calibrate`); under ``torchrun``
   between rank 0 and rank 1, e.g. two machines; ``--transfer-cost cost.json`` compiles with it.
@@ -178,20 +181,38 @@ def _parser() -> argparse.ArgumentParser:
         "same shape and type, paired in order)",
     )
     _common(r)
-    pr = sub.add_parser("profile", help="measure per-op times into a profile database")
+    pr = sub.add_parser(
+        "profile",
+        help="measure per-op times into a profile database, or compare them with onnxruntime",
+    )
     pr.add_argument("model", type=path, help="ONNX model file")
-    pr.add_argument("-o", "--output", type=path, required=True, help="profile database (JSON)")
     pr.add_argument(
-        "--repeat", type=count(1, 10**6), default=10, help="timed runs of each op (the median)"
+        "-o", "--output", type=path, help="profile database (JSON); needed without --compare-ort"
+    )
+    pr.add_argument(
+        "--repeat",
+        type=count(1, 10**6),
+        default=None,
+        help="timed runs of each op, the median (default 10; --compare-ort: 20)",
     )
     pr.add_argument(
         "--threads",
         type=counts(),
         default=None,
         metavar="N,M,...",
-        help="intra-op thread counts to time each op with (default: 1 and the number of cores)",
+        help="intra-op thread counts to time each op with (default: 1 and the number of cores; "
+        "--compare-ort: 1)",
     )
     _input_shape(pr)
+    pr.add_argument(
+        "--compare-ort",
+        action="store_true",
+        help="print per ONNX op type the generated sequential module's time next to "
+        "onnxruntime's profiler time (same model and threads), sorted by the gap",
+    )
+    pr.add_argument(
+        "--json", type=path, metavar="FILE", help="--compare-ort: also write the table as JSON"
+    )
     _layout_arg(pr)
     cal = sub.add_parser(
         "calibrate",
@@ -660,13 +681,23 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from ramiel.profiler import ProfileNoise, profile_model
 
     input_file(args.model, "ONNX model")
+    if args.compare_ort:
+        if args.json:
+            output_file(args.json, "--json file")
+        return _compare_ort(args, _shapes(args), args.threads or [1])
+    if args.output is None:
+        print("error: ramiel profile needs -o FILE (or --compare-ort)", file=sys.stderr)
+        return 2
+    if args.json:
+        print("error: --json is an option of --compare-ort", file=sys.stderr)
+        return 2
     output_file(args.output, "profile database")
     noise = ProfileNoise()
     with progress_bar("profiling ops") as update:
         n = profile_model(
             args.model,
             args.output,
-            repeat=args.repeat,
+            repeat=args.repeat or 10,
             input_shapes=_shapes(args),
             threads=args.threads,
             progress=update,
@@ -677,6 +708,34 @@ def cmd_profile(args: argparse.Namespace) -> int:
     warning = noise.warning()
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  # type: ignore[no-untyped-def]
+    import json
+
+    from ramiel.compare_ort import compare_with_ort
+
+    console, say = _progress()
+    tables = []
+    with console.status("comparing with onnxruntime"):
+        for n in threads:
+            cmp = compare_with_ort(
+                args.model,
+                threads=n,
+                layout=args.layout,
+                repeat=args.repeat or 20,
+                input_shapes=shapes or None,
+                say=say,
+            )
+            tables.append(cmp)
+            print(cmp.to_text())
+            print()
+    if args.output:
+        print("note: -o is not written with --compare-ort (use --json FILE)", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([json.loads(t.to_json()) for t in tables], f, indent=1)
     return 0
 
 

@@ -1,0 +1,362 @@
+"""``ramiel profile --compare-ort``: Ramiel's time per ONNX op type next to onnxruntime's.
+
+For one model and thread count:
+
+* **Ramiel**: the sequential module ``ramiel compile --clusters 1`` generates (same options:
+  memory-format ``layout``, input shapes), with a probe after the statements of each ONNX node
+  (``_probe(i)`` records ``time.perf_counter()``): a node's time is the wall time from the probe
+  before it to its own, so the statements a rule emits, the layout conversions placed before a
+  node (own row ``(layout conversion)``) and the Python between them are all counted. Threads:
+  ``torch.set_num_threads``, under ``torch.inference_mode``.
+* **onnxruntime**: its own profiler (``SessionOptions.enable_profiling``) on the same model with
+  the same intra-op thread count and its default graph optimisations (as ``ramiel bench``'s
+  ``ort-*`` configurations: sequential executor, no spinning); each ``Node`` event
+  ``<name>_kernel_time`` is mapped back to an ONNX op type: by node name where the node is the
+  model's own, else by its kernel (``FusedConv`` and the NCHWc ``Conv`` -> Conv, ``FusedGemm``
+  -> Gemm, ``ReorderInput``/``ReorderOutput`` -> ``(layout conversion)``, ...). A type onnxruntime
+  fused into another (Relu into Conv) has no onnxruntime nodes: its row shows Ramiel's time
+  against 0.
+
+Both run ``warmup`` times, then ``repeat`` rounds, interleaved (each round runs the probed
+module, the plain module, the profiled session and a plain session once, in rotating order);
+per node the median over the rounds; per op type the sum of its nodes' medians. The end-to-end
+medians of the plain module and session are reported beside the sums. Rows are sorted by the gap
+(Ramiel ms - onnxruntime ms), largest first, so the next gap to close is always the first row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CONVERSION = "(layout conversion)"
+"""The row of memory-format conversions (Ramiel's ``.contiguous(...)``, ORT's reorders)."""
+
+#: onnxruntime kernels that are not ONNX ops of the same name -> the ONNX op type they compute.
+ORT_KERNELS = {
+    "FusedConv": "Conv",
+    "NhwcConv": "Conv",
+    "FusedGemm": "Gemm",
+    "FusedMatMul": "MatMul",
+    "NhwcMaxPool": "MaxPool",
+    "ReorderInput": CONVERSION,
+    "ReorderOutput": CONVERSION,
+    "BiasGelu": "Gelu",
+    "FastGelu": "Gelu",
+    "QuickGelu": "Gelu",
+    "SkipLayerNormalization": "LayerNormalization",
+    "SimplifiedLayerNormalization": "LayerNormalization",
+    "BiasSoftmax": "Softmax",
+}
+
+
+@dataclass
+class OpTypeRow:
+    """One op type: summed per-node median times (ms) and node counts of both runtimes."""
+
+    op_type: str
+    ramiel_ms: float = 0.0
+    ort_ms: float = 0.0
+    ramiel_nodes: int = 0
+    ort_nodes: int = 0
+
+    @property
+    def gap_ms(self) -> float:
+        """Ramiel's time minus onnxruntime's, ms (positive: Ramiel is slower)."""
+        return self.ramiel_ms - self.ort_ms
+
+    @property
+    def ratio(self) -> float | None:
+        """Ramiel / onnxruntime (``None`` where onnxruntime spends no time on the type)."""
+        return self.ramiel_ms / self.ort_ms if self.ort_ms > 0 else None
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare_with_ort`; ``to_text()`` is the table the driver prints."""
+
+    model: str
+    threads: int
+    layout: str
+    repeat: int
+    rows: list[OpTypeRow]
+    ramiel_latency_ms: float
+    ort_latency_ms: float
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before, after
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ramiel_sum_ms(self) -> float:
+        return sum(r.ramiel_ms for r in self.rows)
+
+    @property
+    def ort_sum_ms(self) -> float:
+        return sum(r.ort_ms for r in self.rows)
+
+    def to_text(self) -> str:
+        """A plain-text table, one row per op type, sorted by the gap."""
+
+        def ratio(a: float, b: float) -> str:
+            return f"{a / b:6.2f}x" if b > 0 else "      -"
+
+        head = (
+            f"{os.path.basename(self.model)}: Ramiel (sequential module, layout {self.layout}) vs "
+            f"onnxruntime, {self.threads} thread(s), median of {self.repeat} runs, load average "
+            f"{self.load[0]:.2f} before, {self.load[1]:.2f} after"
+        )
+        cols = f"{'op type':<22} {'nodes':>5} {'ramiel ms':>10} {'ort nodes':>9} {'ort ms':>9}"
+        lines = [head, "", cols + f" {'ratio':>7} {'gap ms':>8}"]
+        for r in self.rows:
+            lines.append(
+                f"{r.op_type:<22} {r.ramiel_nodes:>5} {r.ramiel_ms:>10.3f} {r.ort_nodes:>9} "
+                f"{r.ort_ms:>9.3f} {ratio(r.ramiel_ms, r.ort_ms)} {r.gap_ms:>+8.3f}"
+            )
+        rs, os_ = self.ramiel_sum_ms, self.ort_sum_ms
+        lines.append(
+            f"{'sum of the ops':<22} {sum(r.ramiel_nodes for r in self.rows):>5} {rs:>10.3f} "
+            f"{sum(r.ort_nodes for r in self.rows):>9} {os_:>9.3f} {ratio(rs, os_)} "
+            f"{rs - os_:>+8.3f}"
+        )
+        lr, lo = self.ramiel_latency_ms, self.ort_latency_ms
+        lines.append(
+            f"{'end to end (no probes)':<22} {'':>5} {lr:>10.3f} {'':>9} {lo:>9.3f} "
+            f"{ratio(lr, lo)} {lr - lo:>+8.3f}"
+        )
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        d["ramiel_sum_ms"], d["ort_sum_ms"] = self.ramiel_sum_ms, self.ort_sum_ms
+        return json.dumps(d, indent=1)
+
+
+# ------------------------------------------------------------------------------------- Ramiel
+
+
+def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
+    """Write ``model_probed.py`` and its weights: the sequential module of the clustered IR at
+    ``ir_path``, with ``_probe(i)`` after each node's statements; returns (module path, weights
+    path, the op type of each probe)."""
+    from ramiel.compiler import _run_passes, write_weights
+    from ramiel.dialects import torchpy as tp
+    from ramiel.dialects.onnx import NODE_NAME_ATTR
+    from ramiel.dialects.registry import make_context
+    from ramiel.parsing import parse_module
+    from ramiel.passes.lower_to_torchpy import CONVERSION_ATTR, LowerToTorchpy
+    from ramiel.printer import print_python
+    from ramiel.weights import set_ir_base_dir
+
+    set_ir_base_dir(os.path.dirname(os.path.abspath(ir_path)))
+    with open(ir_path) as f:
+        module = parse_module(make_context(), f.read(), ir_path)
+    source = module.clone()
+    _run_passes(module, [LowerToTorchpy(mode="sequential")])
+    fwd = next(op for op in module.ops if isinstance(op, tp.FuncOp))
+    kinds: list[str] = []
+    for op in list(fwd.body.block.ops):
+        label = op.attributes.get(NODE_NAME_ATTR)
+        if label is None or not isinstance(op, tp.CallOp | tp.MethodOp):
+            continue
+        if CONVERSION_ATTR in op.attributes:
+            kind = CONVERSION
+        else:
+            text = tp.attr_text(label) or ""
+            kind = text.rsplit(" (", 1)[1][:-1] if text.endswith(")") and " (" in text else text
+        probe = tp.CallOp("_probe", [], [str(len(kinds))], None, [])
+        fwd.body.block.insert_op_after(probe, op)
+        kinds.append(kind)
+    path = os.path.join(out_dir, "model_probed.py")
+    with open(path, "w") as f:
+        f.write(print_python(module, "a probed sequential module"))
+    weights = os.path.join(out_dir, "probed.safetensors")
+    write_weights([module], source, weights)
+    return path, weights, kinds
+
+
+class _ProbedForward:
+    """The probed module's ``forward`` and the probe times of its last call."""
+
+    def __init__(self, path: str, weights_path: str, n: int):
+        from ramiel.runtime import Weights
+        from ramiel.runtime.program import import_from_path
+
+        self.marks = [0.0] * n
+        mod = import_from_path(f"ramiel_probed_{id(self)}", path)
+        marks, clock = self.marks, time.perf_counter
+
+        def probe(i: int) -> None:
+            marks[i] = clock()
+
+        mod._probe = probe  # noqa: SLF001 - the name the printed probes call
+        self.forward = mod.forward
+        self.weights = Weights.from_safetensors(weights_path)
+        self.start = 0.0
+
+    def __call__(self, inputs: Sequence[Any]) -> list[float]:
+        """Run once; the seconds of each probed node."""
+        self.start = time.perf_counter()
+        self.forward(self.weights, *inputs)
+        out, prev = [], self.start
+        for t in self.marks:
+            out.append(t - prev)
+            prev = t
+        return out
+
+
+# -------------------------------------------------------------------------------- onnxruntime
+
+
+def ort_op_type(event_name: str, kernel: str, node_types: Mapping[str, str]) -> str:
+    """The ONNX op type of an onnxruntime profiler ``Node`` event (see the module docstring):
+    ``event_name`` is ``<node>_kernel_time``, ``kernel`` its ``args.op_name``; ``node_types``
+    maps the model's node names to their op types."""
+    name = event_name.removesuffix("_kernel_time")
+    if name in node_types:
+        return node_types[name]
+    return ORT_KERNELS.get(kernel, kernel)
+
+
+def ort_node_times(
+    profile_path: str, node_types: Mapping[str, str], skip: int = 0
+) -> dict[tuple[str, str], list[float]]:
+    """onnxruntime's profile JSON -> ``(op type, node event name)`` -> the node's kernel time
+    (ms) in each run, in run order, the first ``skip`` runs (warm-up) left out."""
+    with open(profile_path) as f:
+        events = json.load(f)
+    out: dict[tuple[str, str], list[float]] = {}
+    nodes = [
+        e
+        for e in events
+        if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")
+    ]
+    for e in sorted(nodes, key=lambda e: e.get("ts", 0)):
+        kind = ort_op_type(e["name"], e.get("args", {}).get("op_name", ""), node_types)
+        out.setdefault((kind, e["name"]), []).append(e["dur"] / 1e3)
+    return {k: v[skip:] or v for k, v in out.items()}
+
+
+# ------------------------------------------------------------------------------------ driver
+
+
+def compare_with_ort(
+    model: str,
+    threads: int = 1,
+    layout: str = "auto",
+    repeat: int = 20,
+    warmup: int = 3,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    say: Callable[[str], None] = lambda _m: None,
+) -> Comparison:
+    """Measure ``model`` (see the module docstring) and return the per-op-type comparison.
+
+    Raises :class:`~ramiel.errors.RamielError` for a model Ramiel cannot compile, and
+    ``ValueError`` for a thread or repeat count below 1.
+    """
+    import torch
+
+    from ramiel.bench import Config, _ort_session
+    from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+    from ramiel.importer import load_model, prepare_model
+    from ramiel.runtime.entry import random_inputs
+
+    if threads < 1 or repeat < 1:
+        raise ValueError(f"threads and repeat must be at least 1, got {threads} and {repeat}")
+    load_before = os.getloadavg()[0]
+    onnx_model = load_model(model)
+    if input_shapes:
+        onnx_model = prepare_model(onnx_model, input_shapes)
+    node_types = {n.name: n.op_type for n in onnx_model.graph.node if n.name}
+    caller_threads = torch.get_num_threads()
+    with tempfile.TemporaryDirectory(prefix="ramiel-compare-") as d:
+        say("compile")
+        opts = CompileOptions(clusters=1, layout=layout, input_shapes=input_shapes)
+        res = compile_model(model, d, opts)
+        plain = CompiledModel(res, opts)
+        feeds = random_inputs(plain.input_specs, seed=0)
+        inputs = list(feeds.values())
+        probed_path, probed_weights, kinds = _probed_module(d, res.ir_path)
+        probed = _ProbedForward(probed_path, probed_weights, len(kinds))
+        say("onnxruntime sessions")
+        proto = onnx_model.SerializeToString()
+        np_feeds = {k: v.numpy() for k, v in feeds.items()}
+        sess = _ort_session(proto, Config("ort", "ort", threads=threads), None)
+        psess = _ort_session(
+            proto,
+            Config("ort", "ort", threads=threads),
+            None,
+            profile_prefix=os.path.join(d, "ort_profile"),
+        )
+        ramiel_nodes: list[list[float]] = []
+        ramiel_total: list[float] = []
+        ort_total: list[float] = []
+
+        def run_probed() -> None:
+            ramiel_nodes.append(probed(inputs))
+
+        def run_plain() -> None:
+            t = time.perf_counter()
+            plain.sequential(*inputs)
+            ramiel_total.append(time.perf_counter() - t)
+
+        def run_ort_profiled() -> None:
+            psess.run(None, np_feeds)
+
+        def run_ort() -> None:
+            t = time.perf_counter()
+            sess.run(None, np_feeds)
+            ort_total.append(time.perf_counter() - t)
+
+        fns = [run_probed, run_plain, run_ort_profiled, run_ort]
+        say(f"time {repeat} rounds")
+        torch.set_num_threads(threads)
+        try:
+            with torch.inference_mode():
+                for _ in range(warmup):
+                    probed(inputs)
+                    plain.sequential(*inputs)
+                    sess.run(None, np_feeds)
+                # onnxruntime's profile holds every run: the warm-up runs are dropped below
+                for _ in range(warmup):
+                    psess.run(None, np_feeds)
+                for r in range(repeat):
+                    for f in fns[r % len(fns) :] + fns[: r % len(fns)]:
+                        f()
+        finally:
+            torch.set_num_threads(caller_threads)
+            plain.close()
+        prof = psess.end_profiling()
+        ort_times = ort_node_times(prof, node_types, skip=warmup)
+    rows: dict[str, OpTypeRow] = {}
+    for i, kind in enumerate(kinds):
+        row = rows.setdefault(kind, OpTypeRow(kind))
+        row.ramiel_ms += statistics.median(run[i] for run in ramiel_nodes) * 1e3
+        row.ramiel_nodes += 1
+    for (kind, _name), ts in ort_times.items():
+        row = rows.setdefault(kind, OpTypeRow(kind))
+        row.ort_ms += statistics.median(ts)
+        row.ort_nodes += 1
+    notes = []
+    fused = [r.op_type for r in rows.values() if r.ort_nodes == 0 and r.ramiel_nodes > 0]
+    if fused:
+        notes.append(
+            "onnxruntime runs no node of type " + ", ".join(sorted(fused)) + " (fused into "
+            "another kernel, or removed by its graph optimisations)"
+        )
+    return Comparison(
+        model=model,
+        threads=threads,
+        layout=layout,
+        repeat=repeat,
+        rows=sorted(rows.values(), key=lambda r: (-r.gap_ms, r.op_type)),
+        ramiel_latency_ms=statistics.median(ramiel_total) * 1e3,
+        ort_latency_ms=statistics.median(ort_total) * 1e3,
+        load=(load_before, os.getloadavg()[0]),
+        notes=notes,
+    )
