@@ -5,14 +5,14 @@ What it does
     Every ``onnx`` op of ``@main`` (inside clusters too) gets a format (see :mod:`ramiel.layout`
     for the op classes and the measurements behind them):
 
-    1. the *anchor* ops that are faster in channels-last (Conv, MaxPool, AveragePool, Resize on a
-       4-D input) compute in channels-last;
-    2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, Pad, global pooling)
+    1. the *anchor* ops that are faster in channels-last (Conv, MaxPool and AveragePool with more
+       than one output position, Resize on a 4-D input) compute in channels-last;
+    2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, constant Pad)
        computes in channels-last when one of its 4-D activation operands is channels-last, so the
        format flows through conv/pool/element-wise/concat stacks (to a fixed point, so that
        values crossing clusters through ``cluster.send``/``cluster.recv`` count too);
-    3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, ...) reads contiguous
-       tensors.
+    3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, global pooling, ...)
+       reads contiguous tensors.
 
     The ops in channels-last form *regions*: connected through values of shape ``(N, C, H, W)``
     with ``C > 1`` and ``H * W > 1`` (other shapes are the same in both formats). With
@@ -63,6 +63,7 @@ from ramiel.layout import (
     CONTIGUOUS,
     CONV_SPEEDUP,
     LAYOUT_MODES,
+    THROUGH_CL_MIN_ELEMENTS,
     TRANSPARENT_OPS,
     conversion_cost_us,
     has_format,
@@ -90,6 +91,9 @@ def _is_anchor(op: OnnxOp, module: ModuleOp) -> bool:
     shape = static_shape_of(op.operands[0])
     if shape is None or len(shape) != 4:
         return False
+    if op.op_type in ("MaxPool", "AveragePool"):
+        out = static_shape_of(op.results[0])
+        return out is not None and len(out) == 4 and out[2] * out[3] > 1  # not a global pooling
     if op.op_type in ("Resize", "Upsample"):
         from ramiel.lowering.resize import interpolates
         from ramiel.passes.lower_to_torchpy import _Lowering
@@ -226,8 +230,6 @@ def _gain_us(op: OnnxOp) -> float:
     if op.op_type == "Conv":
         return analytic_cost_us(op) * (1.0 - 1.0 / CONV_SPEEDUP)
     if op.op_type in ANCHOR_OPS:
-        from ramiel.lowering.nn import THROUGH_CL_MIN_ELEMENTS
-
         x = static_shape_of(op.operands[0])
         if x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
             return 0.0  # contiguous, the lowering computes it in place: same speed

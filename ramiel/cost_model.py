@@ -10,8 +10,10 @@ Analytic model (the default, deterministic so lit tests can check it)::
 * ``bytes_moved``: bytes of all tensor operands and results.
 * Rates are per op class, calibrated with PyTorch 2.13 eager on this project's 2-core machine,
   one intra-op thread (2026-11-29; ``python bench/calibrate_cost_model.py``): dense conv/GEMM
-  ~75 GFLOP/s, memory-bound element-wise ~20 GB/s, max/avg pooling ~0.3 G window-elements/s,
-  ~5 µs of framework overhead per op.
+  ~75 GFLOP/s, memory-bound element-wise ~20 GB/s, ~5 µs of framework overhead per op; 2-D
+  max/average pooling ~3.5 G window-elements/s on channels-last tensors plus, outside a
+  channels-last region, the two conversions around it, LRN ~1.4 G window-elements/s
+  (2026-12-01, ``python bench/layout_ops.py``).
 
 Control flow: an ``onnx.If`` costs its dearer branch, an ``onnx.Loop``/``onnx.Scan`` its body
 times its trip count (:func:`region_cost_us`), from the costs of the ops in the regions.
@@ -47,7 +49,17 @@ DENSE_RATE = 75e3
 """Conv/GEMM throughput, FLOP/µs (75 GFLOP/s, one thread)."""
 
 POOL_RATE = 300.0
-"""Pooling/LRN window elements per µs (PyTorch's CPU pooling is slow)."""
+"""LpPool window elements per µs (a padded window sum by convolution)."""
+
+POOL_CL_RATE = 3500.0
+"""2-D max/average pooling window elements per µs, on a channels-last tensor (where the lowering
+always runs them, see :func:`ramiel.lowering.nn.through_channels_last`): 3x3 max pooling of
+(1, 64, 112, 112) and (1, 256, 28, 28), 1.8 M window elements each, measured 0.51 ms (1 thread,
+``python bench/layout_ops.py maxpool``)."""
+
+LRN_RATE = 1400.0
+"""LRN window elements (outputs x size) per µs, ``ops.lrn``: size 5 on (1, 64, 56, 56) and
+(1, 192, 56, 56) measured 0.68 and 2.2 ms (1 thread, ``python bench/layout_ops.py lrn``)."""
 
 ELEMENTWISE_RATE = 2e4
 """Vectorised element-wise arithmetic, FLOP/µs (20 GFLOP/s)."""
@@ -195,14 +207,45 @@ def analytic_cost_us(op: Operation) -> float:
         return region_cost_us(op, analytic_cost_us)
     kind = op.op_type if isinstance(op, OnnxOp) else ""
     f = flops(op)
+    extra = 0.0
     if kind in _DENSE:
         rate = DENSE_RATE
+    elif kind in ("MaxPool", "AveragePool") and _pools_channels_last(op):
+        rate = POOL_CL_RATE
+        extra = _pool_conversions_us(op)
+    elif kind == "LRN":
+        rate = LRN_RATE
     elif kind in _POOL:
         rate = POOL_RATE
     else:
         rate = ELEMENTWISE_RATE
     compute = f / rate
-    return round(OP_OVERHEAD_US + max(compute, bytes_moved(op) / MEM_BW), 3)
+    return round(OP_OVERHEAD_US + max(compute, bytes_moved(op) / MEM_BW) + extra, 3)
+
+
+def _pools_channels_last(op: Operation) -> bool:
+    """A 2-D pooling of a float tensor (run on channels-last by the lowering)."""
+    t = op.operands[0].type if op.operands else None
+    if not isinstance(t, TensorType) or len(t.get_shape()) != 4:
+        return False
+    return numpy_dtype_of(t.element_type).kind == "f"
+
+
+def _pool_conversions_us(op: Operation) -> float:
+    """The conversions to channels-last and back the lowering places around a contiguous
+    pooling (see :data:`ramiel.layout.THROUGH_CL_MIN_ELEMENTS`); 0 in a channels-last region."""
+    from ramiel.layout import (
+        CHANNELS_LAST,
+        THROUGH_CL_MIN_ELEMENTS,
+        conversion_cost_us,
+        has_format,
+        layout_of,
+    )
+
+    x, y = static_shape(op.operands[0].type), static_shape(op.results[0].type)
+    if layout_of(op) == CHANNELS_LAST or x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
+        return 0.0
+    return sum(conversion_cost_us(s) for s in (x, y) if s is not None and has_format(s))
 
 
 #: Intra-op scaling per op class: (parallel efficiency of each extra thread, fixed cost of

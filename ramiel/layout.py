@@ -23,8 +23,8 @@ Op classes (for a 4-D first input; 5-D and other ranks stay contiguous):
 
 * :data:`ANCHOR_OPS` are faster in channels-last: they start a channels-last region;
 * :data:`TRANSPARENT_OPS` run at the same speed in either format and keep the format of their
-  inputs (element-wise, Concat, BatchNormalization, LRN through ``ops.lrn``, Pad, global pooling);
-  they join the region of a channels-last input;
+  inputs (element-wise, Concat, BatchNormalization, LRN through ``ops.lrn``, constant Pad); they
+  join the region of a channels-last input;
 * every other op (Reshape, Flatten, Transpose, Split, Softmax, Gemm, ...) reads contiguous
   tensors.
 
@@ -69,9 +69,14 @@ TRANSPARENT_OPS = frozenset(
         "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
         # channel-wise and data movement that keeps the strides' order (Pad: constant mode)
         "BatchNormalization", "LRN", "Concat", "Pad",
-        "GlobalAveragePool", "GlobalMaxPool",
     }
 )  # fmt: skip
+"""Global poolings (GlobalAveragePool, GlobalMaxPool, and pooling to a 1x1 output) are not among
+them: torch 2.13 reduces a channels-last tensor over H, W vectorised across channels, with the
+last ``C mod 16`` channels in a scalar tail, so equal channels can come out 1 ULP apart; the
+Softmax after it in the zoo models with constant weights (logits ~6.5e9, 1 ULP = 512) then
+gives 1/8 instead of 1/1000 to 8 classes of light_squeezenet. Contiguous, every channel is
+reduced alike; the conversion before them is one per model."""
 
 
 def layout_of(op: Operation) -> str:
@@ -173,6 +178,12 @@ def _itemsize(v: SSAValue) -> int:
 
 CONVERT_BW = 3e3
 """Bytes of tensor per µs a format conversion copies (3 GB/s: ``bench/layout_ops.py``)."""
+
+THROUGH_CL_MIN_ELEMENTS = 1024
+"""The smallest contiguous input the MaxPool/AveragePool/Resize lowerings convert to
+channels-last for the kernel (``ramiel.lowering.nn.through_channels_last``): 3x3 max pooling
+of (1, 16, 8, 8) measured 15 µs contiguous and 12 µs through channels-last, of (1, 3, 2, 2) 3 µs
+and 7 µs, of (1, 32, 16, 16) 218 µs and 42 µs (1 thread, interleaved medians of 41, load 12.6)."""
 
 CONV_SPEEDUP = 1.1
 """``F.conv2d`` time contiguous / channels-last (input and kernel), one thread."""

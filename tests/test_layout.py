@@ -181,7 +181,7 @@ def test_weights_file_lists_formats_and_loader_converts(tmp_path):
     res = compile_model(_cnn(), str(tmp_path), CompileOptions(clusters=1, layout="channels-last"))
     w = Weights.from_safetensors(res.weights_path)
     assert _is_cl(w["c1_w"]) and not w["c1_w"].is_contiguous()
-    assert w["c2_w"].is_contiguous()  # a 1x1 kernel: the same strides in both formats
+    assert w["c4_w"].is_contiguous()  # a 1x1 kernel: the same strides in both formats
     with open(res.sequential_path) as f:
         text = f.read()
     assert "WEIGHT_FORMATS = {" in text and "'c1_w': torch.channels_last," in text
@@ -229,17 +229,17 @@ def test_channel_spec_memory_format():
 
 
 def _cnn(seed: int = 0) -> onnx.ModelProto:
-    """A small branchy CNN: conv stem, two branches (max pool + 1x1 conv, average pool + 3x3
-    conv), concat, LRN, nearest x2 resize, then a global pool into Flatten/Gemm; the concat is a
-    second output."""
+    """A small branchy CNN: conv stem, two branches (max pool + 3x3 conv, average pool + 3x3
+    and 1x1 convs), concat, LRN, nearest x2 resize, then a global pool into Flatten/Gemm; the
+    concat is a second output."""
     rng = np.random.default_rng(seed)
 
     def w(name, *shape):
         return numpy_helper.from_array((rng.standard_normal(shape) / 3).astype(np.float32), name)
 
     inits = [
-        w("c1_w", 16, 8, 3, 3), w("c1_b", 16), w("c2_w", 16, 16, 1, 1), w("c3_w", 16, 16, 3, 3),
-        w("fc_w", 10, 32), w("fc_b", 10),
+        w("c1_w", 32, 8, 3, 3), w("c1_b", 32), w("c2_w", 32, 32, 3, 3), w("c3_w", 32, 32, 3, 3),
+        w("c4_w", 32, 32, 1, 1), w("fc_w", 10, 64), w("fc_b", 10),
         numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"),
     ]  # fmt: skip
     n = helper.make_node
@@ -247,9 +247,10 @@ def _cnn(seed: int = 0) -> onnx.ModelProto:
         n("Conv", ["x", "c1_w", "c1_b"], ["c1"], name="c1", pads=[1, 1, 1, 1]),
         n("Relu", ["c1"], ["r1"], name="r1"),
         n("MaxPool", ["r1"], ["p1"], name="p1", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
-        n("Conv", ["p1", "c2_w"], ["c2"], name="c2"),
+        n("Conv", ["p1", "c2_w"], ["c2"], name="c2", pads=[1, 1, 1, 1]),
         n("AveragePool", ["r1"], ["a1"], name="a1", kernel_shape=[2, 2], strides=[2, 2]),
-        n("Conv", ["a1", "c3_w"], ["c3"], name="c3", pads=[1, 1, 1, 1]),
+        n("Conv", ["a1", "c3_w"], ["c3a"], name="c3a", pads=[1, 1, 1, 1]),
+        n("Conv", ["c3a", "c4_w"], ["c3"], name="c3"),
         n("Concat", ["c2", "c3"], ["cat"], name="cat", axis=1),
         n("LRN", ["cat"], ["lrn"], name="lrn", size=5),
         n("Resize", ["lrn", "", "scales"], ["up"], name="up", mode="nearest"),
@@ -260,10 +261,10 @@ def _cnn(seed: int = 0) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         "cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32, 32])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64, 64])],
         [
             helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10]),
-            helper.make_tensor_value_info("cat", TensorProto.FLOAT, [1, 32, 16, 16]),
+            helper.make_tensor_value_info("cat", TensorProto.FLOAT, [1, 64, 32, 32]),
         ],
         inits,
     )
@@ -277,7 +278,7 @@ def _cnn(seed: int = 0) -> onnx.ModelProto:
 @pytest.mark.parametrize("layout", ["auto", "channels-last", "nchw"])
 def test_cnn_matches_onnxruntime(layout, backend, tmp_path, pipeline_helpers):
     model = _cnn()
-    x = np.random.default_rng(1).standard_normal((1, 8, 32, 32)).astype(np.float32)
+    x = np.random.default_rng(1).standard_normal((1, 8, 64, 64)).astype(np.float32)
     ref = pipeline_helpers.ort_run(model, {"x": x})
     opts = CompileOptions(clusters=2, backend=backend, layout=layout)
     res = compile_model(model, str(tmp_path), opts)
@@ -356,3 +357,73 @@ def test_lrn_matches_the_spec(size, beta, fmt, pipeline_helpers):
     for ref in refs:
         pipeline_helpers.assert_close(y, ref, 1e-5, f"LRN size {size} beta {beta} {fmt}")
         pipeline_helpers.assert_close(y16.float(), ref, 5e-3, f"LRN float16 size {size}")
+
+
+# -- pooling with one window -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "op,attrs,shape,form",
+    [
+        ("AveragePool", {"kernel_shape": [7, 7], "pads": [0, 0, 1, 1]}, (1, 16, 6, 6), "torch.mean"),
+        ("MaxPool", {"kernel_shape": [7, 7], "pads": [0, 0, 1, 1]}, (1, 16, 6, 6), "torch.amax"),
+        ("AveragePool", {"kernel_shape": [7, 7]}, (1, 16, 7, 7), "torch.mean"),
+        ("MaxPool", {"kernel_shape": [4, 4], "pads": [1, 1, 1, 1], "strides": [4, 4]}, (1, 4, 3, 3),
+         "torch.amax"),
+        # the window misses the last row and column: a real pooling
+        ("AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [3, 3]},
+         (1, 4, 3, 3), "F.avg_pool2d"),
+        # the pads count in the divisor: a real pooling
+        ("AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [3, 3],
+                         "count_include_pad": 1}, (1, 4, 2, 2), "F.avg_pool2d"),
+    ],
+)  # fmt: skip
+def test_pooling_with_one_window_is_a_reduction(op, attrs, shape, form, pipeline_helpers):
+    """A pooling whose single window covers the whole input (light_inception_v1's 7x7 average
+    pooling of a 6x6 map with end pads) is a mean/amax over the spatial dims, equal to
+    onnxruntime; a window that misses part of the input, or pads that count, stay poolings."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], **attrs)],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    (ref,) = pipeline_helpers.ort_run(model, {"x": x})
+    node = NodeView(op, "n", "", 17, [TensorInfo("x", shape, "float32")],
+                    [TensorInfo("y", None, "float32")], attrs)  # fmt: skip
+    em = EvalEmitter()
+    (y,) = lower_node(node, [em.wrap(torch.from_numpy(x), "x")], em)
+    assert em.lines[-1].split(" = ")[1].startswith(form), em.lines
+    assert tuple(y.obj.shape) == ref.shape
+    pipeline_helpers.assert_close(y.obj, ref, 1e-6, f"{op} {attrs}")
+
+
+def test_channel_specs_pickle():
+    """Spawned and forkserver workers receive the program pickled: a channel's memory format
+    survives (torch.memory_format objects themselves do not pickle)."""
+    import pickle
+
+    for fmt in (CL, torch.contiguous_format):
+        spec = ChannelSpec("a", None, (1, 4, 5, 5), torch.float32, memory_format=fmt)
+        assert pickle.loads(pickle.dumps(spec)) == spec
+
+
+def test_channels_last_channels_in_spawned_workers(tmp_path, pipeline_helpers):
+    """The processes backend with spawned workers (the program and its channel formats
+    pickled): channels-last buffers in every worker, the same outputs as onnxruntime."""
+    from ramiel.runtime import start
+
+    model = _cnn()
+    x = np.random.default_rng(2).standard_normal((1, 8, 64, 64)).astype(np.float32)
+    ref = pipeline_helpers.ort_run(model, {"x": x})
+    opts = CompileOptions(clusters=2, backend="processes", layout="channels-last")
+    res = compile_model(model, str(tmp_path), opts)
+    m = CompiledModel(res, opts)
+    assert any(s.format_name == "channels_last" for s in m.program.channels.values())
+    with start(m.program, m.weights, backend="processes", start_method="spawn") as runner:
+        out = runner.run({"x": torch.from_numpy(x)})
+    pipeline_helpers.assert_close(out["y"], ref[0], 1e-4, "y, spawned workers")
+    pipeline_helpers.assert_close(out["cat"], ref[1], 1e-4, "cat, spawned workers")

@@ -1,6 +1,6 @@
 // --assign-layout{format=auto|channels-last|nchw}: the ops that compute their 4-D activations in
 // channels-last get ramiel.layout = "channels_last": convolutions and pooling (anchors), and the
-// element-wise/concat/global-pooling ops a channels-last value flows into. The lowering then
+// element-wise and concat ops a channels-last value flows into. The lowering then
 // places the conversions (LOWER): before a conv reading a graph input, before an op that needs
 // contiguous strides (Flatten, Reshape, ...), before a channels-last op reading a contiguous
 // value, and at the graph outputs; conv kernels are converted once at load (memory_format on the
@@ -153,12 +153,16 @@ func.func @channel(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x8x1
 
 // -----
 
-// A global pooling's (1, C, 1, 1) result is the same in both formats: no conversion before the
-// Flatten.
+// A global pooling reads a contiguous tensor (torch reduces channels-last tensors over H, W with
+// the tail channels apart, see ramiel.layout): the conv's result is converted before it; its
+// (1, C, 1, 1) result is the same in both formats, so none is converted before the Flatten.
 // CHECK-LABEL: func.func @global_pool
-// CHECK:         %g = "onnx.GlobalAveragePool"(%c) {onnx_node_name = "gap", ramiel.layout = "channels_last"}
+// CHECK:         %c = "onnx.Conv"(%x, %w, %none) {{.*}} ramiel.layout = "channels_last"
+// CHECK-NEXT:    %g = "onnx.GlobalAveragePool"(%c) {onnx_node_name = "gap"}
 // CHECK-NEXT:    %y = "onnx.Flatten"(%g) {onnx_node_name = "flatten"}
-// LOWER:         %g = "torchpy.call"(%c) <{callee = "torch.mean"
+// LOWER:         %c = "torchpy.call"(%x_cl, %w) <{callee = "F.conv2d"
+// LOWER-NEXT:    %c_nchw = "torchpy.method"(%c) {{.*}}"to contiguous for gap (GlobalAveragePool)"
+// LOWER-NEXT:    %g = "torchpy.call"(%c_nchw) <{callee = "torch.mean"
 // LOWER-NEXT:    %y = "torchpy.call"(%g) <{callee = "torch.flatten"
 // LOWER-NEXT:    "torchpy.return"(%y)
 builtin.module attributes {onnx.opset = 17 : i64} {

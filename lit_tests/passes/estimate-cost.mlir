@@ -1,6 +1,7 @@
 // --estimate-cost: the analytic model sets ramiel.cost_us = 5 + max(flops / rate, bytes / 20 GB/s)
-// (µs; dense rate 75 GFLOP/s, element-wise 20 GFLOP/s, pooling 300 window elements/µs) and
-// ramiel.result_bytes on every compute op; constants and onnx.NoValue stay unannotated.
+// (µs; dense rate 75 GFLOP/s, element-wise 20 GFLOP/s, 2-D pooling 3500 window elements/µs on
+// channels-last, plus the conversions a contiguous pooling makes) and ramiel.result_bytes on
+// every compute op; constants and onnx.NoValue stay unannotated.
 // RUN: ramiel-opt %s --split-input-file --estimate-cost | filecheck %s
 // RUN: ramiel-opt %s --split-input-file '--estimate-cost{backend=processes}' | filecheck %s --check-prefix=PROC
 // RUN: echo '{"meta": {}, "times_us": {"Relu(tensor<1x64x56x56xf32>){}": 42.5}}' > %t.json
@@ -29,15 +30,16 @@
 // CHECK-NEXT: %conv = "onnx.Conv"(%x, %w, %none) {{.*}} {ramiel.cost_us = 5.184000e+00 : f64, ramiel.result_bytes = [1024 : i64]}
 // Relu: 2 * 802816 bytes / 20e3 = 80.282 µs (memory bound) -> 85.282.
 // CHECK-NEXT: %relu = "onnx.Relu"(%y) {ramiel.cost_us = 8.528200e+01 : f64, ramiel.result_bytes = [802816 : i64]}
-// MaxPool 3x3: 50176 outputs * 9 window elements / 300 = 1505.28 µs -> 1510.28.
-// CHECK-NEXT: %pool = "onnx.MaxPool"(%relu) {{.*}} {ramiel.cost_us = 1.510280e+03 : f64, ramiel.result_bytes = [200704 : i64]}
+// MaxPool 3x3: 50176 outputs * 9 window elements / 3500 = 129.024 µs -> 134.024, plus its input
+// converted to channels-last and its result back (5 + bytes / 3 GB/s: 272.605 + 71.901 µs).
+// CHECK-NEXT: %pool = "onnx.MaxPool"(%relu) {{.*}} {ramiel.cost_us = 4.785310e+02 : f64, ramiel.result_bytes = [200704 : i64]}
 // Reshape: no FLOPs; (802816 + 16 + 802816) bytes / 20e3 -> 85.282.
 // CHECK-NEXT: %r = "onnx.Reshape"(%relu, %s) {ramiel.cost_us = 8.528200e+01 : f64, ramiel.result_bytes = [802816 : i64]}
 // With a profile database, a measured op takes its measured time; the others fall back to the
 // analytic model with a warning that counts them.
 // PROF:      %conv = "onnx.Conv"{{.*}}ramiel.cost_us = 5.184000e+00 : f64
 // PROF-NEXT: %relu = "onnx.Relu"(%y) {ramiel.cost_us = 4.250000e+01 : f64
-// PROF-NEXT: %pool = "onnx.MaxPool"{{.*}}ramiel.cost_us = 1.510280e+03 : f64
+// PROF-NEXT: %pool = "onnx.MaxPool"{{.*}}ramiel.cost_us = 4.785310e+02 : f64
 // PROF-WARN: warning: 3 op(s) are not in the profile database {{.*}}.json; their cost is the analytic estimate
 // MISSING: error: profile database {{.*}}.missing.json not found (create it with 'ramiel profile')
 // BACKEND: error: estimate-cost: unknown backend 'gpu' (use threads, processes, distributed)

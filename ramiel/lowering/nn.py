@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ramiel.layout import THROUGH_CL_MIN_ELEMENTS
 from ramiel.lowering.api import SHAPE_RULES, MemoryFormat, NodeView, is_float, rule
 from ramiel.lowering.common import (
     const,
@@ -90,12 +91,6 @@ def torch_pad(begin: list[int], end: list[int]) -> list[int]:
 def _tuple_kw(kwargs: dict, name: str, values: list[int], default: int) -> None:
     if any(v != default for v in values):
         kwargs[name] = tuple(int(v) for v in values)
-
-
-THROUGH_CL_MIN_ELEMENTS = 1024
-"""The smallest input :func:`through_channels_last` converts: 3x3 max pooling of (1, 16, 8, 8)
-measured 15 µs contiguous and 12 µs through channels-last, of (1, 3, 2, 2) 3 µs and 7 µs, of
-(1, 32, 16, 16) 218 µs and 42 µs (1 thread, interleaved medians of 41, load 12.6)."""
 
 
 def through_channels_last(node: NodeView, em, x, compute):
@@ -337,28 +332,36 @@ def _max_pool(node: NodeView, args, em):
 
 
 def _whole_input_window(node: NodeView) -> bool:
-    """Whether a contiguous pooling node has one window covering its whole (unpadded,
-    undilated) input: then ``torch.amax``/``torch.mean`` over the spatial dims is faster than
-    the pooling kernel (measured on (1, 1024, 7, 7) with a 7x7 window, 1 thread, load 13:
-    ``F.avg_pool2d`` 39 µs, ``torch.mean`` 19 µs; ``F.max_pool2d`` 97 µs, ``torch.amax`` 41 µs).
-    On a channels-last input the pooling kernel itself is faster still (7.5 and 13 µs)."""
-    if node.layout == "channels_last":
-        return False
+    """Whether a pooling node has a single window, covering its whole input (pads at most add
+    elements that do not count: -inf for MaxPool, ``count_include_pad=0`` for AveragePool), and
+    that is best computed as ``torch.amax``/``torch.mean`` over the spatial dims.
+
+    Measured (1 thread, interleaved medians, load 13; ``python bench/layout_ops.py avgpool``):
+    7x7 on (1, 1024, 7, 7) ``F.avg_pool2d`` 39 µs contiguous, ``torch.mean`` 17 µs,
+    ``F.avg_pool2d`` on a channels-last input 7.2 µs, so a channels-last pooling whose pads
+    torch can express keeps its kernel; light_inception_v1's 7x7 pooling of (1, 1024, 6, 6) with
+    end pads (``ops.avg_pool``: a padded window sum by convolution) took 0.77 ms in
+    ``ramiel profile --compare-ort``, onnxruntime 0.01 ms.
+    """
     xs = shape(node, 0)
     n = _n_spatial(node)
-    if xs is None or n is None:
+    if xs is None or n is None or len(xs) != n + 2:
         return False
     kernel, strides, dil = _spatial_attrs(node, n)
     p = _pads(node, kernel, strides, dil)
-    if kernel is None or isinstance(p, str):
+    if kernel is None or isinstance(p, str) or any(d != 1 for d in dil):
         return False
     begin, end = p
-    return (
-        list(kernel) == list(xs[2:])
-        and not any(begin)
-        and not any(end)
-        and all(d == 1 for d in dil)
-    )
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    for i in range(n):
+        size = pool_output_size(xs[2 + i], kernel[i], strides[i], 1, begin[i], end[i], ceil)
+        if size != 1 or kernel[i] - begin[i] < xs[2 + i]:
+            return False
+    padded = any(begin) or any(end)
+    if node.op_type == "AveragePool" and padded and node.attrs.get("count_include_pad", 0):
+        return False
+    # channels-last: the pooling kernel is faster where torch can express the pads
+    return not (node.layout == "channels_last" and not padded)
 
 
 def _max_pool_in(node: NodeView, x, em):

@@ -222,6 +222,18 @@ class ChannelSpec:
         """``"channels_last"`` or ``"contiguous_format"``."""
         return str(self.memory_format).removeprefix("torch.")
 
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # torch.memory_format objects do not pickle (their reduce names a global that is not in
+        # their module): spawned and forkserver workers receive the format by name
+        return _channel_spec, (self.src, self.dst, self.shape, self.dtype, self.format_name)
+
+
+def _channel_spec(
+    src: str | None, dst: str | None, shape: tuple[int, ...], dtype: torch.dtype, fmt: str
+) -> ChannelSpec:
+    """A :class:`ChannelSpec` from a memory format name (what ``ChannelSpec.__reduce__`` ships)."""
+    return ChannelSpec(src, dst, shape, dtype, getattr(torch, fmt))
+
     @property
     def numel(self) -> int:
         """Number of elements."""
