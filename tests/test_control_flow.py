@@ -258,9 +258,10 @@ def branchy_model() -> onnx.ModelProto:
     )
 
 
+@pytest.mark.parametrize("layout", ["auto", "channels-last", "nchw"])
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 @pytest.mark.parametrize("backend", ["threads", "processes"])
-def test_control_flow_pipeline_matches_onnxruntime(backend, sign, pipeline_helpers):
+def test_control_flow_pipeline_matches_onnxruntime(backend, sign, layout, pipeline_helpers):
     import torch
 
     import ramiel
@@ -269,7 +270,7 @@ def test_control_flow_pipeline_matches_onnxruntime(backend, sign, pipeline_helpe
     x = np.random.default_rng(3).standard_normal((1, C, H, H)).astype(np.float32) * sign
     # the sign of sum(conv_a(x)) decides the branch: both are taken across the two signs
     refs = pipeline_helpers.ort_run(model, {"x": x})
-    with ramiel.compile(model, clusters=2, backend=backend) as m:
+    with ramiel.compile(model, clusters=2, backend=backend, layout=layout) as m:
         assert len(m.program.clusters) == 2
         outs = m(torch.from_numpy(x))
         for name, got, ref in zip(m.output_names, outs, refs, strict=True):
@@ -293,3 +294,30 @@ def test_control_flow_prints_readable_python(tmp_path):
     par = Path(res.parallel_path).read_text()
     compile(par, "model.py", "exec")
     assert "if bool(c):  # choose (If)" in par
+
+
+def test_region_ops_are_layout_boundaries(tmp_path, ramiel_ctx):
+    """With the convolutions in channels-last, the values the If and the Loop read (``b``, and
+    ``a`` through the If) are converted to contiguous once, before the compound statements,
+    never inside a body (that would copy on every iteration); the bodies' ops get no layout."""
+    from ramiel.compiler import CompileOptions, compile_model
+    from ramiel.dialects.onnx import OnnxOp
+    from ramiel.layout import LAYOUT_ATTR
+    from ramiel.parsing import parse_module
+
+    res = compile_model(branchy_model(), str(tmp_path), CompileOptions(layout="channels-last"))
+    seq = Path(res.sequential_path).read_text()
+    lines = seq.splitlines()
+    start = next(i for i, line in enumerate(lines) if "if bool(c):  # choose (If)" in line)
+    before, after = lines[:start], lines[start:]
+    assert "    b_nchw = b.contiguous()  # to contiguous for choose (If)" in before
+    assert not [line for line in after if ".contiguous(" in line]  # none in or after the regions
+    assert any("torch.tanh(b_nchw)" in line for line in after)  # the Loop reuses the If's copy
+    module = parse_module(ramiel_ctx, Path(res.ir_path).read_text(), "model.mlir")
+    regions = [o for o in module.walk() if isinstance(o, OnnxOp) and o.regions]
+    assert {o.op_type for o in regions} == {"If", "Loop", "Scan"}
+    for op in regions:
+        assert LAYOUT_ATTR not in op.attributes, op.op_type
+        assert not [o for o in op.walk() if LAYOUT_ATTR in o.attributes], op.op_type
+    convs = [o for o in module.walk() if isinstance(o, OnnxOp) and o.op_type == "Conv"]
+    assert convs and all(LAYOUT_ATTR in o.attributes for o in convs)

@@ -427,3 +427,29 @@ def test_channels_last_channels_in_spawned_workers(tmp_path, pipeline_helpers):
         out = runner.run({"x": torch.from_numpy(x)})
     pipeline_helpers.assert_close(out["y"], ref[0], 1e-4, "y, spawned workers")
     pipeline_helpers.assert_close(out["cat"], ref[1], 1e-4, "cat, spawned workers")
+
+
+@pytest.mark.parametrize("layout", ["channels-last", "nchw"])
+def test_cnn_on_distributed_ranks(layout, tmp_path, pipeline_helpers):
+    """The distributed backend (gloo, one rank per cluster) with activations crossing ranks in
+    channels-last: a rank receives into a buffer of the channel's format and sends the tensor
+    as it is (its bytes are in that order), so the values arrive unchanged."""
+    from ramiel.runtime import load_program, start
+
+    model = _cnn()
+    x = np.random.default_rng(4).standard_normal((1, 8, 64, 64)).astype(np.float32)
+    ref = pipeline_helpers.ort_run(model, {"x": x})
+    # the threads backend's transfer costs, so that the merge keeps both branches' clusters
+    opts = CompileOptions(clusters=2, backend="threads", layout=layout)
+    res = compile_model(model, str(tmp_path), opts)
+    program = load_program(res.parallel_path)
+    assert len(program.clusters) == 2
+    crossing = {s.format_name for s in program.channels.values() if s.src and s.dst}
+    assert crossing == ({"channels_last"} if layout == "channels-last" else {"contiguous_format"})
+    with start(program, Weights.from_safetensors(res.weights_path), backend="distributed",
+               timeout_s=120) as r:  # fmt: skip
+        for _ in range(2):
+            out = r.run({"x": torch.from_numpy(x)})
+            pipeline_helpers.assert_close(out["y"], ref[0], 1e-4, f"y, ranks, {layout}")
+            pipeline_helpers.assert_close(out["cat"], ref[1], 1e-4, f"cat, ranks, {layout}")
+            assert out["y"].is_contiguous() and out["cat"].is_contiguous()

@@ -114,6 +114,7 @@ from ramiel.errors import RamielError
 from ramiel.runtime.channels import Aborted, _check_tensor, _no_channel
 from ramiel.runtime.program import (
     ChannelError,
+    ChannelSpec,
     Program,
     ProgramError,
     RemoteTraceback,
@@ -726,6 +727,15 @@ class _Link:
 # ----------------------------------------------------------------------------- in-rank execution
 
 
+def _wire(t: torch.Tensor, spec: ChannelSpec) -> torch.Tensor:
+    """The contiguous view of ``t`` (in ``spec``'s memory format) that a link sends or receives
+    into: for a channels-last channel the NHWC permutation of its bytes (no copy; torch.distributed
+    takes contiguous tensors only), so the tensor crosses as it is and arrives in its format."""
+    if spec.memory_format == torch.channels_last:
+        return t.permute(0, 2, 3, 1)
+    return t
+
+
 class _Local:
     """A channel whose two ends are on this rank: a hand-off by reference between threads."""
 
@@ -816,7 +826,9 @@ class _Exec:
         for name in self.recv_order:
             src, buf = self.remote_in[name]
             try:
-                self.works[name] = self.link.irecv(buf, name, src)
+                self.works[name] = self.link.irecv(
+                    _wire(buf, self.program.channels[name]), name, src
+                )
             except Exception as e:  # noqa: BLE001
                 raise _classify(e, src, f"receive of channel '{name}'") from None
 
@@ -1034,7 +1046,7 @@ class DistEndpoint:
         if not t.is_contiguous(memory_format=spec.memory_format):  # the receiver's buffer's
             t = t.contiguous(memory_format=spec.memory_format)
         try:
-            work = ex.link.isend(t, name, dst)
+            work = ex.link.isend(_wire(t, spec), name, dst)
         except Exception as e:  # noqa: BLE001
             raise _classify(e, dst, f"send of channel '{name}'") from None
         ex.sends.append((work, t, t._version, name, dst))

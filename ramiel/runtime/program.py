@@ -227,13 +227,6 @@ class ChannelSpec:
         # their module): spawned and forkserver workers receive the format by name
         return _channel_spec, (self.src, self.dst, self.shape, self.dtype, self.format_name)
 
-
-def _channel_spec(
-    src: str | None, dst: str | None, shape: tuple[int, ...], dtype: torch.dtype, fmt: str
-) -> ChannelSpec:
-    """A :class:`ChannelSpec` from a memory format name (what ``ChannelSpec.__reduce__`` ships)."""
-    return ChannelSpec(src, dst, shape, dtype, getattr(torch, fmt))
-
     @property
     def numel(self) -> int:
         """Number of elements."""
@@ -246,6 +239,13 @@ def _channel_spec(
     def nbytes(self) -> int:
         """Size of the tensor in bytes."""
         return self.numel * dtype_size(self.dtype)
+
+
+def _channel_spec(
+    src: str | None, dst: str | None, shape: tuple[int, ...], dtype: torch.dtype, fmt: str
+) -> ChannelSpec:
+    """A :class:`ChannelSpec` from a memory format name (what ``ChannelSpec.__reduce__`` ships)."""
+    return ChannelSpec(src, dst, shape, dtype, getattr(torch, fmt))
 
 
 def dtype_size(dtype: torch.dtype) -> int:
