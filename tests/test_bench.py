@@ -177,6 +177,8 @@ def test_variant_configurations_without_and_with_task_parallelism() -> None:
     assert c.threads == 2 and "torch.compile" in c.label
     assert bench.variants()["compiled"][1] == {"compile": True}
     assert bench.variants()["nofold"][1] == {"disable": ("all",)}
+    assert bench.variants()["nchw"][1] == {"layout": "nchw"}  # the compiler has the option
+    assert bench.default_variants() == ["nofold", "nchw"]
     with pytest.raises(ValueError, match="unknown variant"):
         bench.configs_for(2, ["fast"])
 
@@ -277,6 +279,7 @@ def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
     # against onnxruntime with the same cores, the variants, the busy background core
     assert "## Against onnxruntime (same cores, P = 2)" in md
     assert "## Compile-option variants" in md and "| tiny | nofold |" in md
+    assert "| tiny | nchw |" in md
     assert "## One busy background core" in md
     # ramiel tune ran, chose one of its candidates, and its program was timed with the others
     assert m["tuned_choice"] in {c["key"] for c in m["tuned_candidates"]}
