@@ -12,7 +12,9 @@ What it does
        format flows through conv/pool/element-wise/concat stacks (to a fixed point, so that
        values crossing clusters through ``cluster.send``/``cluster.recv`` count too);
     3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, global pooling, ...)
-       reads contiguous tensors.
+       reads contiguous tensors; so do the control-flow ops (If, Loop, Scan) and every op in
+       their bodies: a body is a layout boundary (the lowering converts the channels-last values
+       a control-flow op reads or its bodies capture once, before the compound statement).
 
     The ops in channels-last form *regions*: connected through values of shape ``(N, C, H, W)``
     with ``C > 1`` and ``H * W > 1`` (other shapes are the same in both formats). With

@@ -211,3 +211,36 @@ func.func @auto_drops(%x: tensor<1x4x8x8xf32> {onnx.name = "x"}) -> (tensor<1x4x
   func.return %y : tensor<1x4x8x8xf32>
 }
 }
+
+// -----
+
+// A control-flow op is a layout boundary: the ops of its bodies stay contiguous (the Relu here
+// would join a channels-last region outside one), and the channels-last value the If reads from
+// outside (%c, captured by both branches) is converted once, before the compound statement.
+// CHECK-LABEL: func.func @region_boundary
+// CHECK:         %c = "onnx.Conv"(%x, %w, %none) {{.*}} ramiel.layout = "channels_last"
+// CHECK:         %r = "onnx.Relu"(%c) {onnx_node_name = "relu"} :
+// CHECK:         }) {onnx_node_name = "choose"} :
+// LOWER:         %c_nchw = "torchpy.method"(%c) <{method = "contiguous", args = []}> {onnx_node_name = "to contiguous for choose (If)", ramiel.conversion = "contiguous_format"}
+// LOWER-NEXT:    %y = "torchpy.if"(%k) ({
+// LOWER-NEXT:      %r = "torchpy.call"(%c_nchw) <{callee = "torch.relu"
+// LOWER-NEXT:      "torchpy.yield"(%r)
+// LOWER-NEXT:    }, {
+// LOWER-NEXT:      "torchpy.yield"(%c_nchw)
+// LOWER-NEXT:    }) {onnx_node_name = "choose (If)"}
+// LOWER-NOT:     ramiel.conversion
+// LOWER:         "torchpy.return"
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @region_boundary(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}, %k: tensor<i1> {onnx.name = "k"}) -> (tensor<1x8x16x16xf32> {onnx.name = "y"}) {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x3x3xf32>}> : () -> tensor<8x8x3x3xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %c = "onnx.Conv"(%x, %w, %none) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {onnx_node_name = "conv"} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x16x16xf32>
+  %y = "onnx.If"(%k) ({
+    %r = "onnx.Relu"(%c) {onnx_node_name = "relu"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+    "onnx.Yield"(%r) : (tensor<1x8x16x16xf32>) -> ()
+  }, {
+    "onnx.Yield"(%c) : (tensor<1x8x16x16xf32>) -> ()
+  }) {onnx_node_name = "choose"} : (tensor<i1>) -> tensor<1x8x16x16xf32>
+  func.return %y : tensor<1x8x16x16xf32>
+}
+}
