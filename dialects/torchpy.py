@@ -131,8 +131,10 @@ def verify_module(block: Block) -> None:
     * every channel is put by at most one function and got by at most one other, with the same
       type; a channel only put is a graph output listed by the program, one only got a graph
       input listed by it; every channel the program lists exists;
-    * every tensor type the generated code sizes or allocates is static, non-negative, of an
-      element type torch has, and fits in memory (:func:`ramiel.pysource.tensor_type_problem`).
+    * every channel's tensor type is static (its buffer is allocated at start-up); every tensor
+      type is of an element type torch has and fits in memory
+      (:func:`ramiel.pysource.tensor_type_problem`); a value computed inside a function may have
+      a dynamic dimension (a Loop's carried value that grows).
     """
     funcs = [op for op in block.ops if isinstance(op, FuncOp)]
     programs = [op for op in block.ops if isinstance(op, ProgramOp)]
@@ -166,7 +168,7 @@ def verify_module(block: Block) -> None:
             for t in [r.type for r in op.results] + [
                 a.type for region in op.regions for b in region.blocks for a in b.args
             ]:
-                problem = tensor_type_problem(t)
+                problem = tensor_type_problem(t, dynamic_ok=True)  # channels: below
                 if problem is not None:
                     raise LocatedVerifyError(f"{op.name} in @{f.sym_name.data}: {problem}", op)
             if isinstance(op, PutOp | GetOp):

@@ -165,15 +165,22 @@ def method_problem(method: str) -> str | None:
     return None
 
 
-def tensor_type_problem(t: Attribute) -> str | None:
+def tensor_type_problem(t: Attribute, *, dynamic_ok: bool = False) -> str | None:
     """Why the generated code cannot hold a tensor of type ``t`` (a dynamic or negative
     dimension, an element type torch lacks, more than MAX_TENSOR_BYTES), or ``None``; types
-    that are not tensor types are not checked."""
+    that are not tensor types are not checked.
+
+    ``dynamic_ok``: a dynamic dimension is allowed (a value the code computes but never sizes
+    a buffer by, e.g. inside a loop body whose carried value grows); the element type and the
+    size of the static dimensions are still checked. Channel types are never ``dynamic_ok``:
+    their buffers are allocated at start-up."""
     if not isinstance(t, TensorType):
         return None
     from ramiel.errors import MAX_TENSOR_BYTES
 
     shape = list(t.get_shape())
+    if dynamic_ok:
+        shape = [d for d in shape if d >= 0]
     if any(d < 0 for d in shape):
         dims = "x".join("?" if d < 0 else str(d) for d in shape)
         return (

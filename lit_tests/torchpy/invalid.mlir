@@ -396,7 +396,7 @@ builtin.module {
 
 // -----
 
-// expected-error @+3 {{torchpy.get in @cluster_c0: the tensor type tensor<?x2xf32> has a dynamic or negative dimension (?x2): shapes are static}}
+// expected-error @+3 {{channel 'x__c0': the tensor type tensor<?x2xf32> has a dynamic or negative dimension (?x2): shapes are static}}
 builtin.module {
   "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
     %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<?x2xf32>
