@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import itertools
 import json
 import os
 import platform
@@ -56,11 +55,9 @@ from ramiel.data_parallel import (
 )
 from ramiel.passes.hypercluster import sample_name
 from ramiel.runtime import start
-from ramiel.runtime.program import import_from_path
 
 ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 DEFAULT_MODELS = "light_inception_v1,light_inception_v2,light_squeezenet"
-_ids = itertools.count()
 
 
 @dataclass
@@ -102,13 +99,14 @@ def _machine() -> str:
     return f"{cpu}, {os.cpu_count()} cpus, torch {torch.__version__}, python {platform.python_version()}"
 
 
-def _forward(model: Any, tag: str) -> Callable[..., Any]:
-    return import_from_path(f"bench_hc_{tag}_{next(_ids)}", model.result.sequential_path).forward
+def _forward(model: Any) -> Callable[..., Any]:
+    """The sequential module of a compiled model (``model_seq.py``'s class, same weights)."""
+    return model.sequential
 
 
-def _seq_call(forward: Callable[..., Any], weights: Any, inputs: list[torch.Tensor]) -> tuple:
+def _seq_call(forward: Callable[..., Any], inputs: list[torch.Tensor]) -> tuple:
     with torch.no_grad():
-        out = forward(weights, *inputs)
+        out = forward(*inputs)
     return out if isinstance(out, tuple) else (out,)
 
 
@@ -127,8 +125,8 @@ def bench_model(
     c1 = ramiel.compile(model, clusters=workers, backend=backend)
     in_names = list(c1.input_specs)
     out_names = list(c1.output_names)
-    fwd1 = _forward(c1, "seq1")
-    par1 = start(c1.program, c1.weights, backend=backend, threads_per_worker=1)
+    fwd1 = _forward(c1)
+    par1 = start(c1.program, c1.weights_namespace(), backend=backend, threads_per_worker=1)
     info["estimates"][1] = _estimate(c1)
     results: list[Result] = []
     try:
@@ -183,9 +181,9 @@ def _bench_batch(
     }
     hyper_m = ramiel.compile(model, clusters=workers, backend=backend, batch=batch)
     info["estimates"][batch] = _estimate(hyper_m)
-    hyper = start(hyper_m.program, hyper_m.weights, backend=backend, threads_per_worker=1)
+    hyper = start(hyper_m.program, hyper_m.weights_namespace(), backend=backend, threads_per_worker=1)
     dp = start(
-        data_parallel_from_compiled(c1, batch, workers), c1.weights, backend=backend,
+        data_parallel_from_compiled(c1, batch, workers), c1.weights_namespace(), backend=backend,
         threads_per_worker=1,
     )  # fmt: skip
     sample_outs = [sample_name(o, k) for k in range(batch) for o in out_names]
@@ -210,16 +208,16 @@ def _bench_batch(
             whole_m = ramiel.compile(
                 free_batch(model), clusters=1, backend=backend, input_shapes={iname: shape}
             )
-            fwd_b = _forward(whole_m, f"seqB{batch}")
+            fwd_b = _forward(whole_m)
             x_b = torch.cat([xs[0] for xs in samples])
             variants.append(
                 Variant(
                     "seqB",
-                    lambda: _unbatch(_seq_call(fwd_b, whole_m.weights, [x_b]), batch),
+                    lambda: _unbatch(_seq_call(fwd_b, [x_b]), batch),
                     workers,
                 )
             )
-        seq1 = lambda: [t for xs in samples for t in _seq_call(fwd1, c1.weights, xs)]  # noqa: E731
+        seq1 = lambda: [t for xs in samples for t in _seq_call(fwd1, xs)]  # noqa: E731
         variants.append(Variant("seq1 xB", seq1, workers))
         variants.append(Variant("seq1 xB 1t", seq1, 1))
 

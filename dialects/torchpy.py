@@ -5,18 +5,20 @@ A ``torchpy`` module is what :mod:`ramiel.printer` prints as Python source, with
 ==================  =======================================================================
 op                  Python
 ==================  =======================================================================
-``torchpy.func``    ``def cluster_c0(ch, w):`` (kind ``cluster``), ``def forward(w, x):``
-                    (kind ``sequential``; block arguments are the graph inputs) or
-                    ``@segment def c0_seg0(w, x):`` (kind ``segment``: statements compiled
+``torchpy.func``    ``def cluster_c0(ch, w):`` (kind ``cluster``), ``def forward(self, x):`` of
+                    the module class (kind ``sequential``; block arguments are the graph inputs)
+                    or ``@segment def c0_seg0(w, x):`` (kind ``segment``: statements compiled
                     together with ``torch.compile``, see ``--compile-segments``)
-``torchpy.call_segment`` ``a, b = c0_seg0(w, x)`` -- call a segment function
+``torchpy.call_segment`` ``a, b = c0_seg0(w, x)`` -- call a segment function (``self`` for ``w``
+                    in ``forward``)
 ``torchpy.get``     ``x = ch.get("x__c0")`` -- receive a tensor from a channel
 ``torchpy.put``     ``ch.put("y__c0_c1", y)`` -- send a tensor on a channel
 ``torchpy.call``    ``y = F.conv2d(x, w.conv1_w, stride=(2, 2))`` -- one PyTorch/Python call
 ``torchpy.method``  ``y = x.reshape(1, -1)`` -- one method call on operand 0
 ``torchpy.set_threads`` ``torch.set_num_threads(2)`` -- intra-op threads of the calling worker
 ``torchpy.return``  ``return y``
-``torchpy.weight``  ``w.conv1_w`` -- a weight (read-only constant), printed where it is used
+``torchpy.weight``  ``self.conv1_w`` (sequential) or ``w.conv1_w`` (cluster) -- a weight: a
+                    buffer (or parameter) of the module named by its key, printed where it is used
 ``torchpy.program`` the ``PROGRAM = Program(...)`` table: graph inputs/outputs and channels
 ``torchpy.if``      ``if bool(c):`` / ``else:`` -- two indented blocks (``onnx.If``)
 ``torchpy.for``     ``for i in range(n):`` -- an indented block with carried values (Loop, Scan)
@@ -106,6 +108,43 @@ def _verify_literal(op: Operation, text: str, n_operands: int, subscript: bool =
     problem = literal_problem(text, n_operands, subscript)
     if problem is not None:
         raise VerifyException(f"{op.name}: {problem}")
+
+
+#: Attribute names a weight key must not take: the generated classes register every weight as a
+#: buffer or parameter under its key (``self.<key>``), so a key may be neither a public attribute
+#: of ``torch.nn.Module`` (torch 2.13; a test keeps the list complete) nor one of the classes
+#: Ramiel builds on it (the generated sequential class, :class:`ramiel.runtime.ParallelModel`,
+#: :class:`ramiel.compiler.CompiledModel`). Keys never start with ``_`` (see
+#: :func:`is_weight_key`), so private names cannot clash.
+MODULE_ATTRIBUTES = frozenset(
+    {
+        # torch.nn.Module
+        "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init",
+        "children", "compile", "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr",
+        "float", "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule",
+        "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+        "named_modules", "named_parameters", "parameters", "register_backward_hook",
+        "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+        "register_full_backward_hook", "register_full_backward_pre_hook",
+        "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+        "register_module", "register_parameter", "register_state_dict_post_hook",
+        "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule",
+        "share_memory", "smart_apply", "state_dict", "to", "to_empty", "train", "training",
+        "type", "xpu", "zero_grad",
+        # the generated classes, ParallelModel and CompiledModel
+        "INPUTS", "OUTPUTS", "DYNAMIC_BATCH", "PROGRAM", "WEIGHTS_FILE", "from_safetensors",
+        "run", "close", "closed", "runner", "backend", "threads_per_worker", "timeout_s",
+        "options", "runtime_options", "program", "sequential", "result", "report",
+        "runtime_config", "input_names", "output_names", "input_specs", "save_safetensors",
+        "weights_namespace", "start", "compile_report", "compiled", "output_specs",
+    }
+)  # fmt: skip
+
+
+def is_weight_key(name: str) -> bool:
+    """``name`` can be a weight key: a Python name that starts with a letter (so it is never a
+    dunder or a private attribute) and is not in :data:`MODULE_ATTRIBUTES`."""
+    return is_python_name(name) and name[0].isalpha() and name not in MODULE_ATTRIBUTES
 
 
 def _verify_function_name(f: FuncOp) -> None:
@@ -536,8 +575,14 @@ class WeightOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not is_python_name(self.key.data):
-            raise VerifyException(f"torchpy.weight key {self.key.data!r} is not an identifier")
+        key = self.key.data
+        if not is_python_name(key):
+            raise VerifyException(f"torchpy.weight key {key!r} is not an identifier")
+        if not is_weight_key(key):
+            raise VerifyException(
+                f"torchpy.weight key {key!r} cannot name a module buffer: it starts with '_' or "
+                "is an attribute of torch.nn.Module or of the generated classes"
+            )
         _verify_memory_format(self, self.memory_format, _rank(self.result.type))
 
 

@@ -2,8 +2,10 @@
 
 Each ``onnx`` op becomes the few ``torchpy.call``/``torchpy.method`` statements its lowering rule
 emits (:mod:`ramiel.lowering`: exact ONNX semantics, decided from static shapes, attributes and
-constant inputs). Constants become ``torchpy.weight`` references (``w.<key>``), keyed by sanitised
-tensor names that are stable across runs.
+constant inputs). Constants become ``torchpy.weight`` references (``self.<key>`` in the
+sequential module, ``w.<key>`` in cluster functions), keyed by sanitised tensor names that are
+stable across runs: the buffer names of the generated classes and the tensor names of the
+weights file.
 
 * A clustered ``@main`` (``cluster.cluster`` ops) becomes one ``torchpy.func`` of kind ``cluster``
   per cluster: ``cluster.recv``/``cluster.send`` become ``torchpy.get``/``torchpy.put``, each graph
@@ -426,7 +428,8 @@ class _Lowering:
         load_rules()
         self.module = module
         self.keys: dict[Operation, str] = {}
-        self.taken: set[str] = set()
+        # keys become attribute names of the generated nn.Module classes (self.<key>)
+        self.taken: set[str] = set(tp.MODULE_ATTRIBUTES)
         self.unsupported: list[tuple[str, str, int, str]] = []
         #: channel -> the value sent on it (formats of received values)
         self.sends: dict[str, SSAValue] = {
@@ -446,12 +449,15 @@ class _Lowering:
         return None
 
     def assign_weight_keys(self, fn: func.FuncOp) -> None:
-        """Give every constant of ``fn`` its ``w.<key>`` up front, in IR order.
+        """Give every constant of ``fn`` its key up front, in IR order.
 
         Keys are then the same in the parallel and the sequential lowering of one module.
         Anonymous PyTorch initializers (``onnx::Conv_123``) and the outputs of exported Constant
         nodes (``/Constant_3_output_0``) are named after their first user and its operand
-        instead (``branch1_0_Conv_W``, ``LSTM_W``).
+        instead (``branch1_0_Conv_W``, ``LSTM_W``). A key is a sanitised name that starts with a
+        letter and is no attribute of the generated module classes
+        (:data:`~ramiel.dialects.torchpy.MODULE_ATTRIBUTES`: ``training`` becomes ``training_1``),
+        since it names a buffer of them and a tensor of the weights file.
         """
         for const in fn.body.walk():
             if (
@@ -803,6 +809,8 @@ class LowerToTorchpy(ModulePass):
                 name = f"graph output {out_names[len(outs)]!r}"
                 outs.append(fb.materialize(fb.in_format(env[v], v, CONTIGUOUS, name)))
         body.add_op(tp.ReturnOp(outs))
+        if body.args:
+            _factories_on_device(body, body.args[0])
         f = tp.FuncOp("forward", "sequential", body)
         own_outputs(f)  # an output that shares a weight's, an input's or another's memory: a copy
         return f
@@ -822,6 +830,70 @@ def _inplace_operand(op: OnnxOp) -> int | None:
     """The operand ``op`` may overwrite (its verified ``ramiel.inplace``), or None."""
     attr = op.attributes.get(INPLACE_ATTR)
     return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+#: Calls that make a tensor from nothing but literals: in the sequential module they get
+#: ``device=<first input>.device``, so that the module runs wherever ``.to(device)`` moved it.
+FACTORIES = frozenset({"torch.tensor", "torch.zeros", "torch.ones", "torch.full", "torch.eye",
+                       "torch.arange", "torch.empty"})  # fmt: skip
+
+
+def _factories_on_device(block: Block, anchor: SSAValue) -> None:
+    for op in list(block.walk()):  # the blocks of if/for statements too
+        if not isinstance(op, tp.CallOp) or op.callee.data not in FACTORIES:
+            continue
+        kwargs = dict(op.kwargs.data) if op.kwargs is not None else {}
+        if "device" in kwargs:
+            continue
+        kwargs["device"] = StringAttr(f"${len(op.operands)}.device")
+        rebuild_call(op, [*op.operands, anchor], list(op.args.data), kwargs)
+
+
+def rebuild_call(
+    op: tp.CallOp | tp.MethodOp,
+    operands: list[SSAValue],
+    args: list[Attribute | int | str],
+    kwargs: dict[str, Attribute | int | str],
+) -> tp.CallOp | tp.MethodOp:
+    """Replace ``op`` by the same call with other operands and argument items (operand indices
+    or literals, as attributes or plain values); results, names and attributes are kept."""
+
+    def item(v: Attribute | int | str) -> int | str:
+        if isinstance(v, int | str):
+            return v
+        if isinstance(v, IntegerAttr):
+            return int(v.value.data)
+        text = tp.attr_text(v)
+        assert text is not None
+        return text
+
+    types = [r.type for r in op.results]
+    arg_items = [item(a) for a in args]
+    kw_items = {k: item(v) for k, v in kwargs.items()} or None
+    if isinstance(op, tp.CallOp):
+        new: tp.CallOp | tp.MethodOp = tp.CallOp(
+            op.callee.data, operands, arg_items, kw_items, types
+        )
+    else:
+        new = tp.MethodOp(op.method.data, operands, arg_items, kw_items, types)
+    new.attributes.update(op.attributes)
+    block = op.parent_block()
+    assert block is not None
+    block.insert_op_before(new, op)
+    for old, res in zip(op.results, new.results, strict=True):
+        res.name_hint = old.name_hint
+        old.replace_all_uses_with(res)
+    op.detach()
+    op.erase()
+    return new
+
+
+def weight_keys(module: ModuleOp) -> dict[Operation, str]:
+    """The weight key every constant of ``@main`` gets when ``module`` is lowered (either mode):
+    constant op -> key (the buffer name of the generated classes and of the weights file)."""
+    lowering = _Lowering(module)
+    lowering.assign_weight_keys(main_func(module))
+    return dict(lowering.keys)
 
 
 def _user_based_name(const: Operation) -> str | None:

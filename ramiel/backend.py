@@ -130,12 +130,16 @@ class _Compiled:
             raise
 
     def _load(self, opts: BackendOptions) -> None:
+        from safetensors.torch import load_file
+
+        from ramiel.compiler import generated_class
         from ramiel.runtime import Program, Weights, start
+        from ramiel.runtime.module import with_state
         from ramiel.runtime.program import import_from_path
 
         t = time.perf_counter()
         mod = import_from_path(self._module, self.result.parallel_path)
-        self.weights = Weights.from_safetensors(self.result.weights_path)
+        tensors = load_file(self.result.weights_path)
         self.timings["load"] = time.perf_counter() - t
         program = getattr(mod, "PROGRAM", None)
         self.parallel = isinstance(program, Program)
@@ -144,15 +148,16 @@ class _Compiled:
             program.module_path = os.path.abspath(self.result.parallel_path)
             self.runner = start(
                 program,
-                self.weights,
+                Weights(tensors),
                 backend=opts.backend,
                 threads_per_worker=opts.threads_per_worker,
             )
             self.clusters = len(program.clusters)
         else:
-            self._forward = mod.forward
-            self._inputs = list(mod.INPUTS)
-            self._outputs = list(mod.OUTPUTS)
+            cls = generated_class(mod)
+            self._model = with_state(cls, tensors)
+            self._inputs = list(cls.INPUTS)
+            self._outputs = list(cls.OUTPUTS)
             self.clusters = 0
         self.timings["start"] = time.perf_counter() - t
 
@@ -162,7 +167,7 @@ class _Compiled:
         import torch
 
         with torch.inference_mode():
-            outs = self._forward(self.weights, *(feeds[n] for n in self._inputs))
+            outs = self._model(*(feeds[n] for n in self._inputs))
         if len(self._outputs) == 1 and not isinstance(outs, tuple | list):
             outs = (outs,)
         # the outputs are weights here: hand out copies, so a caller cannot change later runs

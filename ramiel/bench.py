@@ -978,7 +978,7 @@ class _SeqRunner:
     """The sequential module at a fixed intra-op thread count (set before every call)."""
 
     def __init__(self, model: Any, threads: int, feeds: Mapping[str, Any]):
-        self.model = model
+        self.model = model.sequential
         self.threads = threads
         self.args = list(feeds.values())
 
@@ -986,7 +986,8 @@ class _SeqRunner:
         import torch
 
         torch.set_num_threads(self.threads)
-        return _as_tuple(self.model.sequential(*self.args))
+        with torch.inference_mode():
+            return _as_tuple(self.model(*self.args))
 
 
 def bench_model(
@@ -1254,7 +1255,11 @@ def _bench_model(
                 say(f"{res.name}: trace")
                 m = models[par_threads[0].key]
                 res.trace = trace_inference(
-                    m.program, m.weights, feeds, tp, threads_per_worker=par_threads[0].threads
+                    m.program,
+                    m.weights_namespace(),
+                    feeds,
+                    tp,
+                    threads_per_worker=par_threads[0].threads,
                 )
                 res.trace_path = tp
     finally:

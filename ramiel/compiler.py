@@ -9,11 +9,19 @@ Stages (each also available alone through ``ramiel-translate``/``ramiel-opt``)::
     lower       --lower-to-torchpy  (once as clustered, once with mode=sequential)
     print       ramiel-translate --to-python               (ramiel.printer)
 
-Output directory: ``model.py`` (parallel), ``model_seq.py`` (sequential), ``weights.safetensors``
-(shared by both; no pickle), ``schedule.txt``/``schedule.json`` (the schedule estimate) and
-``model.mlir`` (the clustered ``onnx``/``cluster`` IR, with its own ``model.ir.safetensors``).
+Output directory: ``model.py`` (parallel: the cluster functions, ``PROGRAM`` and class
+``<Name>Parallel(ramiel.runtime.ParallelModel)``), ``model_seq.py`` (sequential: class
+``<Name>(torch.nn.Module)``), ``weights.safetensors`` (one standard safetensors file shared by
+both and by the IR: every weight in its real shape and dtype, named as the classes' buffers; no
+pickle), ``schedule.txt``/``schedule.json`` (the schedule estimate) and ``model.mlir`` (the
+clustered ``onnx``/``cluster`` IR, whose ``dense_resource`` weights are tensors of that same
+file). ``<Name>`` comes from the ONNX graph name (the file name when that is a generic one).
 
-Python API: :func:`compile` returns a :class:`CompiledModel` callable.
+Batch dimension: see :mod:`ramiel.dynamic_batch` (the sequential module takes any batch size
+where the ONNX graph's first input dimension is symbolic, or with ``dynamic_batch=True``; the
+parallel program stays compiled for the bound shapes).
+
+Python API: :func:`compile` returns a :class:`CompiledModel`, a ``torch.nn.Module``.
 """
 
 from __future__ import annotations
@@ -22,7 +30,6 @@ import contextlib
 import itertools
 import os
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,16 +37,16 @@ from typing import Any
 
 import numpy as np
 import onnx
+import torch
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ramiel.errors import RamielError, SchedulingError
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.passes import REWRITE_PASSES
+from ramiel.printer import WEIGHTS_FILE
+from ramiel.runtime.module import ParallelModel
 from ramiel.scheduling import ScheduleReport
-
-WEIGHTS_FILE = "weights.safetensors"
-
 
 #: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
 #: imported as ``model.py``/``model_seq.py``; ``id()`` values are reused after garbage collection).
@@ -48,7 +55,7 @@ _MODULE_IDS = itertools.count()
 
 @dataclass
 class CompileOptions:
-    """Options of :func:`compile_model`.
+    r"""Options of :func:`compile_model`.
 
     ``clusters``: the number of clusters/workers (default: the number of cores); ``backend``:
     ``threads``, ``processes`` or ``distributed`` (also selects the transfer cost model);
@@ -68,6 +75,12 @@ class CompileOptions:
     ``layout``: memory format of 4-D activations (``--assign-layout{format=...}``): ``auto``
     (channels-last through conv/pool/element-wise/concat regions where the cost model says it
     is faster), ``channels-last`` (every such region) or ``nchw`` (contiguous everywhere).
+    ``trainable``: the floating-point weights of the sequential class are ``torch.nn.Parameter``\ s
+    (else buffers); ``dynamic_batch``: ``None`` (default) lets the sequential module take any batch
+    size where the ONNX graph's first input dimension is symbolic (bound to 1, or to
+    ``input_shapes``, for the parallel program), ``True`` also where it is fixed, ``False`` never
+    (see :mod:`ramiel.dynamic_batch`); ``class_name``: the generated class (default: from the ONNX
+    graph name, else the file name).
     """
 
     clusters: int | None = None
@@ -83,9 +96,14 @@ class CompileOptions:
     transfer_cost: str | None = None
     compile: bool = False
     layout: str = "auto"
+    trainable: bool = False
+    dynamic_batch: bool | None = None
+    class_name: str | None = None
 
     def rewrites(self) -> list[str]:
-        """The :data:`REWRITE_PASSES` this compilation runs, in order.
+        """The :data:`REWRITE_PASSES` this compilation runs, in order. ``trainable`` leaves out
+        ``inplace``: an op that overwrites a tensor autograd saved for the backward pass (the
+        Sigmoid output a SiLU's Mul overwrites) would make ``backward()`` fail.
 
         Raises :class:`~ramiel.errors.RamielError` for a name in ``disable`` that is neither
         one of them nor ``all``.
@@ -98,12 +116,19 @@ class CompileOptions:
             )
         if "all" in self.disable:
             return []
-        return [p for p in REWRITE_PASSES if p not in self.disable]
+        off = {*self.disable, *(["inplace"] if self.trainable else [])}
+        return [p for p in REWRITE_PASSES if p not in off]
 
 
 @dataclass
 class CompileResult:
-    """Paths and facts of one compilation (times in seconds)."""
+    """Paths and facts of one compilation (times in seconds).
+
+    ``class_name``: the sequential class (``<class_name>Parallel`` is the parallel one);
+    ``dynamic_batch``: the ONNX names of the graph inputs whose dimension 0 the sequential module
+    takes at any size (empty: static shapes); ``notes``: what the compiler wants a user to know
+    (why a batch dimension stayed fixed, ...).
+    """
 
     out_dir: str
     parallel_path: str
@@ -113,6 +138,9 @@ class CompileResult:
     report: ScheduleReport
     timings: dict[str, float] = field(default_factory=dict)
     clusters: int = 1
+    class_name: str = "Model"
+    dynamic_batch: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
 
     def op_counts(self) -> dict[str, int]:
         """How many ops of each ONNX type the compiled program has (``model.mlir``; constants
@@ -138,51 +166,74 @@ def _run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
     module.verify()
 
 
-def write_weights(modules: Sequence[ModuleOp], source: ModuleOp, path: str) -> None:
-    """Collect every ``torchpy.weight`` value into one safetensors file (keys are the w.<key>).
+#: ONNX graph names that say nothing about the model (exporters' defaults): the class is named
+#: after the file instead.
+GENERIC_GRAPH_NAMES = frozenset(
+    {"", "torch_jit", "torch-jit-export", "main_graph", "graph", "model", "tf2onnx", "test"}
+)
 
-    A splat weight (``dense<v>`` of any shape, e.g. a folded ConstantOfShape) is stored as its one
-    element and listed in the file's metadata; :meth:`ramiel.runtime.Weights.from_safetensors`
-    expands it, so neither compile time nor disk grow with its size. Weights the code reads in
-    another memory format (``torch.weight`` with ``memory_format``: conv kernels of channels-last
-    convolutions) are stored contiguous and listed too; the loader converts them once.
+
+def model_class_name(model: onnx.ModelProto, path: str | None) -> str:
+    """The generated class's name: the CamelCase ONNX graph name, or the file's name when the
+    graph name is one of :data:`GENERIC_GRAPH_NAMES`, else ``Model``."""
+    from ramiel.printer import make_class_name
+
+    graph = model.graph.name
+    if graph.strip().lower() not in GENERIC_GRAPH_NAMES:
+        return make_class_name(graph)
+    if path:
+        return make_class_name(os.path.splitext(os.path.basename(path))[0])
+    return "Model"
+
+
+def _relink_ir_weights(module: ModuleOp, keys: Mapping[str, str], ref: str) -> None:
+    """Make ``module``'s ``dense_resource`` constants name tensors of the weights file ``ref``.
+
+    ``keys``: resource handle -> weight key of the written file. A constant whose handle has no
+    key (the generated code never reads it: a shape only the compiler used) is made inline.
     """
-    import json
+    from xdsl.dialects.builtin import DenseResourceAttr
 
-    import torch
-    from safetensors.torch import save_file
-    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+    from ramiel.weights import WEIGHTS_ATTR, constant_value, dense_from_numpy
 
-    from ramiel.dialects.torchpy import WeightOp
-    from ramiel.files import make_readable
-    from ramiel.runtime.weights import FORMATS_METADATA_KEY, SPLAT_METADATA_KEY
-    from ramiel.weights import constant_value, splat_value, torch_from_numpy
+    for op in module.walk():
+        value = op.properties.get("value")
+        if not isinstance(value, DenseResourceAttr):
+            continue
+        key = keys.get(value.resource_handle.data)
+        if key is not None:
+            op.properties["value"] = DenseResourceAttr.from_params(key, value.type)
+        else:
+            arr = constant_value(value, module)
+            assert arr is not None
+            op.properties["value"] = dense_from_numpy(np.asarray(arr))
+    module.attributes[WEIGHTS_ATTR] = StringAttr(ref)
 
-    tensors: dict[str, torch.Tensor] = {}
-    splats: dict[str, list[int]] = {}
-    formats: dict[str, str] = {}
-    for m in modules:
-        for op in m.walk():
-            if isinstance(op, WeightOp) and op.memory_format is not None:
-                formats[op.key.data] = op.memory_format.data
-            if not isinstance(op, WeightOp) or op.key.data in tensors:
-                continue
-            value = op.value
-            one = splat_value(value) if isinstance(value, DenseIntOrFPElementsAttr) else None
-            if one is not None:
-                splats[op.key.data] = list(value.get_shape())  # type: ignore[union-attr]
-                arr = np.array(one).reshape(1)
-            else:
-                arr = constant_value(value, source)
-                assert arr is not None
-                # np.array, not np.ascontiguousarray: that one makes 0-d (scalar) weights 1-d
-                arr = np.array(arr, order="C", copy=True)
-            tensors[op.key.data] = torch_from_numpy(arr)
-    meta = {SPLAT_METADATA_KEY: json.dumps(splats)}
-    if formats:
-        meta[FORMATS_METADATA_KEY] = json.dumps(formats, sort_keys=True)
-    save_file(tensors, path, metadata=meta)
-    make_readable(path)  # safetensors writes 0600 whatever the umask
+
+def clean_up_passes(options: CompileOptions) -> list[ModulePass]:
+    """The clean-up stage: ``--constant-fold --dce``, then the graph rewrites the options
+    keep (:meth:`CompileOptions.rewrites`) but :data:`~ramiel.passes.LATE_REWRITES`, and
+    ``--dce`` again."""
+    from ramiel.passes import LATE_REWRITES, PASSES
+    from ramiel.passes.constant_fold import ConstantFold
+    from ramiel.passes.dce import DeadCodeElimination
+
+    names = [n for n in options.rewrites() if n not in LATE_REWRITES]
+    rewrites = [PASSES[name]()() for name in names]
+    return [
+        ConstantFold(),
+        DeadCodeElimination(),
+        *rewrites,
+        *([DeadCodeElimination()] if rewrites else []),
+    ]
+
+
+def late_passes(options: CompileOptions) -> list[ModulePass]:
+    """The :data:`~ramiel.passes.LATE_REWRITES` the options keep: run after clustering (they
+    depend on which tensors cross channels), before lowering."""
+    from ramiel.passes import LATE_REWRITES, PASSES
+
+    return [PASSES[name]()() for name in options.rewrites() if name in LATE_REWRITES]
 
 
 def compile_model(
@@ -196,22 +247,25 @@ def compile_model(
     Raises :class:`~ramiel.errors.RamielError` subclasses for bad models, unsupported ops and
     impossible clustering requests.
     """
+    from xdsl.dialects.builtin import DenseResourceAttr
+
     from ramiel.cost_model import ProfileDB
+    from ramiel.dynamic_batch import batch_inputs, generalize_batch
     from ramiel.files import input_file, output_dir
+    from ramiel.importer import load_model
     from ramiel.passes.assign_layout import AssignLayout
     from ramiel.passes.clone import Clone
     from ramiel.passes.compile_segments import CompileSegments
-    from ramiel.passes.constant_fold import ConstantFold
     from ramiel.passes.dce import DeadCodeElimination
     from ramiel.passes.estimate_cost import EstimateCost
     from ramiel.passes.hypercluster import Hypercluster
     from ramiel.passes.intra_op_threads import IntraOpThreads
     from ramiel.passes.linear_cluster import LinearCluster
-    from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable, weight_keys
     from ramiel.passes.merge import Merge
     from ramiel.passes.schedule_report import schedule_report
-    from ramiel.printer import print_python
-    from ramiel.weights import WEIGHTS_ATTR, set_ir_base_dir, store_of
+    from ramiel.printer import print_python, write_weights
+    from ramiel.weights import WEIGHTS_ATTR, set_ir_base_dir
 
     options = options or CompileOptions()
     say = progress or (lambda _msg: None)
@@ -233,97 +287,113 @@ def compile_model(
         raise RamielError(
             f"layout must be one of {', '.join(LAYOUT_MODES)}, not {options.layout!r}"
         )
+    path = os.fspath(model) if isinstance(model, str | os.PathLike) else None
+    src_name = os.path.basename(path) if path else "an in-memory ONNX model"
 
     t = time.perf_counter()
     say("import")
-    ir_weights = os.path.join(out_dir, "model.ir.safetensors")
+    onnx_model = load_model(model)
+    name = options.class_name or model_class_name(onnx_model, path)
+    batch = batch_inputs(onnx_model, options.input_shapes, options.dynamic_batch, options.batch)
+    # the importer's weights go to a scratch file: the output has one weights file, written last
+    scratch = os.path.join(os.path.abspath(out_dir), ".ramiel-import.safetensors")
     set_ir_base_dir(out_dir)
-    module = import_onnx(
-        model,
-        ImportOptions(
-            input_shapes=options.input_shapes,
-            weights_path=ir_weights,
-            weights_ref="model.ir.safetensors",
-            ort_optimize=options.ort_optimize,
-        ),
-    )
-    if WEIGHTS_ATTR not in module.attributes:
-        # every initializer was inline; give the weights constant folding adds a file anyway
+    try:
+        module = import_onnx(
+            batch.model or onnx_model,
+            ImportOptions(
+                input_shapes=batch.bound_shapes,
+                weights_path=scratch,
+                weights_ref=scratch,
+                ort_optimize=options.ort_optimize,
+            ),
+        )
+        if WEIGHTS_ATTR not in module.attributes:
+            # every initializer was inline; give the weights constant folding adds a file anyway
+            module.attributes[WEIGHTS_ATTR] = StringAttr(scratch)
+        timings["import"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        say("clean-up and clustering")
+        _run_passes(module, clean_up_passes(options))
+        # What the lowering would reject (unsupported ops, shapes only the data decide), found
+        # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
+        check_lowerable(module)
+        passes: list[ModulePass] = [
+            Hypercluster(batch=options.batch),
+            AssignLayout(format=options.layout),
+            EstimateCost(
+                profile=options.profile,
+                backend=options.backend,
+                transfer_cost=options.transfer_cost,
+            ),
+            LinearCluster(),
+            Merge(clusters=n),
+        ]
+        if options.clone:
+            passes += [Clone(), DeadCodeElimination()]
+        if options.cores is not None:
+            passes.append(IntraOpThreads(cores=options.cores, profile=options.profile))
+        passes += late_passes(options)
+        _run_passes(module, passes)
+        report = schedule_report(module)
+        timings["passes"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        say("lowering to torchpy")
+        par = module.clone()
+        seq = module.clone()
+        segments: list[ModulePass] = [CompileSegments()] if options.compile else []
+        _run_passes(par, [LowerToTorchpy(), *segments])
+        _run_passes(seq, [LowerToTorchpy(mode="sequential")])
+        notes = list(batch.notes)
+        dynamic: tuple[str, ...] = ()
+        if batch.inputs:
+            say("batch dimension")
+            general = generalize_batch(onnx_model, batch, seq, options)
+            notes += general.notes
+            seq, dynamic = general.module, general.dynamic
+        if segments:
+            _run_passes(seq, segments)
+        timings["lower"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        say("printing Python")
+        par_path = os.path.join(out_dir, "model.py")
+        seq_path = os.path.join(out_dir, "model_seq.py")
+        with open(par_path, "w") as f:
+            f.write(print_python(par, src_name, class_name=name))
+        with open(seq_path, "w") as f:
+            f.write(
+                print_python(
+                    seq, src_name, class_name=name, trainable=options.trainable,
+                    dynamic_batch=dynamic,
+                )
+            )  # fmt: skip
+        weights_path = os.path.join(out_dir, WEIGHTS_FILE)
+        written = set(write_weights([par, seq], module, weights_path))
+        # model.mlir: its dense_resource weights are tensors of that same file
+        by_handle = {
+            op.properties["value"].resource_handle.data: key  # type: ignore[union-attr]
+            for op, key in weight_keys(module).items()
+            if isinstance(op.properties.get("value"), DenseResourceAttr)
+        }
+        _relink_ir_weights(
+            module, {h: k for h, k in by_handle.items() if k in written}, WEIGHTS_FILE
+        )
+        ir_path = os.path.join(out_dir, "model.mlir")
+        with open(ir_path, "w") as f:
+            f.write(str(module) + "\n")
+        with open(os.path.join(out_dir, "schedule.txt"), "w") as f:
+            f.write(report.to_text() + "\n")
+        with open(os.path.join(out_dir, "schedule.json"), "w") as f:
+            f.write(report.to_json() + "\n")
+        timings["print"] = time.perf_counter() - t
+    finally:
         with contextlib.suppress(FileNotFoundError):
-            os.remove(ir_weights)  # a previous compilation's
-        module.attributes[WEIGHTS_ATTR] = StringAttr("model.ir.safetensors")
-    timings["import"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    say("clean-up and clustering")
-    from ramiel.passes import LATE_REWRITES, PASSES
-
-    chosen = options.rewrites()
-    rewrites = [PASSES[name]()() for name in chosen if name not in LATE_REWRITES]
-    late = [PASSES[name]()() for name in chosen if name in LATE_REWRITES]
-    cleanup: list[ModulePass] = [
-        ConstantFold(),
-        DeadCodeElimination(),
-        *rewrites,
-        *([DeadCodeElimination()] if rewrites else []),
-    ]
-    _run_passes(module, cleanup)
-    # What the lowering would reject (unsupported ops, shapes only the data decide), found
-    # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
-    check_lowerable(module)
-    passes: list[ModulePass] = [
-        Hypercluster(batch=options.batch),
-        AssignLayout(format=options.layout),
-        EstimateCost(
-            profile=options.profile, backend=options.backend, transfer_cost=options.transfer_cost
-        ),
-        LinearCluster(),
-        Merge(clusters=n),
-    ]
-    if options.clone:
-        passes += [Clone(), DeadCodeElimination()]
-    if options.cores is not None:
-        passes.append(IntraOpThreads(cores=options.cores, profile=options.profile))
-    passes += late
-    _run_passes(module, passes)
-    report = schedule_report(module)
-    timings["passes"] = time.perf_counter() - t
-
-    store = store_of(module)
-    if store.new_keys():  # large constants folded into new weights: model.mlir names them
-        store.save()
-    ir_path = os.path.join(out_dir, "model.mlir")
-    with open(ir_path, "w") as f:
-        f.write(str(module) + "\n")
-
-    t = time.perf_counter()
-    say("lowering to torchpy")
-    par = module.clone()
-    seq = module.clone()
-    segments: list[ModulePass] = [CompileSegments()] if options.compile else []
-    _run_passes(par, [LowerToTorchpy(), *segments])
-    _run_passes(seq, [LowerToTorchpy(mode="sequential"), *segments])
-    timings["lower"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    say("printing Python")
-    if isinstance(model, str | os.PathLike):
-        src_name = os.path.basename(os.fspath(model))
-    else:
-        src_name = "an in-memory ONNX model"
-    par_path = os.path.join(out_dir, "model.py")
-    seq_path = os.path.join(out_dir, "model_seq.py")
-    with open(par_path, "w") as f:
-        f.write(print_python(par, src_name))
-    with open(seq_path, "w") as f:
-        f.write(print_python(seq, src_name))
-    weights_path = os.path.join(out_dir, WEIGHTS_FILE)
-    write_weights([par, seq], module, weights_path)
-    with open(os.path.join(out_dir, "schedule.txt"), "w") as f:
-        f.write(report.to_text() + "\n")
-    with open(os.path.join(out_dir, "schedule.json"), "w") as f:
-        f.write(report.to_json() + "\n")
-    timings["print"] = time.perf_counter() - t
+            os.remove(scratch)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(out_dir, "model.ir.safetensors"))  # an older Ramiel's
     return CompileResult(
         out_dir=out_dir,
         parallel_path=par_path,
@@ -333,17 +403,51 @@ def compile_model(
         report=report,
         timings=timings,
         clusters=len(report.clusters),
+        class_name=name,
+        dynamic_batch=dynamic,
+        notes=notes,
     )
 
 
-class CompiledModel:
-    """A compiled model: call it like a function on tensors (graph inputs in order).
+def generated_class(module: Any) -> type:
+    """The ``torch.nn.Module`` class a generated module file defines (exactly one)."""
+    found = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type)
+        and issubclass(v, torch.nn.Module)
+        and v.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        raise RamielError(
+            f"{getattr(module, '__file__', module.__name__)}: expected one torch.nn.Module class, "
+            f"found {len(found)}"
+        )
+    return found[0]
 
-    ``model(*inputs)`` runs the parallel module (workers started once, on first use) and returns
-    the outputs as a tuple (a single tensor if the graph has one output); ``model.sequential(...)``
-    runs the sequential module. ``close()`` (or ``with``) stops the workers; a parallel call after
-    it raises :class:`~ramiel.runtime.RunnerClosed`. Threads that make their first call at once
-    share one runner.
+
+def _load_generated(path: str, kind: str) -> type:
+    from ramiel.runtime.program import import_from_path
+
+    return generated_class(import_from_path(f"ramiel_{kind}_{next(_MODULE_IDS)}", path))
+
+
+class CompiledModel(ParallelModel):
+    """A compiled model: a ``torch.nn.Module`` that runs the parallel program.
+
+    ``model(*inputs)`` (graph inputs in order, or by ONNX name as keywords) runs the parallel
+    module on workers started once, on first use, and returns one tensor for a one-output graph,
+    else a tuple in graph order; ``model.run({name: tensor})`` returns a dict by ONNX output name;
+    ``close()`` (or ``with``) stops the workers. ``model.sequential`` is the generated sequential
+    class (``model_seq.py``) holding the same tensors: it runs in the caller's thread, takes any
+    batch size where ``result.dynamic_batch`` lists the input, traces with ``torch.fx``, exports
+    with ``torch.export`` and, with ``trainable=True``, trains (its floating-point weights are
+    parameters of both modules then).
+
+    The weights are this module's buffers (or parameters), named as in ``weights.safetensors``:
+    ``state_dict()``/``load_state_dict()`` round-trip, and the workers restart with new weights
+    after a change (see :class:`~ramiel.runtime.ParallelModel`). ``report``: the schedule
+    estimate; ``result``: paths and facts of the compilation; ``options``: how it was compiled.
 
     Compiled with ``compile=True``, the first call of each module compiles its segments
     (``start()`` does it for the parallel module ahead of time); ``compile_report()`` lists the
@@ -352,23 +456,28 @@ class CompiledModel:
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
         from ramiel.runtime import Weights, load_program
-        from ramiel.runtime.program import import_from_path
 
+        program = load_program(result.parallel_path, module_name=f"ramiel_par_{next(_MODULE_IDS)}")
+        super().__init__(program=program, threads_per_worker=options.threads_per_worker)
         self.result = result
         self.options = options
+        self.backend = options.backend
         self._tmp = tmp
-        uid = next(_MODULE_IDS)
-        self.program = load_program(result.parallel_path, module_name=f"ramiel_par_{uid}")
-        seq_mod = import_from_path(f"ramiel_seq_{uid}", result.sequential_path)
-        self._forward = seq_mod.forward
-        self._seq_namespace = vars(seq_mod)
+        seq_cls = _load_generated(result.sequential_path, "seq")
+        self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_cls.INPUTS)
+        self.DYNAMIC_BATCH = tuple(getattr(seq_cls, "DYNAMIC_BATCH", ()))
+        with torch.device("meta"):
+            seq = seq_cls()
+        params = set(seq._parameters)
+        # the weights file's metadata names those the code reads channels-last: converted here, once
+        for key, t in Weights.as_dict(Weights.from_safetensors(result.weights_path)).items():
+            if key in params:
+                self.register_parameter(key, torch.nn.Parameter(t))
+            else:
+                self.register_buffer(key, t)
+        object.__setattr__(self, "_seq", seq)  # not a submodule: no second copy in state_dict
+        self._seq_ids: tuple = ()
         self._seq_events: list[Any] = []
-        self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_mod.INPUTS)
-        self.output_names: list[str] = list(seq_mod.OUTPUTS)
-        self.weights = Weights.from_safetensors(result.weights_path)
-        self._runner: Any = None
-        self._closed = False
-        self._start_lock = threading.Lock()  # concurrent first calls start one runner
 
     @property
     def report(self) -> ScheduleReport:
@@ -380,6 +489,21 @@ class CompiledModel:
             name: (self.program.channels[ch].shape, self.program.channels[ch].dtype)
             for name, ch in self.program.outputs.items()
         }
+
+    @property
+    def output_names(self) -> list[str]:
+        return list(self.program.outputs)
+
+    @property
+    def sequential(self) -> torch.nn.Module:
+        """The sequential module (``model_seq.py``'s class), holding this module's tensors."""
+        seq = self._seq
+        ids = tuple(id(t) for d in (self._buffers, self._parameters) for t in d.values())
+        if ids != self._seq_ids:  # first use, or tensors replaced (load_state_dict, .to(...))
+            seq._parameters.update(self._parameters)
+            seq._buffers.update(self._buffers)
+            self._seq_ids = ids
+        return seq
 
     def runtime_config(self) -> tuple[str, int]:
         """The backend and intra-op threads per worker the parallel module runs with.
@@ -402,80 +526,36 @@ class CompiledModel:
             backend = "inline"
         return backend, threads
 
-    def start(self) -> None:
-        """Start the parallel module's workers now (compiling its segments, if compiled); the
-        first call does it otherwise."""
-        self._start()
-
     @property
     def compiled(self) -> bool:
         """Whether the modules have compiled segments (compiled with ``compile=True``)."""
+        import sys
+
         from ramiel.runtime.compiled import segments_in
 
-        return bool(segments_in(self._seq_namespace))
+        return bool(segments_in(vars(sys.modules[type(self._seq).__module__])))
 
     def compile_report(self) -> list[Any]:
         """The compilations of compiled segments so far (parallel and sequential module), as
         :class:`~ramiel.runtime.compiled.CompileEvent` items; empty unless compiled."""
+        import sys
+
         from ramiel.runtime.compiled import segments_in, take_events
 
-        self._seq_events += take_events(segments_in(self._seq_namespace).values())
-        par = self._runner.compile_report() if self._runner is not None else []
-        return [*par, *self._seq_events]
+        namespace = vars(sys.modules[type(self._seq).__module__])
+        self._seq_events += take_events(segments_in(namespace).values())
+        return [*super().compile_report(), *self._seq_events]
 
-    def _start(self) -> Any:
-        runner = self._runner
-        if runner is not None:
-            return runner
-        with self._start_lock:
-            if self._closed:
-                from ramiel.runtime import RunnerClosed
+    def _runtime(self) -> tuple[str, int]:
+        return self.runtime_config()
 
-                raise RunnerClosed(
-                    f"the compiled model of {self.result.out_dir} is closed; compile or load it "
-                    "again to run it in parallel (model.sequential still works)"
-                )
-            if self._runner is None:
-                from ramiel.runtime import start
-
-                backend, threads = self.runtime_config()
-                self._runner = start(
-                    self.program, self.weights, backend=backend, threads_per_worker=threads
-                )
-            return self._runner
-
-    def __call__(self, *inputs: Any) -> Any:
-        outs = self._start()(*inputs)
-        return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def run(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
-        """Run the parallel module on named inputs; returns outputs by name."""
-        return self._start().run(dict(feeds))
-
-    def sequential(self, *inputs: Any) -> Any:
-        """Run the sequential module (same weights, same semantics)."""
-        import torch
-
-        with torch.inference_mode():
-            return self._forward(self.weights, *inputs)
-
-    def close(self) -> None:
-        """Stop the workers; later parallel calls raise ``RunnerClosed``. Idempotent."""
-        with self._start_lock:
-            self._closed = True
-            runner, self._runner = self._runner, None
-        if runner is not None:
-            runner.close()
-
-    def __enter__(self) -> CompiledModel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # interpreter shutdown
-            self.close()
+    def extra_repr(self) -> str:
+        backend, threads = self.runtime_config()
+        state = "closed" if self.closed else "running"
+        return (
+            f"{self.result.class_name}, clusters={len(self.program.clusters)}, "
+            f"backend={backend!r}, threads_per_worker={threads}, {state}"
+        )
 
 
 def compile(  # noqa: A001 - the public name the README promises
@@ -486,10 +566,13 @@ def compile(  # noqa: A001 - the public name the README promises
     out_dir: str | None = None,
     **options: Any,
 ) -> CompiledModel:
-    """Compile an ONNX model (path or ``ModelProto``) and return a callable :class:`CompiledModel`.
+    """Compile an ONNX model (path or ``ModelProto``) into a :class:`CompiledModel` (an
+    ``nn.Module``; ``.sequential`` is the sequential one).
 
     Generated files go to ``out_dir`` (default: a temporary directory kept while the object
-    lives). Other keyword options are those of :class:`CompileOptions`.
+    lives). Other keyword options are those of :class:`CompileOptions` (``trainable``,
+    ``dynamic_batch``, ``input_shapes``, ``cores``, ...). Raises
+    :class:`~ramiel.errors.RamielError` subclasses (see :func:`compile_model`).
     """
     opts = CompileOptions(
         clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options

@@ -20,7 +20,6 @@ operations of B samples together. This module holds what it is measured and test
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -44,7 +43,6 @@ __all__ = [
 ]
 
 
-_module_ids = itertools.count()
 
 
 def split_batch(batch: int, workers: int) -> list[list[int]]:
@@ -69,7 +67,9 @@ def data_parallel_program(
     """A :class:`Program` that runs ``forward`` (a sequential batch-1 module) on B samples.
 
     Args:
-        forward: ``forward(w, *inputs) -> tuple of outputs`` (``forward`` of a ``model_seq.py``).
+        forward: ``forward(w, *inputs) -> tuple of outputs``: the (unbound) ``forward`` of the
+            class of a ``model_seq.py``, with the weights namespace ``w`` as ``self`` (it reads
+            only ``self.<weight>``).
         inputs: graph input name -> (shape, dtype) of one sample (``INPUTS`` of the module).
         outputs: graph output name -> (shape, dtype) of one sample.
         batch: B, the number of samples per inference.
@@ -112,14 +112,11 @@ def data_parallel_from_compiled(model: Any, batch: int, workers: int) -> Program
     """:func:`data_parallel_program` of a batch-1 :class:`~ramiel.compiler.CompiledModel`.
 
     Uses its sequential module (``model_seq.py``), its input specs, and the output shapes of its
-    parallel program; run it with ``start(program, model.weights, ...)``.
+    parallel program; run it with ``start(program, model.weights_namespace(), ...)``.
     """
-    from ramiel.runtime.program import import_from_path
-
     if model.options.batch != 1:
         raise ValueError(f"needs a batch-1 compiled model, got batch={model.options.batch}")
-    path = model.result.sequential_path
-    forward = import_from_path(f"ramiel_dp_seq_{next(_module_ids)}", path).forward
+    forward = type(model.sequential).forward
     prog = model.program
     outputs = {n: (prog.channels[c].shape, prog.channels[c].dtype) for n, c in prog.outputs.items()}
     return data_parallel_program(forward, model.input_specs, outputs, batch, workers)

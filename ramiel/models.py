@@ -569,16 +569,24 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "ramiel" / "models"
 
 
-def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: int = 17) -> str:
+def export_model(
+    name: str,
+    path: str | os.PathLike[str] | None = None,
+    opset: int = 17,
+    dynamic_batch: bool = False,
+) -> str:
     """Export model ``name`` to ONNX and return the file's path.
 
     ``name`` is a model of :func:`all_models` (the project's own, or a ``transformers`` model
     ``hf_*``). Without ``path`` the file is
-    ``<cache_dir()>/<name>-opset<opset>-v<MODELS_VERSION>[-transformers<version>].onnx`` and an
-    existing one is reused; with ``path`` the model is always exported there. The export uses
-    the legacy TorchScript exporter (``dynamo=False``; of the :func:`torch.jit.script`-ed module
-    for the models with control flow) in eval mode with fixed input shapes and
-    constant folding, then runs ``onnx.checker.check_model`` (full check, with shape inference).
+    ``<cache_dir()>/<name>-opset<opset>-v<MODELS_VERSION>[-transformers<version>][-batch].onnx``
+    (``-batch`` with ``dynamic_batch``) and an existing one is reused; with ``path`` the model is
+    always exported there. The export uses the legacy TorchScript exporter (``dynamo=False``; of
+    the :func:`torch.jit.script`-ed module for the models with control flow) in eval mode with
+    fixed input shapes (with ``dynamic_batch``, dimension 0 of every input and output is the
+    symbolic ``batch``: PyTorch then exports the shape computations, ``Shape -> Gather -> Concat
+    -> Reshape``, instead of constants) and constant folding, then runs
+    ``onnx.checker.check_model`` (full check, with shape inference).
     Raises ``KeyError`` for an unknown name and ``ValueError`` for an opset below the model's
     ``min_opset`` (11; 14 for ``"transformer_torch"``). The file is written to a temporary
     name and renamed, so concurrent callers never see a partial file.
@@ -589,7 +597,8 @@ def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: i
     if opset < entry.min_opset:
         raise ValueError(f"model {name!r} needs opset >= {entry.min_opset}, got {opset}")
     if path is None:
-        target = cache_dir() / f"{name}-opset{opset}-{_cache_tag(name)}.onnx"
+        tail = "-batch" if dynamic_batch else ""
+        target = cache_dir() / f"{name}-opset{opset}-{_cache_tag(name)}{tail}.onnx"
         if target.is_file():
             return str(target)
     else:
@@ -611,6 +620,11 @@ def export_model(name: str, path: str | os.PathLike[str] | None = None, opset: i
                 opset_version=opset,
                 input_names=list(entry.input_names),
                 output_names=list(entry.output_names),
+                dynamic_axes=(
+                    {n: {0: "batch"} for n in (*entry.input_names, *entry.output_names)}
+                    if dynamic_batch
+                    else None
+                ),
                 do_constant_folding=True,
                 training=torch.onnx.TrainingMode.EVAL,
             )
@@ -646,7 +660,9 @@ __all__ = [
     "example_inputs",
     "export_model",
     "input_names",
+    "onnx_weight_bytes",
     "output_names",
+    "randomize_weights",
     "state_pairs",
 ]
 
@@ -754,3 +770,27 @@ def randomize_weights(
             if redraw(t.name, shape):
                 t.CopyFrom(numpy_helper.from_array(draw(t.name, shape), t.name))
     return m
+
+
+def onnx_weight_bytes(model: onnx.ModelProto) -> int:
+    """Bytes of the model's weights in their real shapes and dtypes: its initializers, its
+    ``Constant`` nodes' tensors, and the outputs of ``ConstantOfShape`` nodes whose shape is a
+    constant (how the zoo models store their weights)."""
+    from onnx import numpy_helper
+
+    consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    total = sum(a.nbytes for a in consts.values())
+    for n in model.graph.node:
+        if n.op_type == "Constant":
+            value = (
+                numpy_helper.to_array(n.attribute[0].t) if n.attribute[0].name == "value" else None
+            )
+            if value is not None:
+                consts[n.output[0]] = value
+                total += value.nbytes
+    for n in model.graph.node:
+        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in consts:
+            value = next((a.t for a in n.attribute if a.name == "value"), None)
+            itemsize = np.dtype(numpy_helper.to_array(value).dtype).itemsize if value else 4
+            total += math.prod(int(d) for d in consts[n.input[0]]) * itemsize
+    return total

@@ -1,27 +1,43 @@
-"""Python printer: ``torchpy`` IR -> readable PyTorch + Python source (``--to-python``).
+r"""Python printer: ``torchpy`` IR -> readable PyTorch + Python source (``--to-python``).
 
 A per-op table (see :mod:`ramiel.dialects.torchpy`): each op prints one statement. Names come from
 SSA name hints (ONNX tensor names) made into valid, non-clashing ASCII identifiers -- never pasted
 raw into the source; ONNX node names appear only in comments, escaped with ``ascii()`` so that no
 character can end the comment; channel names and literals are ``repr``-quoted.
 
-A module with ``torchpy.func`` ops of kind ``cluster`` prints the parallel module (one function per
-cluster and a ``PROGRAM`` table for :mod:`ramiel.runtime`); one of kind ``sequential`` prints the
-sequential module (``forward(w, *inputs)``). Both end with a ``__main__`` block that runs one
-inference on random inputs (weights from the ``.safetensors`` file beside the module).
+Both modules define a ``torch.nn.Module`` class (named by ``class_name``, e.g. from the ONNX graph
+name) whose weights are registered buffers named by their ``torchpy.weight`` keys -- the tensor
+names of the weights file (``weights.safetensors`` beside the module, written by
+:func:`write_weights`), so ``load_state_dict(safetensors.torch.load_file(...))`` loads them;
+``from_safetensors(path=None)`` does that with the file beside the module:
+
+* a module with ``torchpy.func`` ops of kind ``sequential`` prints the sequential module: class
+  ``<Name>(torch.nn.Module)`` with ``forward(self, <graph inputs>)`` holding the straight-line code
+  (weights read as ``self.<key>``); with ``trainable`` the floating-point weights are
+  ``torch.nn.Parameter``\ s instead of buffers;
+* one with ``torchpy.func`` ops of kind ``cluster`` prints the parallel module: one function
+  ``cluster_<c>(ch, w)`` per cluster (weights read as ``w.<key>``, a namespace of the module's
+  buffers), the ``PROGRAM`` table for :mod:`ramiel.runtime`, and class
+  ``<Name>Parallel(ramiel.runtime.ParallelModel)`` whose ``forward`` runs ``PROGRAM`` on workers.
 
 Functions of kind ``segment`` (from ``--compile-segments``) print as ``@segment``-decorated
-functions ``c0_seg0(w, *inputs)`` (:func:`ramiel.runtime.compiled.segment`: compiled with
-``torch.compile`` on their first call), before the function that calls them.
+functions ``c0_seg0(w, *inputs)`` at module level (:func:`ramiel.runtime.compiled.segment`:
+compiled with ``torch.compile`` on their first call), before the function that calls them; the
+module's ``forward`` passes ``self`` as their ``w``.
+
+Both end with a ``__main__`` block that runs one inference on random inputs.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import keyword
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
@@ -38,6 +54,12 @@ from ramiel.pysource import GENERATED_NAMES
 #: Names generated code never gives a value or function: the module's own names and builtins
 #: (the torchpy verifier rejects functions named so, :mod:`ramiel.pysource`).
 RESERVED = GENERATED_NAMES | frozenset(dir(builtins))
+
+WEIGHTS_FILE = "weights.safetensors"
+"""The weights file a generated module loads by default, from its own directory."""
+
+#: Element types whose weights become ``torch.nn.Parameter``\ s with ``trainable``.
+TRAINABLE_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 
 #: ``operator.*`` callees printed infix: name -> (format, precedence-safe)
 _INFIX = {
@@ -68,11 +90,16 @@ _PLACEHOLDER = re.compile(r"\$(\d+)")
 
 
 class Names:
-    """Valid, unique Python identifiers for SSA values within one function."""
+    """Valid, unique Python identifiers for SSA values within one function.
 
-    def __init__(self, taken: Iterable[str] = ()):
+    ``weights``: how weights are read (``self`` in a method of the module class, ``w`` in a
+    cluster function).
+    """
+
+    def __init__(self, taken: Iterable[str] = (), weights: str = "w"):
         self.taken = set(RESERVED) | set(taken)
         self.names: dict[SSAValue, str] = {}
+        self.weights = weights
 
     def fresh(self, hint: str | None, fallback: str = "t") -> str:
         base = _IDENT.sub("_", hint or "").strip("_") or fallback
@@ -91,7 +118,7 @@ class Names:
         if v not in self.names:
             owner = v.owner
             if isinstance(owner, tp.WeightOp):
-                self.names[v] = f"w.{owner.key.data}"
+                self.names[v] = f"{self.weights}.{owner.key.data}"
             else:
                 self.names[v] = self.fresh(v.name_hint, "tmp")
         return self.names[v]
@@ -105,7 +132,7 @@ def _item(item: Attribute, operands: list[str]) -> str:
 
 
 def _paren(text: str) -> str:
-    return text if _SIMPLE.match(text) or text.startswith(("w.", "(", "[")) else f"({text})"
+    return text if _SIMPLE.match(text) or text.startswith(("(", "[")) else f"({text})"
 
 
 def _call_text(op: tp.CallOp | tp.MethodOp, names: Names) -> str:
@@ -177,7 +204,7 @@ def statement(op: Operation, names: Names) -> str | None:
     if isinstance(op, tp.CallOp | tp.MethodOp):
         return _targets(op, names) + _call_text(op, names) + _comment(op)
     if isinstance(op, tp.CallSegmentOp):
-        args = ", ".join(["w", *(names[v] for v in op.inputs)])
+        args = ", ".join([names.weights, *(names[v] for v in op.inputs)])
         return _targets(op, names) + f"{op.callee.root_reference.data}({args})"
     if isinstance(op, tp.ReturnOp):
         vals = [names[v] for v in op.values]
@@ -208,28 +235,38 @@ def _format_of(op: tp.GetOp | tp.PutOp | tp.WeightOp) -> str:
 
 
 def _func_text(
-    f: tp.FuncOp, functions: Iterable[str] = ()
+    f: tp.FuncOp,
+    indent: str = "",
+    doc: str | None = None,
+    names: Names | None = None,
+    functions: Iterable[str] = (),
 ) -> tuple[str, dict[str, tuple[str, Attribute, str]]]:
     """Source of one function, and its channels: name -> ('get'|'put', type, memory format).
-    ``functions``: the module's function names, which no local name may shadow."""
-    names = Names(functions)
+
+    A cluster function is ``def cluster_<c>(ch, w):`` and a segment ``@segment def
+    <name>(w, <inputs>):`` at module level; the sequential function is the
+    ``forward(self, <inputs>)`` method of the module class (``indent``: one level).
+    ``functions``: the module's function names, which no local name may shadow.
+    """
+    kind = f.kind.data
+    names = names or Names(functions, weights="self" if kind == "sequential" else "w")
     block = f.body.block
     channels: dict[str, tuple[str, Attribute, str]] = {}
-    if f.kind.data == "cluster":
+    if kind == "cluster":
         params = "ch, w"
     else:
-        params = ", ".join(["w", *(names[a] for a in block.args)])
-    lines = ["@segment"] if f.kind.data == "segment" else []
-    lines.append(f"def {f.sym_name.data}({params}):")
-    doc = _func_doc(f)
+        params = ", ".join([names.weights, *(names[a] for a in block.args)])
+    lines = [f"{indent}@segment"] if kind == "segment" else []
+    lines.append(f"{indent}def {f.sym_name.data}({params}):")
+    doc = doc if doc is not None else _func_doc(f)
     if doc:
-        lines.append(f'    """{doc}"""')
+        lines.append(f'{indent}    """{doc}"""')
     for op in block.ops:
         if isinstance(op, tp.GetOp):
             channels[op.channel.data] = ("get", op.result.type, _format_of(op))
         elif isinstance(op, tp.PutOp):
             channels[op.channel.data] = ("put", op.value.type, _format_of(op))
-    lines += _block_lines(block, names, "    ")
+    lines += _block_lines(block, names, indent + "    ")
     return "\n".join(lines) + "\n", channels
 
 
@@ -345,16 +382,155 @@ def _func_doc(f: tp.FuncOp) -> str:
     return f"The whole model, sequentially ({n_calls} statements)."
 
 
-def print_python(module: ModuleOp, source: str = "") -> str:
-    """Python source of a ``torchpy`` module (see the module docstring)."""
+def make_class_name(text: str, default: str = "Model") -> str:
+    """A CamelCase Python class name made from ``text`` (an ONNX graph name or a file stem):
+    ``light_inception_v1`` -> ``LightInceptionV1``; ``default`` when nothing is left."""
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", text) if p]
+    name = "".join(p[0].upper() + p[1:] for p in parts)
+    if not name or not name.isascii():
+        return default
+    if name[0].isdigit():
+        name = default + name
+    if keyword.iskeyword(name) or name in RESERVED:
+        name += "Model"
+    return name
+
+
+def module_weights(module: ModuleOp) -> dict[str, tp.WeightOp]:
+    """The weights the functions of a ``torchpy`` module read, in order of first use: key -> its
+    first ``torchpy.weight``.
+
+    Raises ``ValueError`` when one key names two different tensors (type or value).
+    """
+    out: dict[str, tp.WeightOp] = {}
+    weight_ops = [op for op in module.walk() if isinstance(op, tp.WeightOp)]
+    used = [
+        v.owner for op in module.walk() for v in op.operands if isinstance(v.owner, tp.WeightOp)
+    ]
+    for op in [*used, *weight_ops]:
+        key = op.key.data
+        seen = out.get(key)
+        if seen is None:
+            out[key] = op
+        elif seen is not op and (seen.result.type != op.result.type or seen.value != op.value):
+            raise ValueError(f"torchpy.weight key {key!r} names two different tensors")
+    return out
+
+
+def _weight_decls(
+    weights: dict[str, tp.WeightOp],
+    trainable: bool,
+    indent: str,
+    formats: dict[str, str] | None = None,
+) -> list[str]:
+    """``__init__`` statements registering every weight (uninitialised: loaded afterwards), in
+    its memory format of ``formats`` (:func:`weight_formats`) where it has one."""
+    lines = []
+    for key, op in weights.items():
+        t = op.result.type
+        fmt = (formats or {}).get(key)
+        mf = f", memory_format=torch.{fmt}" if fmt else ""
+        empty = f"torch.empty({_shape_text(t)}, dtype={_dtype_text(t)}{mf})"
+        dt = numpy_dtype_of(t.element_type).name if isinstance(t, TensorType) else ""
+        if trainable and dt in TRAINABLE_DTYPES:
+            lines.append(f"{indent}self.{key} = torch.nn.Parameter({empty})")
+        else:
+            lines.append(f"{indent}self.register_buffer({key!r}, {empty})")
+    return lines
+
+
+def _specs_text(names: list[str], types: list[Attribute], indent: str) -> str:
+    items = [
+        f"{indent}    {n!r}: ({_shape_text(t)}, {_dtype_text(t)}),"
+        for n, t in zip(names, types, strict=False)
+    ]
+    return f"{indent}INPUTS = {{\n" + "\n".join(items) + ("\n" if items else "") + f"{indent}}}\n"
+
+
+def _signature_doc(
+    names: list[str], types: list[Attribute], params: Sequence[str] | None = None
+) -> str:
+    """``x: float32[1, 3, 224, 224]`` per value; ``params``: the Python names, when they differ
+    from the ONNX ones (``x ('input'): ...``)."""
+    items = []
+    for i, (n, t) in enumerate(zip(names, types, strict=False)):
+        shape = list(t.get_shape()) if isinstance(t, TensorType) else ""
+        what = f"{_dtype_text(t).removeprefix('torch.')}{shape}"
+        label = _docstring_text(n)
+        if params is not None and params[i] != n:
+            label = f"{params[i]} ('{label}')"
+        items.append(f"{label}: {what}")
+    return ", ".join(items)
+
+
+_LOADER = """\
+    @classmethod
+    def from_safetensors(cls, path=None, device=None):
+        \"\"\"An instance holding the weights of the safetensors file ``path`` (default:
+        ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU).
+
+        Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
+        \"\"\"
+        from safetensors.torch import load_file
+
+        if path is None:
+            path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
+        with torch.device("meta"):  # no memory for weights that are replaced at once
+            model = cls()
+        model.load_state_dict(load_file(str(path), device=str(device or "cpu")), assign=True)
+        return model
+"""
+
+_LOADER_FORMATS = """\
+    @classmethod
+    def from_safetensors(cls, path=None, device=None):
+        \"\"\"An instance holding the weights of the safetensors file ``path`` (default:
+        ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU); the weights of
+        ``WEIGHT_FORMATS`` converted once into their memory format.
+
+        Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
+        \"\"\"
+        from safetensors.torch import load_file
+
+        from ramiel.runtime.weights import to_formats
+
+        if path is None:
+            path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
+        with torch.device("meta"):  # no memory for weights that are replaced at once
+            model = cls()
+        state = load_file(str(path), device=str(device or "cpu"))
+        model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)
+        return model
+"""
+
+
+def print_python(
+    module: ModuleOp,
+    source: str = "",
+    class_name: str = "Model",
+    trainable: bool = False,
+    dynamic_batch: Sequence[str] = (),
+) -> str:
+    """Python source of a ``torchpy`` module (see the module docstring).
+
+    ``class_name``: the module class (the parallel one gets ``Parallel`` appended); ``trainable``:
+    floating-point weights of the sequential class are parameters; ``dynamic_batch``: the ONNX
+    names of the graph inputs whose dimension 0 the sequential module takes at any size (listed
+    in its ``DYNAMIC_BATCH``, for ``torch.export`` users).
+
+    Raises ``ValueError`` for a module without ``torchpy.func``, a function name used twice or
+    reserved, or a class name that is not a Python identifier.
+    """
     funcs = [op for op in module.ops if isinstance(op, tp.FuncOp)]
     programs = [op for op in module.ops if isinstance(op, tp.ProgramOp)]
     if not funcs:
         raise ValueError("the module holds no torchpy.func (run --lower-to-torchpy first)")
+    if not tp.is_python_name(class_name) or class_name in RESERVED:
+        raise ValueError(f"class name {class_name!r} is not a usable Python identifier")
     seen: set[str] = set()
     for f in funcs:
         fname = f.sym_name.data
-        if fname in seen or (fname in RESERVED and fname != "forward"):
+        if fname in seen or (fname in RESERVED and fname != "forward") or fname == class_name:
             raise ValueError(
                 f"torchpy.func @{fname}: the name is used twice or clashes with a name of the "
                 "generated module"
@@ -362,82 +538,145 @@ def print_python(module: ModuleOp, source: str = "") -> str:
         seen.add(fname)
     prog = programs[0] if programs else None
     parallel = any(f.kind.data == "cluster" for f in funcs)
+    weights = module_weights(module)
+    formats = weight_formats(module)
+    segments = [f for f in funcs if f.kind.data == "segment"]
+    in_order = [_text(a) for a in prog.input_order.data] if prog else []
+    out_order = [_text(a) for a in prog.output_order.data] if prog else []
     out: list[str] = []
-    kind = "parallel" if parallel else "sequential"
-    out.append(
-        f'"""{kind.capitalize()} PyTorch module generated by Ramiel'
-        + (f" from {_docstring_text(source)}" if source else "")
-        + ".\n\n"
-        + (
+    name = class_name + "Parallel" if parallel else class_name
+    src = f" from {_docstring_text(source)}" if source else ""
+    if parallel:
+        out.append(
+            f'"""Parallel PyTorch module generated by Ramiel{src}.\n\n'
             "One function per cluster; the clusters run concurrently and exchange tensors\n"
-            "through the named channels of PROGRAM (see ramiel.runtime).\n"
-            if parallel
-            else "forward(w, *inputs) computes the graph outputs from the graph inputs.\n"
+            "through the named channels of PROGRAM (see ramiel.runtime). The class\n"
+            f"{name} (a torch.nn.Module, ramiel.runtime.ParallelModel) runs PROGRAM\n"
+            "on workers started once; the weights are its buffers, named as in\n"
+            f"{WEIGHTS_FILE}:\n\n"
+            f'    with {name}.from_safetensors(backend="threads") as model:\n'
+            "        outputs = model(*inputs)\n\n"
+            "Run `python <this file>` for one inference on random inputs.\n"
+            '"""\n'
         )
-        + "Run `python <this file>` for one inference on random inputs.\n"
-        + '"""\n'
-    )
+    else:
+        out.append(
+            f'"""Sequential PyTorch module generated by Ramiel{src}.\n\n'
+            f"{name} is a torch.nn.Module: forward(...) computes the graph outputs from the\n"
+            "graph inputs; the weights are its "
+            + ("parameters and buffers" if trainable else "buffers")
+            + f", named as in {WEIGHTS_FILE}:\n\n"
+            f"    model = {name}.from_safetensors()  # or {name}() + load_state_dict(...)\n"
+            "    outputs = model(*inputs)\n\n"
+            "Run `python <this file>` for one inference on random inputs.\n"
+            '"""\n'
+        )
     out.append("import math  # noqa: F401\nimport operator  # noqa: F401\n")
+    if not parallel:
+        out.append("from pathlib import Path\n")
     # before torch: GNU OpenMP reads its wait policy once, when torch loads it (ramiel.omp)
-    out.append("import ramiel.omp  # noqa: F401 - OpenMP settings, before torch starts\n")
+    out.append("\nimport ramiel.omp  # noqa: F401 - OpenMP settings, before torch starts\n")
     out.append("import torch\nimport torch.nn.functional as F  # noqa: F401\n")
     out.append("from ramiel.runtime import ops  # noqa: F401\n")
     if parallel:
-        out.append("from ramiel.runtime import ChannelSpec, Program\n")
-    if any(f.kind.data == "segment" for f in funcs):
+        out.append("from ramiel.runtime import ChannelSpec, ParallelModel, Program\n")
+    if segments:
         out.append("from ramiel.runtime.compiled import segment\n")
-    all_channels: dict[str, dict[str, tuple[str, Attribute, str]]] = {}
-    bodies = []
-    for f in funcs:
-        text, chans = _func_text(f, seen)
-        bodies.append(text)
-        all_channels[f.sym_name.data] = chans
-    out.append("\n\n" + "\n\n".join(bodies))
-    out.append(_weight_formats_text(funcs))
-    in_order = [_text(a) for a in prog.input_order.data] if prog else []
-    out_order = [_text(a) for a in prog.output_order.data] if prog else []
     if parallel:
+        all_channels: dict[str, dict[str, tuple[str, Attribute, str]]] = {}
+        bodies = []
+        for f in funcs:
+            text, chans = _func_text(f, functions=seen)
+            bodies.append(text)
+            all_channels[f.sym_name.data] = chans
+        out.append("\n\n" + "\n\n".join(bodies))
         out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order))
+        out.append(_weight_formats_text(formats))
+        decls = _weight_decls(weights, False, " " * 8, formats)
+        out.append(
+            f"\n\nclass {name}(ParallelModel):\n"
+            '    """PROGRAM as a torch.nn.Module: forward(*inputs) runs it on the workers of\n'
+            "    ParallelModel (backend, threads_per_worker, timeout_s: keyword arguments of the\n"
+            "    constructor and of from_safetensors), compiled for the shapes of PROGRAM's input\n"
+            '    channels. close() (or `with`) stops the workers."""\n\n'
+            "    PROGRAM = PROGRAM\n"
+            + ("    WEIGHT_FORMATS = WEIGHT_FORMATS\n" if formats else "")
+            + f"    WEIGHTS_FILE = {WEIGHTS_FILE!r}\n\n"
+            "    def __init__(self, **runtime_options):\n"
+            "        super().__init__(**runtime_options)\n" + "".join(d + "\n" for d in decls)
+        )
         # a module compiled for the distributed backend runs on it by default (and under torchrun)
         backend = module.attributes.get("ramiel.backend")
         extra = ", backend='distributed'" if tp.attr_text(backend) == "distributed" else ""
         out.append(
             '\n\nif __name__ == "__main__":\n'
             "    from ramiel.runtime.entry import main\n\n"
-            f"    main(PROGRAM, __file__{extra})\n"
+            f"    main({name}, __file__{extra})\n"
         )
-    else:
-        seq = next(f for f in funcs if f.kind.data == "sequential")
-        items = [
-            f"    {n!r}: ({_shape_text(a.type)}, {_dtype_text(a.type)}),"
-            for n, a in zip(in_order, seq.body.block.args, strict=False)
-        ]
-        out.append("\n\nINPUTS = {\n" + "\n".join(items) + "\n}\n")
-        out.append(f"OUTPUTS = {out_order!r}\n")
-        out.append(
-            '\n\nif __name__ == "__main__":\n'
-            "    from ramiel.runtime.entry import main_sequential\n\n"
-            "    main_sequential(forward, INPUTS, OUTPUTS, __file__)\n"
-        )
+        return "".join(out)
+    seq = next(f for f in funcs if f.kind.data == "sequential")
+    arg_types = [a.type for a in seq.body.block.args]
+    ret = seq.body.block.last_op
+    out_types = [v.type for v in ret.values] if isinstance(ret, tp.ReturnOp) else []
+    doc = _func_doc(seq)
+    names = Names(seen, weights="self")
+    params = [names[a] for a in seq.body.block.args]
+    ins = _signature_doc(in_order, arg_types, params)
+    outs = _signature_doc(out_order, out_types)
+    returns = ", ".join(_docstring_text(n) for n in out_order) or "nothing"
+    body, _ = _func_text(seq, indent="    ", doc=f"The graph outputs: {returns}.", names=names)
+    decls = _weight_decls(weights, trainable, " " * 8, formats)
+    cls_doc = [f'    """{doc}', ""]
+    cls_doc.append(f"    Inputs: {ins or 'none'}.")
+    cls_doc.append(f"    Outputs: {outs or 'none'}.")
+    if dynamic_batch:
+        batched = ", ".join(_docstring_text(n) for n in dynamic_batch)
+        cls_doc.append(f"    Dimension 0 of {batched} (the batch) may have any size.")
+    cls_doc.append('    """')
+    for f in segments:  # module-level functions the forward calls (with self as their w)
+        out.append("\n\n" + _func_text(f, functions=seen)[0])
+    out.append(_weight_formats_text(formats))
+    out.append(f"\n\nclass {name}(torch.nn.Module):\n" + "\n".join(cls_doc) + "\n\n")
+    out.append(_specs_text(in_order, arg_types, "    "))
+    out.append(f"    OUTPUTS = {out_order!r}\n")
+    if dynamic_batch:
+        out.append(f"    DYNAMIC_BATCH = {tuple(dynamic_batch)!r}\n")
+    if formats:
+        out.append("    WEIGHT_FORMATS = WEIGHT_FORMATS\n")
+    out.append(f"    WEIGHTS_FILE = {WEIGHTS_FILE!r}\n\n")
+    out.append("    def __init__(self):\n        super().__init__()\n")
+    out.append("".join(d + "\n" for d in decls))
+    out.append("\n" + (_LOADER_FORMATS if formats else _LOADER) + "\n")
+    out.append(body)
+    out.append(
+        '\n\nif __name__ == "__main__":\n'
+        "    from ramiel.runtime.entry import main_sequential\n\n"
+        f"    main_sequential({name}, __file__)\n"
+    )
     return "".join(out)
 
 
-def _weight_formats_text(funcs: list[tp.FuncOp]) -> str:
-    """The ``WEIGHT_FORMATS`` table of the weights read in a non-default memory format (empty
-    text when there are none)."""
+def weight_formats(module: ModuleOp) -> dict[str, str]:
+    """Key -> memory format name of the weights the code of ``module`` reads in a format other
+    than contiguous (a ``torchpy.weight`` with ``memory_format``: the conv kernels of
+    channels-last convolutions), sorted by key."""
     formats: dict[str, str] = {}
-    for f in funcs:
-        for op in f.walk():
-            if isinstance(op, tp.WeightOp) and op.memory_format is not None:
-                formats.setdefault(op.key.data, _format_of(op))
+    for op in module.walk():
+        if isinstance(op, tp.WeightOp) and op.memory_format is not None:
+            formats.setdefault(op.key.data, _format_of(op))
+    return dict(sorted(formats.items()))
+
+
+def _weight_formats_text(formats: dict[str, str]) -> str:
+    """The module-level ``WEIGHT_FORMATS`` table (empty text when there are none)."""
     if not formats:
         return ""
     items = "\n".join(f"    {k!r}: torch.{v}," for k, v in sorted(formats.items()))
     return (
         "\n\n#: Weights this code reads in a memory format other than contiguous (conv kernels\n"
-        "#: of channels-last convolutions): the weights file lists them in its metadata\n"
-        "#: (ramiel.memory_formats) and ramiel.runtime.Weights.from_safetensors converts them\n"
-        "#: once when it loads the file, never per call.\n"
+        "#: of channels-last convolutions): the class's from_safetensors converts them once when\n"
+        "#: it loads the weights file (whose metadata, ramiel.memory_formats, lists them too),\n"
+        "#: and its buffers are made in that format, so load_state_dict keeps it; never per call.\n"
         f"WEIGHT_FORMATS = {{\n{items}\n}}\n"
     )
 
@@ -498,16 +737,73 @@ def _program_text(
     return "\n".join(lines)
 
 
-def print_python_file(path: str, weights_out: str | None = None) -> str:
+def write_weights(modules: Sequence[ModuleOp], source: ModuleOp | None, path: str) -> list[str]:
+    """Write every weight the ``torchpy`` modules read to one safetensors file; returns the keys.
+
+    The tensor names are the weight keys (the buffer names of the generated classes); every tensor
+    has its real shape and dtype (a splat, stored in the IR as one element, is written in full),
+    so ``safetensors.torch.load_file`` gives exactly the module's ``state_dict()``. ``source``
+    resolves ``dense_resource`` values (the module whose ``ramiel.weights`` file holds them).
+    Tensors are stored contiguous; those the code reads in another memory format
+    (:func:`weight_formats`) are listed in the file's metadata under
+    :data:`~ramiel.runtime.weights.FORMATS_METADATA_KEY` (JSON ``{key: format}``), which
+    :meth:`ramiel.runtime.Weights.from_safetensors` converts once when it loads them.
+
+    Raises :class:`~ramiel.errors.RamielError` when the file cannot be written or a key names two
+    different tensors.
+    """
+    import json
+
+    from ramiel.errors import RamielError
+    from ramiel.runtime.weights import FORMATS_METADATA_KEY
+    from ramiel.weights import constant_value, save_safetensors
+
+    weights: dict[str, tp.WeightOp] = {}
+    try:
+        for m in modules:
+            for key, op in module_weights(m).items():
+                seen = weights.setdefault(key, op)
+                if seen.result.type != op.result.type or seen.value != op.value:
+                    raise ValueError(f"torchpy.weight key {key!r} names two different tensors")
+    except ValueError as e:
+        raise RamielError(str(e)) from None
+    arrays: dict[str, np.ndarray] = {}
+    for key, op in weights.items():
+        arr = constant_value(op.value, source)
+        if arr is None:
+            raise RamielError(f"torchpy.weight {key!r}: its value is no dense or dense_resource")
+        arrays[key] = arr  # a splat stays a broadcast view: written in full, never allocated
+    formats: dict[str, str] = {}
+    for m in modules:
+        formats.update(weight_formats(m))
+    meta = {FORMATS_METADATA_KEY: json.dumps(dict(sorted(formats.items())))} if formats else None
+    tmp = path + ".tmp"
+    try:
+        save_safetensors(arrays, tmp, metadata=meta)
+        os.replace(tmp, path)
+    except (OSError, ValueError) as e:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise RamielError(f"cannot write weights file {path}: {e}") from None
+    return list(arrays)
+
+
+def print_python_file(
+    path: str,
+    weights_out: str | None = None,
+    class_name: str | None = None,
+    trainable: bool = False,
+) -> str:
     """Parse the torchpy IR file ``path`` (``-`` for stdin) and print it as Python source.
 
     With ``weights_out``, also write the ``torchpy.weight`` values to that safetensors file (the
     ``weights.safetensors`` the generated module loads from its own directory).
+    ``class_name``: the module class (default: from the file's name, ``Model`` for stdin);
+    ``trainable``: see :func:`print_python`.
 
     Raises :class:`~ramiel.errors.RamielError` with a one-line message for a missing file, a
     syntax error (``file:line:col: reason``), IR that fails verification or holds no torchpy.
     """
-    import os
     import sys
 
     from xdsl.utils.exceptions import ParseError
@@ -538,12 +834,13 @@ def print_python_file(path: str, weights_out: str | None = None) -> str:
     except LocatedVerifyError as e:
         where = e.location
         raise RamielError(f"{where}: {e.reason}" if where else e.reason) from None
+    if class_name is None:
+        class_name = make_class_name(os.path.splitext(name)[0] if path != "-" else "")
     try:
-        source = print_python(module, name)
+        source = print_python(module, name, class_name=class_name, trainable=trainable)
     except ValueError as e:
         raise RamielError(str(e)) from None
     if weights_out is not None:
-        from ramiel.compiler import write_weights
         from ramiel.weights import set_ir_base_dir
 
         set_ir_base_dir(os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd())
@@ -551,4 +848,13 @@ def print_python_file(path: str, weights_out: str | None = None) -> str:
     return source
 
 
-__all__ = ["print_python", "print_python_file", "statement", "Names"]
+__all__ = [
+    "WEIGHTS_FILE",
+    "Names",
+    "make_class_name",
+    "module_weights",
+    "print_python",
+    "print_python_file",
+    "statement",
+    "write_weights",
+]

@@ -43,8 +43,8 @@ __all__ = [
 #: Module-level names of the generated code (import aliases, runtime classes, tables); a
 #: generated function must not take one of them (nor a builtin's name, nor a dunder).
 GENERATED_NAMES = frozenset(
-    {"torch", "F", "ops", "operator", "math", "ch", "w", "Program", "ChannelSpec", "INPUTS",
-     "OUTPUTS", "PROGRAM", "WEIGHT_FORMATS", "forward", "np", "segment"}
+    {"torch", "F", "ops", "operator", "math", "Path", "ch", "w", "self", "Program", "ChannelSpec",
+     "ParallelModel", "INPUTS", "OUTPUTS", "PROGRAM", "WEIGHT_FORMATS", "forward", "np", "segment"}
 )  # fmt: skip
 
 #: What a dotted name of generated code starts with -> the module it names.

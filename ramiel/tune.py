@@ -45,7 +45,6 @@ PROGRAM_FILES = (
     "model_seq.py",
     "weights.safetensors",
     "model.mlir",
-    "model.ir.safetensors",
     "schedule.txt",
     "schedule.json",
 )

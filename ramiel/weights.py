@@ -21,7 +21,7 @@ import math
 import os
 import re
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -246,6 +246,73 @@ def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
         data = f.read(end - begin)
     dt = np.dtype(getattr(ml_dtypes, _ML_DTYPES_TAGS[tag]))
     return np.frombuffer(data, dt).reshape(entry["shape"]).copy()
+
+
+#: safetensors dtype tag of each numpy (ml_dtypes) element type name.
+SAFETENSORS_TAGS = {
+    "float64": "F64",
+    "float32": "F32",
+    "float16": "F16",
+    "bfloat16": "BF16",
+    "int64": "I64",
+    "int32": "I32",
+    "int16": "I16",
+    "int8": "I8",
+    "uint64": "U64",
+    "uint32": "U32",
+    "uint16": "U16",
+    "uint8": "U8",
+    "bool": "BOOL",
+    **{v: k for k, v in _ML_DTYPES_TAGS.items()},
+}
+
+_CHUNK = 1 << 20
+
+
+def save_safetensors(
+    tensors: Mapping[str, np.ndarray], path: str, metadata: Mapping[str, str] | None = None
+) -> None:
+    """Write ``tensors`` (name -> array, C order) as a safetensors file, streaming;
+    ``metadata``: the header's ``__metadata__`` (string -> string), if any.
+
+    The same format ``safetensors.torch.save_file`` writes (an 8-byte little-endian header
+    length, a JSON header with each tensor's dtype, shape and byte range, the data; see
+    https://github.com/huggingface/safetensors), without building the file in memory: an array
+    is written from its own buffer, and a broadcast view of one element (a splat weight,
+    :func:`numpy_from_dense`) is written in full from a 1 MiB chunk, so a 400 MB splat weight
+    takes no 400 MB of memory. Raises ``OSError``/``ValueError`` (unknown element type).
+    """
+    header: dict[str, Any] = {}
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    offset = 0
+    for name, arr in tensors.items():
+        tag = SAFETENSORS_TAGS.get(arr.dtype.name)
+        if tag is None:
+            raise ValueError(f"tensor {name!r}: no safetensors dtype for {arr.dtype.name}")
+        n = int(arr.size) * arr.dtype.itemsize
+        header[name] = {"dtype": tag, "shape": list(arr.shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for arr in tensors.values():
+            if arr.size == 0:
+                continue
+            if arr.strides == (0,) * arr.ndim and arr.size > 1:  # a broadcast single element
+                one = np.ascontiguousarray(arr.reshape(-1)[:1]).view(np.uint8).tobytes()
+                count = arr.size
+                block = one * max(1, min(count, _CHUNK // len(one)))
+                per = len(block) // len(one)
+                while count:
+                    k = min(count, per)
+                    f.write(block[: k * len(one)])
+                    count -= k
+            else:
+                data = np.ascontiguousarray(arr).reshape(-1)
+                f.write(memoryview(data.view(np.uint8)))
 
 
 #: numpy (ml_dtypes) element types torch has under the same name but cannot take from or give to

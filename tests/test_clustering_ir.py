@@ -174,21 +174,19 @@ def test_schedule_report_consistent(name, n, zoo_ir, ramiel_ctx):
 
 def test_round_trip_keeps_the_computation(zoo_ir, ramiel_ctx, tmp_path, pipeline_helpers):
     """Sequential code of (squeezenet) and of (squeezenet clustered, cloned, flattened) agree."""
+    from ramiel.compiler import generated_class
     from ramiel.passes.lower_to_torchpy import LowerToTorchpy
-    from ramiel.printer import print_python
-    from ramiel.runtime import Weights
+    from ramiel.printer import print_python, write_weights
     from ramiel.runtime.program import import_from_path
 
     def forward_of(module: ModuleOp, tag: str):
-        from ramiel.compiler import write_weights
-
         src = module.clone()
         LowerToTorchpy().apply(ramiel_ctx, module)
         path = tmp_path / f"{tag}.py"
         path.write_text(print_python(module, tag))
         write_weights([module], src, str(tmp_path / f"{tag}.safetensors"))
-        mod = import_from_path(f"ramiel_rt_{tag}", str(path))
-        return mod, Weights.from_safetensors(str(tmp_path / f"{tag}.safetensors"))
+        cls = generated_class(import_from_path(f"ramiel_rt_{tag}", str(path)))
+        return cls, cls.from_safetensors(tmp_path / f"{tag}.safetensors")
 
     base = zoo_ir("light_squeezenet")
     m = base.clone()
@@ -201,8 +199,8 @@ def test_round_trip_keeps_the_computation(zoo_ir, ramiel_ctx, tmp_path, pipeline
         *next(iter(mod_a.INPUTS.values()))[0], generator=torch.Generator().manual_seed(0)
     )
     with torch.inference_mode():
-        a = mod_a.forward(w_a, x)
-        b = mod_b.forward(w_b, x)
+        a = w_a(x)
+        b = w_b(x)
     assert torch.equal(a, b)
 
 

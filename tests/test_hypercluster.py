@@ -185,7 +185,7 @@ def test_data_parallel_program(squeezenet3, backend: str, batch: int, workers: i
     prog = data_parallel_from_compiled(seq1, batch, workers)
     assert len(prog.clusters) == min(batch, workers)
     assert list(prog.inputs) == [sample_name(n, k) for k in range(batch) for n in seq1.input_specs]
-    with start(prog, seq1.weights, backend=backend) as runner:
+    with start(prog, seq1.weights_namespace(), backend=backend) as runner:
         out = runner.run(feeds_of(list(seq1.input_specs), samples))
     check_batch_outputs(out, list(seq1.output_names), refs, f"data parallel {backend}")
 
@@ -196,7 +196,7 @@ def test_data_parallel_single_output(zoo_models: dict[str, str]):
         assert len(seq1.output_names) == 1
         samples = sample_inputs(seq1.input_specs, 3)
         refs = reference(seq1, samples)
-        with start(data_parallel_from_compiled(seq1, 3, 2), seq1.weights) as runner:
+        with start(data_parallel_from_compiled(seq1, 3, 2), seq1.weights_namespace()) as runner:
             out = runner.run(feeds_of(list(seq1.input_specs), samples))
     check_batch_outputs(out, list(seq1.output_names), refs, "data parallel")
 

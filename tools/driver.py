@@ -121,6 +121,19 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="compile the compute between channel operations with torch.compile (inductor, "
         "frozen weights) when the program loads (--compile-segments)",
     )
+    p.add_argument(
+        "--trainable",
+        action="store_true",
+        help="the sequential module's floating-point weights are nn.Parameters (not buffers)",
+    )
+    p.add_argument(
+        "--dynamic-batch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="let the sequential module take any batch size (dimension 0 of the inputs; by "
+        "default where the model makes it symbolic); the parallel program keeps the bound size",
+    )
+    p.add_argument("--class-name", help="name of the generated module class (default: the graph's)")
     _layout_arg(p)
 
 
@@ -345,6 +358,9 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         transfer_cost=args.transfer_cost,
         compile=args.compile,
         layout=args.layout,
+        trainable=args.trainable,
+        dynamic_batch=args.dynamic_batch,
+        class_name=args.class_name,
     )
 
 
@@ -364,15 +380,18 @@ def cmd_compile(args: argparse.Namespace) -> int:
     total = sum(res.timings.values())
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in res.timings.items())
     print(f"compiled {args.model} in {total:.2f} s ({stages})")
-    print(f"  {res.parallel_path}  ({res.clusters} clusters)")
-    print(f"  {res.sequential_path}")
-    print(f"  {res.weights_path}")
+    print(f"  {res.parallel_path}  ({res.clusters} clusters, class {res.class_name}Parallel)")
+    batch = f", any batch size: {', '.join(res.dynamic_batch)}" if res.dynamic_batch else ""
+    print(f"  {res.sequential_path}  (class {res.class_name}{batch})")
+    print(f"  {res.weights_path}  ({os.path.getsize(res.weights_path):,} bytes)")
     print(f"  {os.path.join(res.out_dir, 'schedule.txt')}")
     r = res.report
     print(
         f"estimated: W/CP {r.parallelism:.2f}, makespan {r.makespan_us / 1e3:.2f} ms, "
         f"speed-up {r.speedup:.2f}x over sequential"
     )
+    for note in res.notes:
+        print(f"note: {note}")
     return 0
 
 
@@ -454,11 +473,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                 model.start()
         par = model.run(feeds)
         torch.set_num_threads(1)
-        if opts.compile:
-            with console.status("compiling the sequential module (torch.compile)"):
-                seq_outs = model.sequential(*feeds.values())
-        else:
-            seq_outs = model.sequential(*feeds.values())
+        sequential = model.sequential
+        with torch.inference_mode():
+            if opts.compile:
+                with console.status("compiling the sequential module (torch.compile)"):
+                    seq_outs = sequential(*feeds.values())
+            else:
+                seq_outs = sequential(*feeds.values())
         seq_outs = seq_outs if isinstance(seq_outs, tuple) else (seq_outs,)
         seq = dict(zip(model.output_names, seq_outs, strict=True))
         print(f"model: {model_path}")
@@ -482,6 +503,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                     f"output {what}: max error vs onnxruntime, relative to max |output| "
                     f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
                 )
+        for note in res.notes:
+            print(f"note: {note}")
         if not args.random_weights and all(np.ptp(np.asarray(r)) == 0 for r in refs[0]):
             print(
                 "note: every output element is equal (constant weights, as in the zoo test "
@@ -505,7 +528,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 sess.run(base_outs, f)
 
         lat_par = _median_ms(lambda: model.run(feeds), n)
-        lat_seq = _median_ms(lambda: model.sequential(*feeds.values()), n)
+
+        def run_seq() -> None:
+            with torch.inference_mode():
+                sequential(*feeds.values())
+
+        lat_seq = _median_ms(run_seq, n)
         lat_ort = _median_ms(run_ort, n)
         samples = f", {opts.batch} samples" if opts.batch > 1 else ""
         backend, threads = model.runtime_config()

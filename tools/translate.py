@@ -7,8 +7,9 @@
   ``--weights FILE`` (no file is written where the user did not ask). ``--input-shape NAME=1,3,224,224`` (repeatable) binds dynamic input
   dimensions; ``--ort-optimize`` runs onnxruntime's basic graph optimiser first.
 * ``--to-python in.mlir [-o model.py]``: ``torchpy`` IR -> Python source (see
-  :mod:`ramiel.printer`); with ``-o``, the weights the module uses are written beside it
-  (``weights.safetensors``).
+  :mod:`ramiel.printer`): a ``torch.nn.Module`` class (``--class-name``, default from the input
+  file's name; ``--trainable``: floating-point weights as parameters); with ``-o``, the weights
+  the module uses are written beside it (``weights.safetensors``, its buffers' names).
 
 Errors are printed as one ``error: ...`` line on stderr with exit status 1.
 """
@@ -56,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
         "file, named after it; required for such a model when the IR goes to stdout)",
     )
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
+    p.add_argument("--class-name", help="--to-python: the module class (default: from the file)")
+    p.add_argument(
+        "--trainable",
+        action="store_true",
+        help="--to-python: floating-point weights as nn.Parameters (else buffers)",
+    )
     p.add_argument(
         "--sequential-only",
         action="store_true",
@@ -144,13 +151,16 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
 
 
 def _to_python(args: argparse.Namespace) -> str:
-    from ramiel.compiler import WEIGHTS_FILE
-    from ramiel.printer import print_python_file
+    from ramiel.printer import WEIGHTS_FILE, print_python_file
 
     weights = None
     if args.output:  # the module loads weights.safetensors from its own directory
         weights = os.path.join(os.path.dirname(os.path.abspath(args.output)), WEIGHTS_FILE)
-    return print_python_file(args.input, weights_out=weights)
+    if args.class_name is not None and not args.class_name.isidentifier():
+        raise RamielError(f"--class-name {args.class_name!r} is not a Python identifier")
+    return print_python_file(
+        args.input, weights_out=weights, class_name=args.class_name, trainable=args.trainable
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -68,11 +68,14 @@ builtin.module {
 // PIPE-NEXT:     b2 = c1_seg0(w, s)
 // PIPE-NEXT:     ch.put('b2__c1_c0', b2)
 // PIPE-NOT:  segments=
-// The sequential module: forward calls its one segment.
+// The sequential module: its segments are module-level functions before the class; forward calls
+// its one segment with the module as the weights.
 // SEQ:      @segment
 // SEQ-NEXT: def forward_seg0(w, x):
 // SEQ-NEXT:     """Compiled segment of forward (4 statements): one torch.compile graph, compiled at load time."""
-// SEQ:      def forward(w, x):
-// SEQ-NEXT:     """The whole model, sequentially, in compiled segments."""
-// SEQ-NEXT:     j = forward_seg0(w, x)
-// SEQ-NEXT:     return j
+// SEQ:      class Model(torch.nn.Module):
+// SEQ-NEXT:     """The whole model, sequentially, in compiled segments.
+// SEQ:          def forward(self, x):
+// SEQ-NEXT:         """The graph outputs: y."""
+// SEQ-NEXT:         j = forward_seg0(self, x)
+// SEQ-NEXT:         return j

@@ -1,9 +1,9 @@
 """``__main__`` of generated modules: ``python model.py`` runs one inference on random inputs.
 
 ``python model.py [--backend threads|processes|distributed] [--threads N] [--seed S]`` loads the
-weights from ``weights.safetensors`` beside the module, makes deterministic random inputs of the
-declared shapes and dtypes, runs one inference and prints each output's shape, dtype and a few
-values. ``--inputs FILE`` reads the inputs from a ``.safetensors`` file instead (tensors named
+module's class with the weights of ``weights.safetensors`` beside the file
+(``from_safetensors``), makes deterministic random inputs of the declared shapes and dtypes, runs
+one inference and prints each output's shape, dtype and a few values. ``--inputs FILE`` reads the inputs from a ``.safetensors`` file instead (tensors named
 after the graph inputs), ``--outputs FILE`` writes the outputs to one.
 
 ``--serve`` answers many inferences with the same workers (see :func:`serve`): one request per
@@ -25,11 +25,9 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import torch
-
-WEIGHTS_FILE = "weights.safetensors"
 
 
 def random_inputs(
@@ -200,20 +198,25 @@ def _one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def main(  # type: ignore[no-untyped-def]
-    program, module_file: str, argv: Sequence[str] | None = None, backend: str | None = None
+def main(
+    cls: Any, module_file: str, argv: Sequence[str] | None = None, backend: str | None = None
 ) -> None:
-    """Run ``program`` (a parallel module's ``PROGRAM``) once and print its outputs, or serve.
+    """Run a parallel module class (``<Name>Parallel`` of ``model.py``; or a bare
+    :class:`~ramiel.runtime.Program`, whose weights are all the tensors of the file) once and
+    print its outputs, or serve.
 
     ``backend``: the backend the module was compiled for (the default of ``--backend``); under
     ``torchrun`` the default is ``distributed``.
     """
     from ramiel.errors import RamielError
-    from ramiel.runtime import Weights, start
     from ramiel.runtime.distributed import in_torchrun, join_group
+    from ramiel.runtime.program import Program
 
     args = _args(argv, parallel=True, backend=backend)
-    weights_file = os.path.join(os.path.dirname(os.path.abspath(module_file)), WEIGHTS_FILE)
+    bare = isinstance(cls, Program)
+    program = cls if bare else cls.PROGRAM
+    name = "weights.safetensors" if bare else cls.WEIGHTS_FILE
+    weights_file = os.path.join(os.path.dirname(os.path.abspath(module_file)), name)
     specs = {
         name: (program.channels[chs[0]].shape, program.channels[chs[0]].dtype)
         for name, chs in program.inputs.items()
@@ -238,14 +241,29 @@ def main(  # type: ignore[no-untyped-def]
             options = {}
             if args.backend == "distributed":
                 options = {"ranks": args.ranks, "placement": args.placement, "device": args.device}
-            runner = start(
-                program,
-                Weights.from_safetensors(weights_file),
-                backend=args.backend,
-                threads_per_worker=args.threads,
-                timeout_s=args.timeout,
-                **options,
-            )
+            if bare:
+                from ramiel.runtime import Weights, start
+
+                runner = start(
+                    program,
+                    Weights.from_safetensors(weights_file),
+                    backend=args.backend,
+                    threads_per_worker=args.threads,
+                    timeout_s=args.timeout,
+                    **options,
+                )
+            else:
+                try:
+                    model = cls.from_safetensors(
+                        weights_file,
+                        backend=args.backend,
+                        threads_per_worker=args.threads,
+                        timeout_s=args.timeout,
+                        **options,
+                    )
+                except (OSError, RuntimeError) as e:  # a missing or mismatched weights file
+                    raise RamielError(f"{weights_file}: {e}") from None
+                runner = model.start()
         with runner:
             events = runner.compile_report()
             if args.serve:
@@ -274,24 +292,25 @@ def main(  # type: ignore[no-untyped-def]
         print(_describe(name, t))
 
 
-def main_sequential(
-    forward: Callable[..., object],
-    inputs: Mapping[str, tuple[Sequence[int], torch.dtype]],
-    outputs: Sequence[str],
-    module_file: str,
-    argv: Sequence[str] | None = None,
-) -> None:
-    """Run a sequential module's ``forward`` once on random inputs and print its outputs."""
+def main_sequential(cls: type, module_file: str, argv: Sequence[str] | None = None) -> None:
+    """Run a sequential module class (``<Name>`` of ``model_seq.py``) once on random inputs and
+    print its outputs, or serve."""
     from ramiel.errors import RamielError
-    from ramiel.runtime import Weights
 
     args = _args(argv, parallel=False)
     torch.set_num_threads(args.threads)
-    weights = Weights.from_safetensors(os.path.join(os.path.dirname(module_file), WEIGHTS_FILE))
+    inputs, outputs = cls.INPUTS, cls.OUTPUTS
+    path = os.path.join(os.path.dirname(os.path.abspath(module_file)), cls.WEIGHTS_FILE)
+
+    try:
+        model = cls.from_safetensors(path)
+    except (OSError, RuntimeError) as e:  # a missing or mismatched weights file
+        print(f"error: {path}: {_one_line(str(e))}", file=sys.stderr)
+        sys.exit(1)
 
     def infer(feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         with torch.inference_mode():
-            result = forward(weights, *(feeds[n] for n in inputs))
+            result = model(*(feeds[n] for n in inputs))
         results = result if isinstance(result, tuple) else (result,)
         return dict(zip(outputs, results, strict=False))  # type: ignore[arg-type]
 
@@ -303,7 +322,7 @@ def main_sequential(
         )
         from ramiel.runtime.compiled import segments_in, summary, take_events
 
-        segments = segments_in(getattr(forward, "__globals__", {})).values()
+        segments = segments_in(vars(sys.modules[cls.__module__])).values()
         if segments:  # compile before the timed inference
             infer({n: torch.zeros_like(t) for n, t in feeds.items()})
             print(f"compiled: {summary(take_events(segments))}")

@@ -7,6 +7,13 @@ specification (https://onnx.ai/onnx/operators/) says, and does not modify its in
 
 Layouts follow ONNX: tensors are (N, C, D1, ..., Dn) for pooling/normalisation, and ``pads`` lists
 are ``[x1_begin, ..., xn_begin, x1_end, ..., xn_end]`` over the spatial (or all, for Pad) dims.
+
+This module is the one piece of Ramiel a generated sequential module needs at run time, so it
+imports torch alone (neither xDSL nor onnx: ``tests/test_module.py`` runs generated modules with
+those imports blocked) and stays a module rather than being printed into every file: its
+helpers are shared, tested once against the ONNX reference, and many (Resize, the pooling
+geometry) are longer than the statements that call them. Tensors a helper makes are made on its
+input's device; ``torch.fx.symbolic_trace`` records each helper call as one node (a leaf).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ Tensor = torch.Tensor
 
 def shrink(x: Tensor, lambd: float, bias: float) -> Tensor:
     """Shrink: ``x + bias`` where ``x < -lambd``, ``x - bias`` where ``x > lambd``, else 0."""
-    zero = torch.zeros((), dtype=x.dtype)
+    zero = torch.zeros((), dtype=x.dtype, device=x.device)
     return torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, zero))
 
 
@@ -134,7 +141,7 @@ def _window_sum(
     n = len(kernel)
     lead = x.shape[:2]
     flat = x.reshape(-1, 1, *x.shape[2:])
-    ones = torch.ones((1, 1, *kernel), dtype=x.dtype)
+    ones = torch.ones((1, 1, *kernel), dtype=x.dtype, device=x.device)
     conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
     y = conv(flat, ones, stride=tuple(strides), dilation=tuple(dil))
     return y.reshape(*lead, *y.shape[2:])
@@ -176,7 +183,7 @@ def avg_pool(
     dil = list(dilations or [1] * n)
     begin, end, need = _pool_pads(x.shape[2:], kernel, strides, pads, dil, ceil_mode)
     xp = F.pad(x, _pad_list(begin, need))
-    ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+    ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype, device=x.device)
     mask = F.pad(ones, _pad_list(begin, end), value=1.0 if count_include_pad else 0.0)
     mask = F.pad(mask, _pad_list([0] * n, [q - e for q, e in zip(need, end, strict=True)]))
     return _window_sum(xp, kernel, strides, dil) / _window_sum(mask, kernel, strides, dil)
@@ -208,7 +215,7 @@ def max_pool_indices(indices: Tensor, input_shape: Sequence[int], storage_order:
     """
     plane = math.prod(input_shape[2:])
     nc = input_shape[0] * input_shape[1]
-    offset = torch.arange(0, nc * plane, plane, dtype=torch.int64)
+    offset = torch.arange(0, nc * plane, plane, dtype=torch.int64, device=indices.device)
     offset = offset.reshape(*input_shape[:2], *([1] * (len(input_shape) - 2)))
     if storage_order == 1:
         height, width = input_shape[2], input_shape[3]
@@ -486,6 +493,8 @@ def resize(
             axis_roi,
         )
         n = idx.shape[1]
+        any_outside = bool(outside.any())  # on the CPU: the weights are computed there
+        idx, w, outside = idx.to(x.device), w.to(x.device), outside.to(x.device)
         gathered = torch.index_select(y, axis, idx.reshape(-1))
         if n > 1 or not nearest:
             shp = list(y.shape)
@@ -494,10 +503,10 @@ def resize(
             wshape = [1] * (r + 1)
             wshape[axis], wshape[axis + 1] = out_len, n
             gathered = (gathered * w.to(gathered.dtype).reshape(wshape)).sum(dim=axis + 1)
-        if bool(outside.any()):
+        if any_outside:
             mshape = [1] * r
             mshape[axis] = out_len
-            fill = torch.tensor(extrapolation_value, dtype=gathered.dtype)
+            fill = torch.tensor(extrapolation_value, dtype=gathered.dtype, device=x.device)
             gathered = torch.where(outside.reshape(mshape), fill, gathered)
         y = gathered
     if y.dtype == x.dtype:
@@ -513,12 +522,12 @@ def resize(
 
 def shape(x: Tensor, start: int = 0, end: int | None = None) -> Tensor:
     """ONNX Shape: the (sliced) shape of ``x`` as an int64 vector."""
-    return torch.tensor(list(x.shape)[slice(start, end)], dtype=torch.int64)
+    return torch.tensor(list(x.shape)[slice(start, end)], dtype=torch.int64, device=x.device)
 
 
 def size(x: Tensor) -> Tensor:
     """ONNX Size: the number of elements as an int64 scalar."""
-    return torch.tensor(x.numel(), dtype=torch.int64)
+    return torch.tensor(x.numel(), dtype=torch.int64, device=x.device)
 
 
 def reshape(x: Tensor, target: Tensor, allowzero: int = 0) -> Tensor:
@@ -552,20 +561,20 @@ def slice_(
             x = x.narrow(a, s, max(e, s) - s)[(slice(None),) * a + (slice(None, None, st),)]
         else:
             s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
-            x = x.index_select(a, torch.arange(s, e, st, dtype=torch.int64))
+            x = x.index_select(a, torch.arange(s, e, st, dtype=torch.int64, device=x.device))
     return x
 
 
 def range_(start: Tensor, limit: Tensor, delta: Tensor) -> Tensor:
     """ONNX Range with runtime scalars: ``max(ceil((limit - start) / delta), 0)`` elements."""
     n = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
-    return start + torch.arange(n, dtype=start.dtype) * delta
+    return start + torch.arange(n, dtype=start.dtype, device=start.device) * delta
 
 
 def eye_like(x: Tensor, k: int = 0, dtype: torch.dtype | None = None) -> Tensor:
     """ONNX EyeLike: ones on diagonal ``k`` of a 2-D tensor shaped like ``x``."""
     rows, cols = x.shape
-    eye = torch.ones((rows, cols), dtype=dtype or x.dtype)
+    eye = torch.ones((rows, cols), dtype=dtype or x.dtype, device=x.device)
     return torch.triu(eye, k) - torch.triu(eye, k + 1)
 
 
@@ -602,9 +611,9 @@ def gather_nd(x: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
     nb = math.prod(batch)
     xf = x.reshape(nb, *x.shape[b:])
     idx = indices.reshape(nb, -1, k).to(torch.int64)
-    dims = torch.tensor(x.shape[b : b + k], dtype=torch.int64)
+    dims = torch.tensor(x.shape[b : b + k], dtype=torch.int64, device=x.device)
     idx = torch.where(idx < 0, idx + dims, idx)
-    rows = torch.arange(nb).reshape(nb, 1)
+    rows = torch.arange(nb, device=x.device).reshape(nb, 1)
     out = xf[(rows, *idx.unbind(-1))]
     return out.reshape(*indices.shape[:-1], *x.shape[b + k :])
 
@@ -630,9 +639,9 @@ def scatter_nd(x: Tensor, indices: Tensor, updates: Tensor, reduction: str = "no
     duplicate indices are undefined by the spec."""
     k = indices.shape[-1]
     idx = indices.reshape(-1, k).to(torch.int64)
-    dims = torch.tensor(x.shape[:k], dtype=torch.int64)
+    dims = torch.tensor(x.shape[:k], dtype=torch.int64, device=x.device)
     idx = torch.where(idx < 0, idx + dims, idx)
-    flat_idx = torch.zeros(idx.shape[0], dtype=torch.int64)
+    flat_idx = torch.zeros(idx.shape[0], dtype=torch.int64, device=x.device)
     for d in range(k):
         flat_idx = flat_idx * x.shape[d] + idx[:, d]
     xf = x.reshape(math.prod(x.shape[:k]), *x.shape[k:])
@@ -653,7 +662,7 @@ def one_hot(indices: Tensor, depth: int, values: Tensor, axis: int = -1) -> Tens
     idx = torch.where(idx < 0, idx + depth, idx)
     r = idx.dim() + 1
     axis = axis + r if axis < 0 else axis
-    positions = torch.arange(depth).reshape([depth] + [1] * (r - 1 - axis))
+    positions = torch.arange(depth, device=idx.device).reshape([depth] + [1] * (r - 1 - axis))
     hit = idx.unsqueeze(axis) == positions
     return torch.where(hit, values[1], values[0])
 
@@ -672,7 +681,7 @@ def reverse_sequence(x: Tensor, lengths: Tensor, batch_axis: int = 1, time_axis:
     """ONNX ReverseSequence: reverse the first ``lengths[b]`` steps along ``time_axis`` of
     every batch entry b (along ``batch_axis``)."""
     t = x.shape[time_axis]
-    steps = torch.arange(t).reshape(1, t)
+    steps = torch.arange(t, device=x.device).reshape(1, t)
     lens = lengths.to(torch.int64).reshape(-1, 1)
     src = torch.where(steps < lens, lens - 1 - steps, steps)  # (batch, time)
     shp = [1] * x.dim()
@@ -707,7 +716,7 @@ def pad(x: Tensor, pads: Sequence[int], mode: str = "constant", value: float = 0
         lo, hi = max(-b, 0), n - max(-e, 0)
         y = y.narrow(d, lo, hi - lo)
         n = hi - lo
-        pos = torch.arange(-max(b, 0), n + max(e, 0))
+        pos = torch.arange(-max(b, 0), n + max(e, 0), device=x.device)
         if mode == "edge":
             src = pos.clamp(0, n - 1)
         elif mode == "wrap":
@@ -827,7 +836,7 @@ def recurrent(
         if sequence_lens is None
         else [min(int(v), steps) for v in sequence_lens.reshape(-1).tolist()]
     )
-    rows = torch.arange(batch)
+    rows = torch.arange(batch, device=x.device)
     ragged = any(n != steps for n in lens)  # some batch entry is shorter: mask per entry
     y = x.new_zeros((steps, dirs, batch, hs))
     y_h, y_c = [], []
@@ -846,8 +855,8 @@ def recurrent(
             if ragged:
                 # each batch entry's time index at this step (reverse: from its last valid one)
                 t = [(n - 1 - step) if reverse else step for n in lens]
-                active = torch.tensor([step < n for n in lens]).reshape(batch, 1)
-                t_idx = torch.tensor([min(max(v, 0), steps - 1) for v in t])
+                active = torch.tensor([step < n for n in lens], device=x.device).reshape(batch, 1)
+                t_idx = torch.tensor([min(max(v, 0), steps - 1) for v in t], device=x.device)
                 xt = xw[t_idx, rows]
             else:
                 t0 = steps - 1 - step if reverse else step
@@ -888,7 +897,7 @@ def recurrent(
             h = torch.where(active, h_new, h)
             valid = [k for k in range(batch) if step < lens[k]]
             if valid:
-                ks = torch.tensor(valid)
+                ks = torch.tensor(valid, device=x.device)
                 y[t_idx[ks], d, ks] = h_new[ks]
         y_h.append(h)
         y_c.append(c)
@@ -898,3 +907,11 @@ def recurrent(
     if layout:
         return y.permute(2, 0, 1, 3), yh.transpose(0, 1), None if yc is None else yc.transpose(0, 1)
     return y, yh, yc
+
+
+# torch.fx.symbolic_trace records a call of these helpers as one node (a leaf) instead of tracing
+# into them: they compute geometry from static shapes with Python ints, which a traced Proxy is not.
+for _name, _fn in list(globals().items()):
+    if callable(_fn) and getattr(_fn, "__module__", None) == __name__ and _name[0] != "_":
+        torch.fx.wrap(_name)
+del _name, _fn

@@ -1,7 +1,8 @@
 """The weights object a cluster function receives as ``w``: named tensors with attribute access.
 
-Generated code reads ``w.conv1_w``. The tensors live in the instance's ``__dict__``, so attribute
-access is a plain lookup and a weight always wins over a method of the same name (call methods on
+Generated cluster functions read ``w.conv1_w``; :class:`~ramiel.runtime.ParallelModel` makes one
+of its buffers (:meth:`~ramiel.runtime.ParallelModel.weights_namespace`). The tensors live in the
+instance's ``__dict__``, so attribute access is a plain lookup and a weight always wins over a method of the same name (call methods on
 the class in that case: ``Weights.names(w)``). Names of the form ``__x__`` are reserved.
 
 Weights are loaded from safetensors files (never pickle). For the processes backend,
@@ -21,9 +22,6 @@ from ramiel.runtime.program import ProgramError, dtype_size
 
 _ALIGN = 64
 
-
-SPLAT_METADATA_KEY = "ramiel.splats"
-"""safetensors metadata entry listing tensors stored as a single element (see from_safetensors)."""
 
 FORMATS_METADATA_KEY = "ramiel.memory_formats"
 """safetensors metadata entry: JSON ``{key: "channels_last"}``, the tensors the generated code
@@ -61,18 +59,14 @@ class Weights:
             self.__dict__[name] = t
 
     @classmethod
-    def from_safetensors(
-        cls, path: str | Path, keys: Collection[str] | None = None
-    ) -> Weights:
+    def from_safetensors(cls, path: str | Path, keys: Collection[str] | None = None) -> Weights:
         """Load the tensors of a ``.safetensors`` file (CPU): all, or those named in ``keys``
         (names the file does not hold are ignored; a rank of the distributed backend loads only
         what its clusters read).
 
-        Splat tensors (every element equal, e.g. the ConstantOfShape weights of the zoo models)
-        are stored as one element, their shapes listed in the file's metadata under
-        :data:`SPLAT_METADATA_KEY` (JSON ``{key: shape}``); they are expanded here, contiguous.
-        The tensors listed under :data:`FORMATS_METADATA_KEY` are converted here, once, into the
-        memory format the generated code reads them in (:func:`to_formats`).
+        The tensors listed in the file's metadata under :data:`FORMATS_METADATA_KEY` are
+        converted here, once, into the memory format the generated code reads them in
+        (:func:`to_formats`).
         """
         import json
 
@@ -85,9 +79,6 @@ class Weights:
             meta = f.metadata() or {}
             if keys is not None:
                 tensors = {k: f.get_tensor(k) for k in f.keys() if k in keys}  # noqa: SIM118
-        for key, shape in json.loads(meta.get(SPLAT_METADATA_KEY, "{}")).items():
-            if key in tensors:
-                tensors[key] = tensors[key].reshape(()).expand(tuple(shape)).contiguous()
         formats = json.loads(meta.get(FORMATS_METADATA_KEY, "{}"))
         return cls(to_formats(tensors, formats))
 

@@ -335,7 +335,7 @@ _SCRIPT = textwrap.dedent(
             options = dict(threads_per_worker=2)
         else:
             options = dict(start_method=method)
-        with start(program, model.weights, backend="processes", **options) as run:
+        with start(program, model.weights_namespace(), backend="processes", **options) as run:
             y = run(x)[0]
             chosen = run.start_method
         assert torch.allclose(y, ref, rtol=1e-4, atol=1e-5), method

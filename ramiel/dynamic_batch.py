@@ -1,0 +1,601 @@
+"""The batch dimension of the sequential module: any size where the ONNX semantics allow.
+
+Ramiel compiles for static shapes: every lowering rule decides from them, and shape computations
+(``Shape -> Gather -> Concat -> Reshape`` chains) are folded into constants. The parallel program
+stays that way (its channel buffers are sized once). The sequential module instead takes any
+batch size when the graph says the batch is free:
+
+* **Which inputs.** The *batch inputs* are the graph inputs whose dimension 0 is symbolic with the
+  same ``dim_param`` as the first such input (``dynamic_batch=None``, the default), or every graph
+  input of rank >= 1 (``dynamic_batch=True``, ``ramiel compile --dynamic-batch``: a model exported
+  with a fixed batch of 1); ``False`` turns this off. The parallel program is compiled for the
+  batch that ``input_shapes`` binds, else the model's own fixed value, else 1 (a note says so).
+* **How** (:func:`generalize_batch`). The sequential module is lowered twice more, with the batch
+  bound to :data:`SAMPLE_BATCHES` (two primes no model is built around), and the two ``torchpy``
+  functions are compared statement by statement. They must be the same program (same calls,
+  operands, weights and keywords) whose literals differ only in integers ``n_a, n_b`` with
+  ``n_a / B_a == n_b / B_b == k`` (an integer): each such integer is a multiple of the batch and
+  becomes ``k * batch``, where ``batch = x.shape[0]`` is the first statement of ``forward``. So a
+  Reshape's folded target ``(17, 1000)`` becomes ``(batch, 1000)``, an Expand's ``(17, 4, 64)``
+  ``(batch, 4, 64)``, a folded shape tensor ``torch.tensor([17, 64])`` ``torch.tensor([batch, 64])``.
+  This is a check, not a guess: a literal that is not linear in the batch (``B + 1``, ``B // 2``),
+  a statement, operand or weight that differs, or a sample that does not compile (a Reshape to a
+  constant shape with 1 in the batch position fails ONNX shape inference at batch 17) keeps the
+  static module, with a compile-time note naming the node, and the module then checks the batch
+  size with one clear error (``torch._assert``, which ``torch.fx`` and ``torch.export`` keep).
+  Known blind spot: a value that saturates at a constant above both samples (``min(B, 32)``, a
+  Slice end of 32 on the batch axis) looks like ``B``; no exporter emits one for batch-free models.
+
+The ONNX graph outputs are not declared in terms of the batch; onnx shape inference recomputes
+them at each sample.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import onnx
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from ramiel.dialects import torchpy as tp
+from ramiel.dialects.onnx import NODE_NAME_ATTR
+from ramiel.errors import RamielError
+
+SAMPLE_BATCHES = (17, 19)
+"""The two batch sizes the sequential module is compared at (distinct primes above 16)."""
+
+BATCH_NAME = "batch"
+"""The name hint of ``x.shape[0]`` in the generated ``forward``."""
+
+
+@dataclass
+class BatchPlan:
+    """Which graph inputs carry the batch, and how the static program is bound.
+
+    ``inputs``: ONNX names of the batch inputs (empty: static shapes); ``bound``: the batch the
+    parallel program is compiled for; ``bound_shapes``: the ``input_shapes`` to import with;
+    ``model``: the model to import (a copy with dimension 0 bound where ``bound_shapes`` cannot
+    say it: an input with other unbound dimensions, which the importer then names), or
+    ``None`` for the original; ``free``: whether the ONNX model fixes dimension 0
+    (``dynamic_batch=True`` frees it for the samples); ``notes``: what a user should know.
+    """
+
+    inputs: tuple[str, ...] = ()
+    bound: int = 1
+    bound_shapes: dict[str, tuple[int, ...]] | None = None
+    model: onnx.ModelProto | None = None
+    free: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Generalized:
+    """The sequential ``torchpy`` module to print: ``dynamic`` lists the inputs whose dimension 0
+    it takes at any size (empty: the static module, checking the batch size); ``notes``: why."""
+
+    module: ModuleOp
+    dynamic: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    init = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in init]
+
+
+def _dims(vi: onnx.ValueInfoProto) -> list[onnx.TensorShapeProto.Dimension] | None:
+    t = vi.type
+    if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    return list(t.tensor_type.shape.dim)
+
+
+def batch_inputs(
+    model: onnx.ModelProto,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    dynamic_batch: bool | None,
+    samples: int = 1,
+) -> BatchPlan:
+    """The :class:`BatchPlan` of ``model`` (see the module docstring).
+
+    ``samples``: the hypercluster batch (``--batch``); above 1 the program has one input per
+    sample and keeps static shapes.
+
+    Raises :class:`~ramiel.errors.RamielError` when ``dynamic_batch=True`` finds no input with a
+    dimension 0, or the batch inputs are bound to different sizes.
+    """
+    shapes = {k: tuple(int(d) for d in v) for k, v in (input_shapes or {}).items()}
+    plan = BatchPlan(bound_shapes=dict(shapes) or None)
+    if dynamic_batch is False:
+        return plan
+    inputs = _graph_inputs(model)
+    chosen: list[tuple[onnx.ValueInfoProto, list[Any]]] = []
+    symbol = None
+    for vi in inputs:
+        dims = _dims(vi)
+        if not dims:
+            continue
+        d0 = dims[0]
+        if d0.HasField("dim_param") and d0.dim_param:
+            if symbol is None:
+                symbol = d0.dim_param
+            if d0.dim_param == symbol:
+                chosen.append((vi, dims))
+        elif dynamic_batch and d0.HasField("dim_value") and d0.dim_value > 0:
+            chosen.append((vi, dims))
+            plan.free = True
+    if not chosen:
+        if dynamic_batch:
+            raise RamielError(
+                "--dynamic-batch: no graph input has a dimension 0 "
+                f"(inputs: {', '.join(repr(i.name) for i in inputs) or 'none'})"
+            )
+        return plan
+    if samples > 1:
+        plan.notes.append(
+            f"the sequential module of a {samples}-sample program (--batch {samples}) keeps its "
+            "static shapes"
+        )
+        return plan
+    given = {vi.name: shapes[vi.name][0] for vi, _ in chosen if shapes.get(vi.name)}
+    fixed = {vi.name: d[0].dim_value for vi, d in chosen if d[0].HasField("dim_value")}
+    bound_by = given or fixed
+    if len(set(bound_by.values())) > 1:
+        listed = ", ".join(f"'{k}' = {v}" for k, v in bound_by.items())
+        raise RamielError(f"the batch inputs disagree on dimension 0 ({listed})")
+    if bound_by:
+        plan.bound = next(iter(bound_by.values()))
+    else:
+        plan.notes.append(
+            f"batch dimension '{symbol}' bound to 1 for the parallel program (--input-shape "
+            "binds another size); the sequential module takes any batch size where it can"
+        )
+    bound_shapes = dict(shapes)
+    partial = []
+    for vi, dims in chosen:
+        if vi.name in bound_shapes:
+            continue
+        rest = dims[1:]
+        if all(d.HasField("dim_value") for d in rest):
+            bound_shapes[vi.name] = (plan.bound, *(d.dim_value for d in rest))
+        else:
+            partial.append(vi.name)
+    plan.bound_shapes = bound_shapes or None
+    if partial:  # bind dimension 0 in a copy: the importer names the other unbound ones
+        plan.model = onnx.ModelProto()
+        plan.model.CopyFrom(model)
+        for vi in plan.model.graph.input:
+            if vi.name in partial:
+                d0 = vi.type.tensor_type.shape.dim[0]
+                d0.Clear()
+                d0.dim_value = plan.bound
+    plan.inputs = tuple(vi.name for vi, _ in chosen)
+    return plan
+
+
+def free_batch_dims(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
+    """A copy of ``model`` whose graph inputs ``names`` and graph outputs have a symbolic
+    dimension 0, and no ``value_info`` (shape inference recomputes it)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    for vi in [i for i in g.input if i.name in names] + list(g.output):
+        dims = _dims(vi)
+        if dims:
+            dims[0].Clear()
+            dims[0].dim_param = BATCH_NAME
+    del g.value_info[:]
+    return m
+
+
+def _sample_module(
+    model: onnx.ModelProto, plan: BatchPlan, batch: int, options: Any, work: str
+) -> ModuleOp:
+    """The sequential ``torchpy`` module of ``model`` at batch size ``batch`` (the compiler's
+    clean-up stage, then the sequential lowering)."""
+    from ramiel.compiler import _run_passes, clean_up_passes
+    from ramiel.importer import ImportOptions, import_onnx
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+
+    shapes = {
+        k: (batch, *v[1:]) if k in plan.inputs else v for k, v in (plan.bound_shapes or {}).items()
+    }
+    scratch = os.path.join(work, f"batch{batch}.safetensors")
+    module = import_onnx(
+        model,
+        ImportOptions(
+            input_shapes=shapes,
+            weights_path=scratch,
+            weights_ref=scratch,
+            ort_optimize=options.ort_optimize,
+        ),
+    )
+    _run_passes(module, [*clean_up_passes(options), LowerToTorchpy(mode="sequential")])
+    return module
+
+
+class _NotPolymorphic(Exception):
+    """The two samples differ in a way that is not a multiple of the batch (``args[0]``: why)."""
+
+
+def _where(op: Operation) -> str:
+    name = tp.attr_text(op.attributes.get(NODE_NAME_ATTR))
+    if name:
+        return f"node {ascii(name)[1:-1]}"
+    return f"statement {op.name}"
+
+
+_PH = re.compile(r"\$(\d+)")
+_PH_NAME = "_ramiel_operand_"
+
+
+def _parse(text: str) -> ast.expr:
+    src = _PH.sub(lambda m: f"{_PH_NAME}{m.group(1)}", text)
+    return ast.parse(f"_[{src}]", mode="eval").body.slice  # type: ignore[attr-defined]
+
+
+def _unparse(node: ast.expr, subscript: bool) -> str:
+    text = ast.unparse(node)
+    if subscript and isinstance(node, ast.Tuple) and text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return re.sub(rf"{_PH_NAME}(\d+)", lambda m: f"${m.group(1)}", text)
+
+
+def _multiple(a: int, b: int) -> int | None:
+    """``k`` with ``a == k * B_a`` and ``b == k * B_b``, or ``None``."""
+    ba, bb = SAMPLE_BATCHES
+    if a % ba == 0 and b % bb == 0 and a // ba == b // bb:
+        return a // ba
+    return None
+
+
+def _generalize_literal(a: str, b: str, batch_ref: str) -> str | None:
+    """``a`` with each integer that is ``k`` times the batch (``b`` has the other sample's)
+    replaced by ``k * <batch_ref>``; ``None`` when ``a == b``.
+
+    Raises :class:`_NotPolymorphic` when they differ otherwise.
+    """
+    if a == b:
+        return None
+    try:
+        ta, tb = _parse(a), _parse(b)
+    except SyntaxError:
+        raise _NotPolymorphic(f"literal {a!r} differs from {b!r}") from None
+    ref = _parse(batch_ref)
+
+    def walk(x: Any, y: Any) -> Any:
+        if type(x) is not type(y):
+            raise _NotPolymorphic(f"literal {a!r} differs from {b!r}")
+        if isinstance(x, ast.Constant):
+            if x.value == y.value and type(x.value) is type(y.value):
+                return x
+            if type(x.value) is int and type(y.value) is int:
+                k = _multiple(x.value, y.value)
+                if k is not None:
+                    expr = ref if k == 1 else ast.BinOp(ast.Constant(k), ast.Mult(), ref)
+                    return ast.copy_location(expr, x)
+            raise _NotPolymorphic(
+                f"literal {a!r} differs from {b!r} in a value that is no multiple of the batch"
+            )
+        if isinstance(x, ast.AST):
+            for name, fx in ast.iter_fields(x):
+                setattr(x, name, walk(fx, getattr(y, name)))
+            return x
+        if isinstance(x, list):
+            if len(x) != len(y):
+                raise _NotPolymorphic(f"literal {a!r} differs from {b!r} in length")
+            return [walk(i, j) for i, j in zip(x, y, strict=True)]
+        if x != y:
+            raise _NotPolymorphic(f"literal {a!r} differs from {b!r}")
+        return x
+
+    out = walk(ta, tb)
+    subscript = isinstance(ta, ast.Tuple) and not a.lstrip().startswith("(")
+    return _unparse(ast.fix_missing_locations(out), subscript)
+
+
+def _index(block: Block) -> dict[SSAValue, tuple[int, int]]:
+    """SSA value -> (defining position, result index); block arguments are (-1 - i, 0)."""
+    pos: dict[SSAValue, tuple[int, int]] = {}
+    for i, a in enumerate(block.args):
+        pos[a] = (-1 - i, 0)
+    for i, op in enumerate(block.ops):
+        for j, r in enumerate(op.results):
+            pos[r] = (i, j)
+    return pos
+
+
+def _items(op: tp.CallOp | tp.MethodOp) -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = [(f"arg{i}", a) for i, a in enumerate(op.args.data)]
+    if op.kwargs is not None:
+        items += [(f"kw:{k}", v) for k, v in op.kwargs.data.items()]
+    return items
+
+
+def _forward(module: ModuleOp) -> tp.FuncOp:
+    for op in module.ops:
+        if isinstance(op, tp.FuncOp) and op.kind.data == "sequential":
+            return op
+    raise RamielError("the module has no sequential torchpy.func")
+
+
+def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
+    """``a`` (the sequential module at batch :data:`SAMPLE_BATCHES` [0]) written for any batch,
+    given ``b`` (the same at [1]); ``batch_arg``: the ``forward`` argument whose dimension 0 is
+    the batch. ``a`` is modified in place and returned.
+
+    Raises :class:`_NotPolymorphic` (see the module docstring).
+    """
+    fa, fb = _forward(a), _forward(b)
+    ba, bb = fa.body.block, fb.body.block
+    ops_a, ops_b = list(ba.ops), list(bb.ops)
+    if len(ops_a) != len(ops_b) or len(ba.args) != len(bb.args):
+        first = next((x for x, y in zip(ops_a, ops_b, strict=False) if x.name != y.name), None)
+        where = f" from {_where(first)} on" if first is not None else ""
+        raise _NotPolymorphic(f"the program has other statements at another batch size{where}")
+    pa, pb = _index(ba), _index(bb)
+    # batch = x.shape[0], first statement of forward
+    x = ba.args[batch_arg]
+    size = tp.CallOp("operator.getitem", [x], ["$0.shape", "0"], None, [tp.ObjectType()])
+    size.results[0].name_hint = BATCH_NAME
+    size.attributes[NODE_NAME_ATTR] = StringAttr("the batch size")
+    rewrites: list[tuple[tp.CallOp | tp.MethodOp, dict[str, str]]] = []
+    for oa, ob in zip(ops_a, ops_b, strict=True):
+        if type(oa) is not type(ob) or len(oa.operands) != len(ob.operands):
+            raise _NotPolymorphic(f"{_where(oa)} is another statement at another batch size")
+        if [pa[v] for v in oa.operands] != [pb[v] for v in ob.operands]:
+            raise _NotPolymorphic(f"{_where(oa)} has other operands at another batch size")
+        if isinstance(oa, tp.WeightOp):
+            assert isinstance(ob, tp.WeightOp)
+            if oa.key != ob.key or oa.result.type != ob.result.type or oa.value != ob.value:
+                raise _NotPolymorphic(
+                    f"weight '{oa.key.data}' depends on the batch size (a constant computed "
+                    "from the input's shape)"
+                )
+            continue
+        if isinstance(oa, tp.CallOp | tp.MethodOp):
+            assert isinstance(ob, tp.CallOp | tp.MethodOp)
+            name_a = oa.callee if isinstance(oa, tp.CallOp) else oa.method
+            name_b = ob.callee if isinstance(ob, tp.CallOp) else ob.method  # type: ignore[union-attr]
+            items_a, items_b = _items(oa), _items(ob)
+            if name_a != name_b or [k for k, _ in items_a] != [k for k, _ in items_b]:
+                raise _NotPolymorphic(f"{_where(oa)} is another call at another batch size")
+            ref = f"${len(oa.operands)}"
+            changed: dict[str, str] = {}
+            for (k, va), (_, vb) in zip(items_a, items_b, strict=True):
+                if isinstance(va, IntegerAttr) or isinstance(vb, IntegerAttr):
+                    if va != vb:
+                        raise _NotPolymorphic(f"{_where(oa)} has other operands")
+                    continue
+                ta, tb = tp.attr_text(va), tp.attr_text(vb)
+                assert ta is not None and tb is not None
+                try:
+                    new = _generalize_literal(ta, tb, ref)
+                except _NotPolymorphic as e:
+                    raise _NotPolymorphic(f"{_where(oa)}: {e}") from None
+                if new is not None:
+                    changed[k] = new
+            if changed:
+                rewrites.append((oa, changed))
+            continue
+        if not isinstance(oa, tp.ReturnOp):
+            raise _NotPolymorphic(f"{_where(oa)}: {oa.name} is not expected in forward")
+    if not rewrites:  # no statement depends on the batch size
+        return a
+    first = ba.first_op
+    assert first is not None
+    ba.insert_op_before(size, first)
+    for op, changed in rewrites:
+        _replace_call(op, changed, size.results[0])
+    return a
+
+
+def _replace_call(op: tp.CallOp | tp.MethodOp, changed: dict[str, str], batch: SSAValue) -> None:
+    """Give ``op`` the batch size as one more operand and the rewritten literals."""
+    from ramiel.passes.lower_to_torchpy import rebuild_call
+
+    args: list[Any] = [changed.get(f"arg{i}", a) for i, a in enumerate(op.args.data)]
+    kwargs: dict[str, Any] = {
+        k: changed.get(f"kw:{k}", v) for k, v in (op.kwargs.data.items() if op.kwargs else ())
+    }
+    rebuild_call(op, [*op.operands, batch], args, kwargs)
+
+
+def _check_batch(module: ModuleOp, names: Sequence[str], bound: int, why: str) -> ModuleOp:
+    """``module`` (the static sequential module) with a batch-size check first in ``forward``."""
+    f = _forward(module)
+    block = f.body.block
+    order = _input_order(module)
+    first = block.first_op
+    for name in names:
+        if name not in order:
+            continue
+        arg = block.args[order.index(name)]
+        message = f"input {name!r}: this module runs batch size {bound} only ({why})"
+        chk = tp.CallOp(
+            "torch._assert",
+            [arg],
+            [f"$0.shape[0] == {bound}", repr(message).replace("$", "\\x24")],
+            None,
+            [],
+        )
+        chk.attributes[NODE_NAME_ATTR] = StringAttr("the batch size this module is compiled for")
+        if first is None:
+            block.add_op(chk)
+        else:
+            block.insert_op_before(chk, first)
+    return module
+
+
+def _input_order(module: ModuleOp) -> list[str]:
+    for op in module.ops:
+        if isinstance(op, tp.ProgramOp):
+            return [tp.attr_text(a) or "" for a in op.input_order.data]
+    return []
+
+
+def generalize_batch(
+    model: onnx.ModelProto, plan: BatchPlan, static: ModuleOp, options: Any
+) -> Generalized:
+    """The sequential module for any batch size, or ``static`` with a batch-size check and a
+    note saying why (see the module docstring). ``options``: the
+    :class:`~ramiel.compiler.CompileOptions` (the clean-up stage's options)."""
+    names = list(plan.inputs)
+    order = _input_order(static)
+    source = free_batch_dims(model, names) if plan.free else model
+    why = ""
+    try:
+        with tempfile.TemporaryDirectory(prefix="ramiel-batch-") as work:
+            try:
+                a = _sample_module(source, plan, SAMPLE_BATCHES[0], options, work)
+                b = _sample_module(source, plan, SAMPLE_BATCHES[1], options, work)
+            except RamielError as e:
+                raise _NotPolymorphic(
+                    f"at batch size {SAMPLE_BATCHES[0]} it does not compile: {e}"
+                ) from None
+            expected = {
+                plan.bound: _result_types(static),
+                SAMPLE_BATCHES[0]: _result_types(a),
+                SAMPLE_BATCHES[1]: _result_types(b),
+            }
+            general = generalize(a, b, order.index(names[0]))
+            _same_weights(general, static)
+            # INPUTS lists the bound shapes
+            fs, fg = _forward(static), _forward(general)
+            for ga, sa in zip(fg.body.block.args, fs.body.block.args, strict=True):
+                ga._type = sa.type  # noqa: SLF001 - the printed INPUTS table: the bound shape
+            _run_on_meta(general, static, names, expected, work)
+    except _NotPolymorphic as e:
+        why = str(e)
+    if why:
+        listed = ", ".join(f"'{n}'" for n in names)
+        note = f"the sequential module keeps batch size {plan.bound} for input(s) {listed}: {why}"
+        checked = _check_batch(
+            static, names, plan.bound, "the model fixes it; see the compile notes"
+        )
+        return Generalized(checked, (), [note])
+    return Generalized(general, tuple(names), [])
+
+
+def _result_types(module: ModuleOp) -> list[Any]:
+    ret = _forward(module).body.block.last_op
+    assert isinstance(ret, tp.ReturnOp)
+    return [v.type for v in ret.values]
+
+
+def _shapes_on_meta(module: ModuleOp, batches: dict[str, int], work: str, tag: str) -> list[Any]:
+    """Run the printed ``module`` on the meta device (no data, no compute: shapes only), with
+    dimension 0 of the inputs ``batches`` names set to their value; returns the outputs."""
+    import torch
+
+    from ramiel.compiler import generated_class
+    from ramiel.printer import print_python
+    from ramiel.runtime.program import import_from_path
+
+    path = os.path.join(work, f"{tag}.py")
+    with open(path, "w") as f:
+        f.write(print_python(module, class_name="BatchCheck"))
+    cls = generated_class(import_from_path(f"ramiel_batch_check_{id(module)}_{tag}", path))
+    with torch.device("meta"):
+        m = cls()
+        feeds = []
+        for name, (shape, dtype) in cls.INPUTS.items():
+            if name in batches:
+                shape = (batches[name], *shape[1:])
+            feeds.append(torch.empty(shape, dtype=dtype))
+        with torch.no_grad():
+            out = m(*feeds)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _failing_statement(e: BaseException, path: str) -> str | None:
+    """The statement of the generated file ``path`` where ``e`` was raised, quoted."""
+    import linecache
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
+    if not frames:
+        return None
+    line = linecache.getline(path, frames[-1].lineno or 0).strip()
+    return f"`{line}`" if line else None
+
+
+def _run_on_meta(
+    general: ModuleOp,
+    static: ModuleOp,
+    names: Sequence[str],
+    expected: dict[int, list[Any]],
+    work: str,
+) -> None:
+    """Check ``general`` at each batch size of ``expected`` (batch -> the ONNX graph's result
+    types there) by running it on the meta device: every statement runs, with PyTorch's shape
+    checks, so a literal that is right at one size only fails. The static module runs first: if
+    it cannot run on the meta device either (a helper that reads data), nothing can be checked.
+
+    Raises :class:`_NotPolymorphic`.
+    """
+    import numpy as np
+
+    from ramiel.dialects.onnx import numpy_dtype_of
+
+    bound = next(iter(expected))
+    try:
+        _shapes_on_meta(static, {}, work, "static")
+    except Exception as e:  # noqa: BLE001 - any failure: the check is not available
+        raise _NotPolymorphic(
+            f"cannot check the module at other batch sizes (it does not run on the meta device: "
+            f"{type(e).__name__}: {e})"
+        ) from None
+    for batch, types in expected.items():
+        try:
+            outs = _shapes_on_meta(general, dict.fromkeys(names, batch), work, f"b{batch}")
+        except Exception as e:  # noqa: BLE001 - the generated module fails at this size
+            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            where = _failing_statement(e, os.path.join(work, f"b{batch}.py"))
+            raise _NotPolymorphic(
+                f"at batch size {batch}, {where or 'the generated module'} fails "
+                f"({type(e).__name__}: {first})"
+            ) from None
+        for i, (o, t) in enumerate(zip(outs, types, strict=True)):
+            want = tuple(t.get_shape())
+            dt = np.dtype(numpy_dtype_of(t.element_type)).name
+            got_dt = str(o.dtype).removeprefix("torch.")
+            if tuple(o.shape) != want or got_dt != dt:
+                raise _NotPolymorphic(
+                    f"at batch size {batch} output {i} is {tuple(o.shape)} {got_dt}, the ONNX "
+                    f"graph says {want} {dt}"
+                    + (" (the size it is bound to)" if batch == bound else "")
+                )
+
+
+def _same_weights(general: ModuleOp, static: ModuleOp) -> None:
+    """Every weight ``general`` reads is one of ``static``'s (same key, type and value)."""
+    have = {op.key.data: op for op in static.walk() if isinstance(op, tp.WeightOp)}
+    for op in general.walk():
+        if not isinstance(op, tp.WeightOp):
+            continue
+        mine = have.get(op.key.data)
+        if mine is None or mine.result.type != op.result.type or mine.value != op.value:
+            raise _NotPolymorphic(
+                f"weight '{op.key.data}' is not the one of the batch-{SAMPLE_BATCHES[0]} "
+                "program (a constant folded from the input's shape)"
+            )
+
+
+__all__ = [
+    "BATCH_NAME",
+    "SAMPLE_BATCHES",
+    "BatchPlan",
+    "Generalized",
+    "batch_inputs",
+    "free_batch_dims",
+    "generalize",
+    "generalize_batch",
+]

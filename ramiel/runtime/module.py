@@ -1,0 +1,308 @@
+"""A generated parallel program as a ``torch.nn.Module``: :class:`ParallelModel`.
+
+The class a generated ``model.py`` defines derives from :class:`ParallelModel`::
+
+    class InceptionV1Parallel(ParallelModel):
+        PROGRAM = PROGRAM
+        WEIGHTS_FILE = "weights.safetensors"
+
+        def __init__(self, **runtime_options):
+            super().__init__(**runtime_options)
+            self.register_buffer("conv1_w", torch.empty((64, 3, 7, 7), dtype=torch.float32))
+            ...
+
+    with InceptionV1Parallel.from_safetensors(backend="processes") as model:
+        prob = model(x)
+
+The module owns the weights (registered buffers, named as in the weights file, so ``state_dict``
+and ``load_state_dict`` work as for any module) and the workers of its program
+(:func:`ramiel.runtime.start`): they start on the first call (or ``start()``; threads that make
+their first call at once share them) and serve every later one; ``close()``, ``with`` or garbage
+collection stops them, and a call after ``close()`` raises
+:class:`~ramiel.runtime.RunnerClosed`. ``copy.deepcopy`` and pickling keep the weights, not the
+workers. The cluster functions receive the weights
+as ``w``, a :class:`~ramiel.runtime.weights.Weights` namespace of the module's tensors: the same
+tensor objects on the threads and inline backends, one shared-memory copy that every worker maps
+on the processes backend (:func:`~ramiel.runtime.weights.pack_shared`, made once per start, so no
+call copies weights). When the weights change (``load_state_dict``, ``.to(...)``, an in-place
+update: any tensor that is replaced or whose version counter moved), the next call restarts the
+workers with the new ones.
+
+The program is compiled for the static shapes and dtypes of its channels: ``forward`` runs it on
+exactly those (:class:`~ramiel.runtime.program.InputMismatch` otherwise, which says so when the
+sequential module takes any batch size). Autograd does not cross workers: the outputs carry no
+gradient (the sequential module does).
+
+Outputs, as for the sequential module: ``model(*inputs)`` returns one tensor for a one-output
+graph, else a tuple in graph order; ``model.run({name: tensor})`` returns a dict by ONNX output
+name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+
+from ramiel.runtime.program import InputMismatch, Program, ProgramError
+from ramiel.runtime.weights import Weights
+
+
+def with_state(cls: type, state: Mapping[str, torch.Tensor], **kwargs: Any) -> Any:
+    """``cls(**kwargs)`` (a module class) holding the tensors of ``state`` (no copy): built on the
+    meta device, so its own uninitialised weights take no memory, then
+    ``load_state_dict(state, assign=True)``.
+
+    Raises ``RuntimeError`` (``load_state_dict``) for a missing or unexpected weight.
+    """
+    with torch.device("meta"):
+        model = cls(**kwargs)
+    model.load_state_dict(state, assign=True)
+    return model
+
+
+class ParallelModel(torch.nn.Module):
+    """A task-parallel program whose weights are this module's buffers (see the module docstring).
+
+    Args:
+        backend: ``"threads"``, ``"processes"`` or ``"inline"`` (see :func:`ramiel.runtime.start`).
+        threads_per_worker: intra-op threads of each worker.
+        timeout_s: limit of one inference, seconds.
+        program: the program (default: the class attribute ``PROGRAM``).
+        **options: further options of :func:`ramiel.runtime.start` (``start_method``, ...).
+
+    Raises:
+        ProgramError: no program, or it is invalid (at the first call).
+    """
+
+    PROGRAM: ClassVar[Program | None] = None
+    WEIGHTS_FILE: ClassVar[str] = "weights.safetensors"
+    #: Weight key -> memory format the cluster functions read it in (``torch.channels_last``:
+    #: conv kernels of channels-last convolutions); the generated class sets it.
+    WEIGHT_FORMATS: ClassVar[Mapping[str, Any]] = {}
+    #: ONNX names of the inputs whose dimension 0 the *sequential* module takes at any size.
+    DYNAMIC_BATCH: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        backend: str = "threads",
+        threads_per_worker: int = 1,
+        timeout_s: float = 60.0,
+        program: Program | None = None,
+        **options: Any,
+    ):
+        super().__init__()
+        prog = program if program is not None else type(self).PROGRAM
+        if not isinstance(prog, Program):
+            raise ProgramError(f"{type(self).__name__} has no PROGRAM (a ramiel.runtime.Program)")
+        self.program = prog
+        self.backend = backend
+        self.threads_per_worker = threads_per_worker
+        self.timeout_s = timeout_s
+        self.runtime_options = dict(options)
+        self._runner: Any = None
+        self._signature: tuple | None = None
+        self._closed = False
+        self._start_lock = threading.Lock()  # concurrent first calls start one runner
+
+    def __getstate__(self) -> dict[str, Any]:
+        # copy.deepcopy, torch.save: the weights and settings; neither workers nor the lock
+        state = self.__dict__.copy()
+        state["_runner"], state["_signature"], state["_closed"] = None, None, False
+        del state["_start_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._start_lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------ loading
+
+    @classmethod
+    def from_safetensors(
+        cls, path: str | os.PathLike[str] | None = None, device: Any = None, **kwargs: Any
+    ) -> ParallelModel:
+        """An instance holding the weights of the safetensors file ``path`` (default:
+        ``WEIGHTS_FILE`` beside the class's module); ``kwargs`` go to the constructor.
+
+        The weights of ``WEIGHT_FORMATS`` are converted here, once, into the memory format the
+        cluster functions read them in (:func:`~ramiel.runtime.weights.to_formats`); the
+        processes backend's shared copy keeps that format.
+
+        Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
+        """
+        from safetensors.torch import load_file
+
+        from ramiel.runtime.weights import to_formats
+
+        if path is None:
+            mod = sys.modules.get(cls.__module__)
+            where = getattr(mod, "__file__", None)
+            if where is None:
+                raise ProgramError(f"{cls.__name__}: no module file to find {cls.WEIGHTS_FILE} by")
+            path = os.path.join(os.path.dirname(os.path.abspath(where)), cls.WEIGHTS_FILE)
+        state = load_file(os.fspath(path), device=str(device or "cpu"))
+        return with_state(cls, to_formats(state, cls.WEIGHT_FORMATS), **kwargs)
+
+    # ---------------------------------------------------------------------------- the workers
+
+    @property
+    def input_names(self) -> list[str]:
+        """ONNX names of the graph inputs, in the order of ``forward``'s positional arguments."""
+        return list(self.program.inputs)
+
+    @property
+    def output_names(self) -> list[str]:
+        """ONNX names of the graph outputs, in the order ``forward`` returns them."""
+        return list(self.program.outputs)
+
+    @property
+    def runner(self) -> Any:
+        """The started :class:`~ramiel.runtime.Runner` (``None`` before the first call)."""
+        return self._runner
+
+    @property
+    def closed(self) -> bool:
+        """True when no workers run (before the first call, after ``close()`` or a failure)."""
+        return self._runner is None or self._runner.closed
+
+    def weights_namespace(self) -> Weights:
+        """The ``w`` the cluster functions get: the module's tensors by name (not copies)."""
+        tensors: dict[str, torch.Tensor] = {}
+        tensors.update(self._buffers)  # type: ignore[arg-type]
+        tensors.update(self._parameters)  # type: ignore[arg-type]
+        return Weights(tensors)
+
+    def _weights_signature(self) -> tuple:
+        return tuple(
+            (k, id(t), t._version)
+            for d in (self._buffers, self._parameters)
+            for k, t in d.items()
+            if t is not None
+        )
+
+    def _runtime(self) -> tuple[str, int]:
+        """The backend and intra-op threads per worker to start (subclasses may adapt them)."""
+        return self.backend, self.threads_per_worker
+
+    def start(self) -> Any:
+        """Start the workers now (the first call does it otherwise) and return the started
+        :class:`~ramiel.runtime.Runner` (compiled segments are compiled here).
+
+        Raises :class:`~ramiel.runtime.RunnerClosed` after :meth:`close`.
+        """
+        return self._start()
+
+    def compile_report(self) -> list[Any]:
+        """The compilations of the program's compiled segments so far
+        (:class:`~ramiel.runtime.compiled.CompileEvent` items; empty unless compiled)."""
+        return self._runner.compile_report() if self._runner is not None else []
+
+    def _start(self) -> Any:
+        sig = self._weights_signature()
+        runner = self._runner
+        if runner is not None and sig == self._signature:
+            return runner
+        with self._start_lock:
+            if self._closed:
+                from ramiel.runtime.program import RunnerClosed
+
+                raise RunnerClosed(
+                    f"{type(self).__name__} is closed; make another to run the program again "
+                    "(a sequential module still works)"
+                )
+            if self._runner is not None and sig != self._signature and not self._runner.closed:
+                self._runner.close()  # the weights changed: the workers must see the new ones
+                self._runner = None
+            if self._runner is None:
+                from ramiel.runtime.runner import start
+
+                for name, t in self.named_buffers():
+                    if t.is_meta:
+                        raise ProgramError(
+                            f"{type(self).__name__}: weight '{name}' was never loaded (a meta "
+                            "tensor); use from_safetensors or load_state_dict(..., assign=True)"
+                        )
+                backend, threads = self._runtime()
+                self._runner = start(
+                    self.program,
+                    self.weights_namespace(),
+                    backend=backend,
+                    threads_per_worker=threads,
+                    timeout_s=self.timeout_s,
+                    **self.runtime_options,
+                )
+                self._signature = sig
+            return self._runner
+
+    def _mismatch(self, e: InputMismatch) -> InputMismatch:
+        if not self.DYNAMIC_BATCH:
+            return e
+        return InputMismatch(
+            f"{e} (the parallel program is compiled for the shapes it was bound to; the "
+            "sequential module takes any batch size)"
+        )
+
+    def forward(self, *inputs: Any, **named: Any) -> Any:
+        """Run the program once on the graph inputs (positional in ``input_names`` order, or by
+        ONNX name); returns one tensor for a one-output graph, else a tuple in graph order.
+
+        Raises:
+            InputMismatch: missing, unknown or misshapen inputs (the workers stay usable).
+            RuntimeFailure: a worker raised, died or timed out (see :mod:`ramiel.runtime`).
+        """
+        names = self.input_names
+        if len(inputs) > len(names):
+            raise InputMismatch(
+                f"{type(self).__name__} takes {len(names)} input(s) ({', '.join(names)}), "
+                f"got {len(inputs)}"
+            )
+        feeds = dict(zip(names, inputs, strict=False))
+        for k, v in named.items():
+            if k in feeds:
+                raise InputMismatch(f"input '{k}' given twice (by position and by name)")
+            feeds[k] = v
+        outs = self.run(feeds)
+        values = tuple(outs[n] for n in self.output_names)
+        return values[0] if len(values) == 1 else values
+
+    def run(self, feeds: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+        """Run the program once on inputs by ONNX name; returns the outputs by ONNX name."""
+        runner = self._start()
+        try:
+            return runner.run(dict(feeds))
+        except InputMismatch as e:
+            raise self._mismatch(e) from None
+
+    def close(self) -> None:
+        """Stop the workers; later parallel calls raise ``RunnerClosed``. Idempotent."""
+        with self._start_lock:
+            self._closed = True
+            runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.close()
+
+    def __enter__(self) -> ParallelModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown, half-initialised instance
+            self.close()
+
+    def extra_repr(self) -> str:
+        state = "closed" if self.closed else "running"
+        return (
+            f"program={self.program.name!r}, clusters={len(self.program.clusters)}, "
+            f"backend={self.backend!r}, threads_per_worker={self.threads_per_worker}, {state}"
+        )
+
+
+__all__ = ["ParallelModel", "with_state"]

@@ -1,0 +1,477 @@
+"""The generated code as a ``torch.nn.Module``: standard weights, downstream tools, autograd.
+
+For the nine zoo models and the project's CNN and transformer (seeded random weights; the
+FC-heavy zoo models keep their 16-100 M-element fully connected layers as splats, as in
+``test_hypercluster``), compiled once each:
+
+* the sequential class of ``model_seq.py``, built empty and loaded with
+  ``safetensors.torch.load_file`` + ``load_state_dict`` (the way a PyTorch user loads any
+  checkpoint), equals onnxruntime within 1e-3 of the largest output magnitude;
+* ``weights.safetensors`` is the one weights file of the compile (the IR refers to it), holds
+  exactly the module's ``state_dict`` in real shapes and dtypes, and is within 5 % of the bytes
+  of the ONNX model's weights in their real shapes;
+* ``torch.fx.symbolic_trace``, ``torch.export.export`` and ``torch.compile(fullgraph=True)`` (no
+  graph break; the ``aot_eager`` backend: dynamo capture and AOT autograd, without inductor's
+  minutes of C++ compilation) give the eager module's outputs within 1e-5; the module moves with
+  ``.to(torch.float64)`` (and still matches onnxruntime) and runs on the meta device (every
+  tensor it makes follows its inputs' device).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from safetensors import safe_open
+from safetensors.torch import load_file
+
+from ramiel import models
+from ramiel.compiler import CompileOptions, compile_model, generated_class
+from ramiel.models import onnx_weight_bytes, randomize_weights
+from ramiel.runtime.program import import_from_path
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+ZOO = [
+    "light_bvlc_alexnet",
+    "light_densenet121",
+    "light_inception_v1",
+    "light_inception_v2",
+    "light_resnet50",
+    "light_shufflenet",
+    "light_squeezenet",
+    "light_vgg19",
+    "light_zfnet512",
+]
+PROJECT = ["inception", "transformer"]
+FC_HEAVY = ("light_bvlc_alexnet", "light_vgg19", "light_zfnet512")
+MAX_RANDOM_ELEMENTS = 1 << 22
+RTOL = 1e-3
+
+
+class Case:
+    """One model with random weights, compiled once: its ONNX model, feeds, reference outputs
+    and generated sequential class."""
+
+    def __init__(self, name: str, out_dir: str, helpers):
+        if name in PROJECT:
+            model = onnx.load(models.export_model(name))
+            (example,) = models.example_inputs(name)
+            g = torch.Generator().manual_seed(3)
+            if example.dtype == torch.int64:
+                x = torch.randint(0, 1000, tuple(example.shape), generator=g)
+            else:
+                x = torch.randn(tuple(example.shape), generator=g)
+            self.feeds = {models.input_names(name)[0]: x.numpy()}
+        else:
+            limit = MAX_RANDOM_ELEMENTS if name in FC_HEAVY else None
+            model = randomize_weights(
+                onnx.load(os.path.join(ZOO_DIR, f"{name}.onnx")), seed=1, max_elements=limit
+            )
+            rng = np.random.default_rng(2)
+            init = {t.name for t in model.graph.initializer}
+            self.feeds = {
+                i.name: rng.standard_normal(
+                    [d.dim_value for d in i.type.tensor_type.shape.dim]
+                ).astype(np.float32)
+                for i in model.graph.input
+                if i.name not in init
+            }
+        self.name = name
+        self.model = model
+        self.result = compile_model(model, out_dir, CompileOptions(clusters=1))
+        self.cls = generated_class(
+            import_from_path(f"test_module_{name}", self.result.sequential_path)
+        )
+        self.inputs = [torch.from_numpy(self.feeds[k]) for k in self.cls.INPUTS]
+        self.reference = helpers.ort_run(model, self.feeds)
+
+    def loaded(self) -> torch.nn.Module:
+        """The class built empty, then ``load_state_dict(safetensors.torch.load_file(...))``."""
+        m = self.cls()
+        m.load_state_dict(load_file(self.result.weights_path))
+        return m.eval()
+
+
+def outputs(out) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, tuple | list) else [out]
+
+
+@pytest.fixture(scope="module", params=ZOO + PROJECT)
+def case(request, tmp_path_factory, pipeline_helpers) -> Case:
+    return Case(request.param, str(tmp_path_factory.mktemp(request.param)), pipeline_helpers)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(prev)
+
+
+def test_load_state_dict_from_the_weights_file_matches_onnxruntime(case: Case, pipeline_helpers):
+    m = case.loaded()
+    with torch.no_grad():
+        got = outputs(m(*case.inputs))
+    for o, r, name in zip(got, case.reference, case.cls.OUTPUTS, strict=True):
+        pipeline_helpers.assert_close(o, r, RTOL, f"{case.name} output {name}")
+
+
+def test_one_standard_weights_file(case: Case):
+    """One weights file, named and shaped like the module's state_dict, the IR pointing at it,
+    its size within 5 % of the ONNX weights' real bytes."""
+    out = case.result.out_dir
+    assert sorted(f for f in os.listdir(out) if f.endswith(".safetensors")) == [
+        "weights.safetensors"
+    ]
+    with open(case.result.ir_path) as f:
+        assert 'ramiel.weights = "weights.safetensors"' in f.readline()
+    state = case.loaded().state_dict()
+    with safe_open(case.result.weights_path, "pt") as f:
+        keys = list(f.keys())
+        assert sorted(keys) == sorted(state)
+        for k in keys:
+            t = f.get_slice(k)
+            assert tuple(t.get_shape()) == tuple(state[k].shape), k
+    size = os.path.getsize(case.result.weights_path)
+    real = onnx_weight_bytes(case.model)
+    assert abs(size - real) <= 0.05 * real, f"{case.name}: file {size} B, weights {real} B"
+
+
+def test_fx_export_and_compile_match_eager(case: Case, pipeline_helpers):
+    m = case.loaded()
+    with torch.no_grad():
+        eager = outputs(m(*case.inputs))
+        traced = torch.fx.symbolic_trace(m)
+        via_fx = outputs(traced(*case.inputs))
+        exported = torch.export.export(m, tuple(case.inputs))
+        via_export = outputs(exported.module()(*case.inputs))
+        torch._dynamo.reset()
+        compiled = torch.compile(m, backend="aot_eager", fullgraph=True)
+        via_compile = outputs(compiled(*case.inputs))
+    for how, got in (("fx", via_fx), ("export", via_export), ("compile", via_compile)):
+        for e, g in zip(eager, got, strict=True):
+            pipeline_helpers.assert_close(g, e, 1e-5, f"{case.name} {how}")
+
+
+def test_moves_with_to(case: Case, pipeline_helpers):
+    """``.to(torch.float64)``: float64 weights and inputs, still onnxruntime's outputs; the meta
+    device: every tensor the code makes follows its inputs (no stray CPU tensor)."""
+    m = case.loaded().to(torch.float64)
+    assert all(t.dtype != torch.float32 for t in m.state_dict().values())
+    xs = [x.double() if x.is_floating_point() else x for x in case.inputs]
+    with torch.no_grad():
+        got = outputs(m(*xs))
+    for o, r in zip(got, case.reference, strict=True):
+        assert o.dtype == torch.float64
+        pipeline_helpers.assert_close(o, r, RTOL, f"{case.name} in float64")
+    meta = case.loaded().to("meta")
+    with torch.no_grad():
+        shapes = [o.shape for o in outputs(meta(*[x.to("meta") for x in case.inputs]))]
+    assert shapes == [torch.Size(r.shape) for r in case.reference]
+
+
+# ------------------------------------------------------------------------------------ training
+
+
+@pytest.mark.parametrize("name", PROJECT)
+def test_trainable_fine_tuning_step(name: str, tmp_path):
+    """``trainable=True``: the floating-point weights are parameters; one SGD step on a toy
+    target (the outputs pulled towards zero) changes them and lowers the loss."""
+    import ramiel
+
+    path = models.export_model(name)
+    (example,) = models.example_inputs(name)
+    with ramiel.compile(path, clusters=1, trainable=True, out_dir=str(tmp_path)) as compiled:
+        m = compiled.sequential.train()
+        params = dict(m.named_parameters())
+        assert params and all(p.dtype.is_floating_point for p in params.values())
+        assert all(not b.is_floating_point() for b in m.buffers())
+        assert set(params) <= set(compiled.state_dict())  # one state for both modules
+        before = {k: p.detach().clone() for k, p in params.items()}
+        opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+
+        def loss() -> torch.Tensor:
+            return m(example).float().pow(2).mean()
+
+        first = loss()
+        first.backward()
+        assert all(p.grad is not None for p in params.values() if p.requires_grad)
+        opt.step()
+        opt.zero_grad()
+        with torch.no_grad():
+            after = loss()
+        assert after.item() < first.item()
+        changed = [k for k, p in params.items() if not torch.equal(p.detach(), before[k])]
+        assert len(changed) > len(params) // 2, changed
+        # the parallel module runs with the new weights (the same tensors)
+        with torch.no_grad():
+            pipeline_out = compiled(example)
+            seq_out = m.eval()(example)
+        torch.testing.assert_close(pipeline_out, seq_out, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------------------- batch dimension
+
+
+def _free_squeezenet(path: str) -> str:
+    from ramiel.data_parallel import free_batch
+
+    model = free_batch(
+        randomize_weights(onnx.load(os.path.join(ZOO_DIR, "light_squeezenet.onnx")), 1)
+    )
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("name", ["inception", "transformer", "light_squeezenet"])
+def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
+    """A model whose input dimension 0 is symbolic (PyTorch's ``dynamic_axes`` export, whose
+    reshapes come from ``Shape -> Gather -> Concat`` chains; squeezenet with a free batch): the
+    sequential module matches onnxruntime at batch 1, 3 and 8, and exports once with a dynamic
+    batch dimension; the parallel program stays compiled for batch 1 and says so."""
+    import ramiel
+    from ramiel.runtime import InputMismatch
+
+    if name == "light_squeezenet":
+        path = _free_squeezenet(str(tmp_path / "free.onnx"))
+    else:
+        path = models.export_model(name, dynamic_batch=True)
+    model = onnx.load(path)
+    (inp,) = [
+        i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}
+    ]
+    dims = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+    with ramiel.compile(path, clusters=2, out_dir=str(tmp_path / "out")) as compiled:
+        assert compiled.result.dynamic_batch == (inp.name,), compiled.result.notes
+        with open(compiled.result.sequential_path) as f:
+            source = f.read()
+        assert "batch = " in source or name == "inception"
+        seq = compiled.sequential
+        g = torch.Generator().manual_seed(0)
+        for b in (1, 3, 8):
+            shape = (b, *dims[1:])
+            if inp.type.tensor_type.elem_type == onnx.TensorProto.INT64:
+                x = torch.randint(0, 1000, shape, generator=g)
+            else:
+                x = torch.randn(shape, generator=g)
+            with torch.no_grad():
+                got = outputs(seq(x))
+            ref = pipeline_helpers.ort_run(model, {inp.name: x.numpy()})
+            for o, r in zip(got, ref, strict=True):
+                assert o.shape[0] == b
+                pipeline_helpers.assert_close(o, r, RTOL, f"{name} at batch {b}")
+            if b == 1:
+                assert torch.equal(outputs(compiled(x))[0], got[0])
+            else:
+                with pytest.raises(InputMismatch, match="sequential module takes any batch"):
+                    compiled(x)
+        batch = torch.export.Dim("batch", min=1, max=64)
+        exported = torch.export.export(seq, (x,), dynamic_shapes=({0: batch},))
+        for b in (2, 5):
+            xb = x[:1].expand(b, *x.shape[1:]).contiguous()
+            with torch.no_grad():
+                torch.testing.assert_close(exported.module()(xb), seq(xb))
+
+
+def test_fixed_batch_is_a_note_and_a_clear_error(tmp_path):
+    """``dynamic_batch=True`` on a zoo model whose Reshape fixes the batch to 1: a compile-time
+    note quoting the statement, and a module that says which batch size it runs."""
+    import ramiel
+
+    path = os.path.join(ZOO_DIR, "light_inception_v1.onnx")
+    with ramiel.compile(path, clusters=1, dynamic_batch=True, out_dir=str(tmp_path)) as m:
+        assert m.result.dynamic_batch == ()
+        (note,) = m.result.notes
+        assert "data_0" in note and "reshape(1, 1024)" in note and "n140 (Reshape)" in note
+        with pytest.raises(AssertionError, match="runs batch size 1 only"):
+            m.sequential(torch.zeros(2, 3, 224, 224))
+        assert m.sequential(torch.zeros(1, 3, 224, 224)).shape == (1, 1000)
+
+
+# --------------------------------------------------------------------------- standalone modules
+
+
+def test_generated_modules_run_without_xdsl_and_onnx(tmp_path):
+    """``model_seq.py`` and ``model.py`` need torch, safetensors and ``ramiel.runtime`` only:
+    they load and run in a process where importing xdsl, onnx or onnxruntime fails."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from safetensors.torch import save_file
+
+    import ramiel
+
+    path = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    model = randomize_weights(onnx.load(path), seed=4)
+    with ramiel.compile(model, clusters=2, out_dir=str(tmp_path / "out")) as compiled:
+        x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            y = compiled.sequential(x)
+        result = compiled.result
+    save_file({"x": x, "y": y.contiguous()}, str(tmp_path / "io.safetensors"))
+    script = textwrap.dedent(
+        """
+        import importlib.abc, importlib.util, sys
+
+        class Blocked(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.split(".")[0] in ("xdsl", "onnx", "onnxruntime"):
+                    raise ImportError(f"{name} is blocked in this process")
+                return None
+
+        sys.meta_path.insert(0, Blocked())
+        import torch
+        from safetensors.torch import load_file
+
+        data = load_file(sys.argv[3])
+        for i, path in enumerate(sys.argv[1:3]):
+            spec = importlib.util.spec_from_file_location(f"generated_{i}", path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = mod
+            spec.loader.exec_module(mod)
+            (cls,) = [
+                v for v in vars(mod).values()
+                if isinstance(v, type) and issubclass(v, torch.nn.Module)
+                and v.__module__ == mod.__name__
+            ]
+            m = cls.from_safetensors()
+            with torch.no_grad():
+                y = m(data["x"])
+            if hasattr(m, "close"):
+                m.close()
+            torch.testing.assert_close(y, data["y"], rtol=1e-5, atol=1e-6)
+            print(cls.__name__, "ok")
+        assert not any(k.split(".")[0] in ("xdsl", "onnx") for k in sys.modules)
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, result.sequential_path, result.parallel_path,
+         str(tmp_path / "io.safetensors")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["SqueezenetOld", "ok", "SqueezenetOldParallel", "ok"]
+
+
+# ------------------------------------------------------------------------ the compiled module
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_compiled_model_is_a_module_whose_state_dict_round_trips(backend: str, tmp_path):
+    """``ramiel.compile`` returns an ``nn.Module`` whose ``state_dict`` is the weights file;
+    ``load_state_dict`` of other weights changes what the parallel program computes (its
+    workers restart with them) and what ``.sequential`` computes; loading back restores it."""
+    import ramiel
+
+    path = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    a = randomize_weights(onnx.load(path), seed=5)
+    b = randomize_weights(onnx.load(path), seed=6)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    with (
+        ramiel.compile(a, clusters=2, backend=backend, out_dir=str(tmp_path / "a")) as ma,
+        ramiel.compile(b, clusters=2, backend=backend, out_dir=str(tmp_path / "b")) as mb,
+    ):
+        assert isinstance(ma, torch.nn.Module) and isinstance(ma.sequential, torch.nn.Module)
+        state = {k: v.clone() for k, v in ma.state_dict().items()}  # state_dict() aliases
+        assert sorted(state) == sorted(load_file(ma.result.weights_path))
+        ya, yb = ma(x), mb(x)
+        assert not torch.allclose(ya, yb)
+        ma.load_state_dict(mb.state_dict())
+        torch.testing.assert_close(ma(x), yb)
+        with torch.no_grad():
+            torch.testing.assert_close(ma.sequential(x), yb)
+        ma.load_state_dict(state)
+        torch.testing.assert_close(ma(x), ya)
+        with torch.no_grad():
+            torch.testing.assert_close(ma.sequential(x), ya)
+    assert ma.closed and mb.closed
+
+
+def test_parallel_module_class_owns_its_workers(tmp_path):
+    """The class of ``model.py``: ``from_safetensors`` like the sequential one, the same
+    state_dict keys, workers started on first use and stopped by ``close``/``with``."""
+    import ramiel
+
+    path = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    with ramiel.compile(
+        randomize_weights(onnx.load(path), 7), clusters=2, out_dir=str(tmp_path)
+    ) as c:
+        result, seq_state = c.result, c.sequential.state_dict()
+        x = torch.randn(1, 3, 224, 224)
+        want = c(x)
+    cls = generated_class(import_from_path("test_module_par", result.parallel_path))
+    assert cls.__name__ == "SqueezenetOldParallel"
+    with cls.from_safetensors(backend="processes") as m:
+        assert sorted(m.state_dict()) == sorted(seq_state)
+        assert m.closed
+        torch.testing.assert_close(m(x), want)
+        assert not m.closed and len(m.runner.pids) == 2
+        pids = list(m.runner.pids.values())
+    assert m.closed
+    for pid in pids:  # joined: gone
+        assert not os.path.exists(f"/proc/{pid}"), pid
+
+
+def test_weight_keys_never_clash_with_module_attributes(tmp_path):
+    """An initializer named like an nn.Module attribute (``training``, ``forward``, ``state_dict``)
+    or a dunder gets another buffer name; the list the lowering avoids covers every public
+    attribute of torch.nn.Module and of Ramiel's module classes."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ramiel.compiler import CompiledModel
+    from ramiel.dialects.torchpy import MODULE_ATTRIBUTES, is_weight_key
+    from ramiel.runtime import ParallelModel
+
+    public = {n for c in (torch.nn.Module, ParallelModel, CompiledModel) for n in dir(c)}
+    public |= set(vars(torch.nn.Module()))
+    assert {n for n in public if not n.startswith("_")} <= MODULE_ATTRIBUTES
+    assert not is_weight_key("__init__") and not is_weight_key("_x") and is_weight_key("conv_w")
+
+    names = ["training", "forward", "state_dict", "__dict__", "run"]
+    inits = [
+        numpy_helper.from_array(np.full((2, 2), i + 1.5, np.float32), n)
+        for i, n in enumerate(names)
+    ]
+    nodes, prev = [], "x"
+    for i, n in enumerate(names):
+        nodes.append(helper.make_node("Add", [prev, n], [f"y{i}"], name=f"add{i}"))
+        prev = f"y{i}"
+    graph = helper.make_graph(
+        nodes, "attrs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [2, 2])], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    result = compile_model(model, str(tmp_path), CompileOptions(clusters=1))
+    keys = list(load_file(result.weights_path))
+    assert len(keys) == len(names)
+    assert all(is_weight_key(k) for k in keys), keys
+    cls = generated_class(import_from_path("test_module_attrs", result.sequential_path))
+    m = cls.from_safetensors()
+    assert m.training is True and callable(m.forward) and callable(m.state_dict)
+    x = torch.zeros(2, 2)
+    torch.testing.assert_close(m(x), torch.full((2, 2), sum(i + 1.5 for i in range(len(names)))))
+
+
+def test_python_api_is_discoverable():
+    """``dir(ramiel)`` and ``help(ramiel)`` show the API, each name with its docstring."""
+    import pydoc
+
+    import ramiel
+
+    names = {"compile", "compile_model", "CompileOptions", "CompiledModel", "ParallelModel",
+             "RamielError", "UnsupportedOpError", "InputMismatch", "WorkerError", "BACKENDS",
+             "backend"}  # fmt: skip
+    assert names <= set(dir(ramiel))
+    for n in names - {"BACKENDS"}:
+        assert getattr(ramiel, n).__doc__, n
+    text = pydoc.render_doc(ramiel, renderer=pydoc.plaintext)
+    for n in ("compile(", "class CompiledModel", "class CompileOptions", "class RamielError",
+              "class ParallelModel", "BACKENDS"):  # fmt: skip
+        assert n in text, n
