@@ -210,6 +210,37 @@ def _relink_ir_weights(module: ModuleOp, keys: Mapping[str, str], ref: str) -> N
     module.attributes[WEIGHTS_ATTR] = StringAttr(ref)
 
 
+def _keep_ir_weights(module: ModuleOp, lowered: Sequence[ModuleOp]) -> None:
+    """Give the ``torchpy`` modules a (never read) ``torchpy.weight`` for each ``dense_resource``
+    constant of ``module`` (the large ones) that their code does not read, so that it is a buffer
+    of the generated classes and a tensor of the weights file, which ``model.mlir`` refers to
+    (e.g. an LSTM's weights in ONNX's gate order, which the code reads reordered at compile
+    time)."""
+    from xdsl.dialects.builtin import DenseResourceAttr
+
+    from ramiel.dialects import torchpy as tp
+    from ramiel.passes.lower_to_torchpy import weight_keys
+
+    used = {op.key.data for m in lowered for op in m.walk() if isinstance(op, tp.WeightOp)}
+    extra = [
+        (key, op)
+        for op, key in weight_keys(module).items()
+        if isinstance(op.properties.get("value"), DenseResourceAttr) and key not in used
+    ]
+    if not extra:
+        return
+    for m in lowered:
+        first = next(f for f in m.ops if isinstance(f, tp.FuncOp) and f.kind.data != "segment")
+        block = first.body.block
+        for key, op in extra:
+            w = tp.WeightOp(key, op.properties["value"], op.results[0].type)
+            w.result.name_hint = key
+            if block.first_op is None:
+                block.add_op(w)
+            else:
+                block.insert_op_before(w, block.first_op)
+
+
 def clean_up_passes(options: CompileOptions) -> list[ModulePass]:
     """The clean-up stage: ``--constant-fold --dce``, then the graph rewrites the options
     keep (:meth:`CompileOptions.rewrites`) but :data:`~ramiel.passes.LATE_REWRITES`, and
@@ -356,6 +387,8 @@ def compile_model(
         if segments:
             _run_passes(seq, segments)
         timings["lower"] = time.perf_counter() - t
+
+        _keep_ir_weights(module, [par, seq])
 
         t = time.perf_counter()
         say("printing Python")
