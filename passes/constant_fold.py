@@ -32,7 +32,7 @@ Which results become constants (the size policy)
       non-splat weight does not (it stays an op, computed at every inference). The result becomes
       a new ``dense_resource`` tensor of the module's weight store (the ``ramiel.weights``
       file, :func:`ramiel.weights.store_of`), held in memory until the IR is written: ``ramiel
-      compile`` saves it into its ``model.ir.safetensors`` and the generated ``weights.safetensors``
+      compile`` saves it into its one ``weights.safetensors`` (which ``model.mlir`` refers to)
       like any other weight; ``ramiel-opt`` writes the module's weights beside its output (see
       :mod:`ramiel.tools.opt`). The input weights file is never modified. A module without a
       weights file keeps every constant inline, and so do its folded results. Compared with

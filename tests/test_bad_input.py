@@ -428,5 +428,5 @@ def test_generated_files_follow_the_umask(mask, tmp_path):
     modes = {
         p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "o").iterdir() if p.is_file()
     }
-    assert "weights.safetensors" in modes and "model.ir.safetensors" in modes
+    assert "weights.safetensors" in modes and "model.mlir" in modes
     assert modes == dict.fromkeys(modes, 0o666 & ~mask), modes

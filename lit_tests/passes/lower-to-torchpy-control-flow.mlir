@@ -25,7 +25,7 @@
 // CHECK:        "torchpy.yield"(%go, %h) : (tensor<i1>, tensor<4xf32>) -> ()
 // CHECK-NEXT: }) {onnx_node_name = "until (Loop)"} : (tensor<i1>, tensor<i64>, tensor<4xf32>) -> tensor<4xf32>
 
-// PY:      def forward(w, c, x, m):
+// PY:      def forward(self, c, x, m):
 // PY:          if bool(c):  # choose (If)
 // PY-NEXT:         a = torch.relu(x)  # relu (Relu)
 // PY-NEXT:         r = a
@@ -44,7 +44,7 @@
 // PY-NEXT:     while keep_going and i_1 < int(m):  # until (Loop)
 // PY-NEXT:         h = torch.neg(z)  # neg (Neg)
 // PY-NEXT:         s = torch.sum(h, dim=0, keepdim=False)  # ReduceSum
-// PY-NEXT:         go = s > w.zero  # Greater
+// PY-NEXT:         go = s > self.zero  # Greater
 // PY-NEXT:         keep_going, z = bool(go), h
 // PY-NEXT:         i_1 += 1
 builtin.module attributes {onnx.opset = 17 : i64} {

@@ -1,8 +1,8 @@
 // Scan: a for loop over the scanned axis (the reverse direction counts down), scan outputs
 // stacked on their axis.
 // RUN: ramiel-opt %s '--lower-to-torchpy{mode=sequential}' | ramiel-translate --to-python - | filecheck %s --check-prefix=SCAN
-// SCAN:      def forward(w, s0, xs):
-// SCAN-NEXT:     """The whole model, sequentially (3 statements)."""
+// SCAN:      def forward(self, s0, xs):
+// SCAN-NEXT:     """The graph outputs: s, ys."""
 // SCAN-NEXT:     ys_steps = []
 // SCAN-NEXT:     s = s0
 // SCAN-NEXT:     for t in range(5):  # scan (Scan)

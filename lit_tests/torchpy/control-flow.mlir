@@ -14,8 +14,8 @@
 // CHECK-NEXT: }) {onnx_node_name = "choose (If)"} : (tensor<i1>) -> tensor<4xf32>
 // CHECK-NEXT: %y = "torchpy.for"(%n, %r) ({
 // CHECK:      %z = "torchpy.while"(%c, %r) ({
-// PY:      def forward(w, c, x, n):
-// PY-NEXT:     """The whole model, sequentially (0 statements)."""
+// PY:      def forward(self, c, x, n):
+// PY-NEXT:     """The graph outputs: {{.*}}"""
 // PY-NEXT:     if bool(c):  # choose (If)
 // PY-NEXT:         a = torch.relu(x)
 // PY-NEXT:         r = a
