@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from conftest import ZOO_DIR, ZOO_MODELS
 from safetensors import safe_open
 from safetensors.torch import load_file
 
@@ -35,18 +36,7 @@ from ramiel.runtime.program import import_from_path
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-ZOO = [
-    "light_bvlc_alexnet",
-    "light_densenet121",
-    "light_inception_v1",
-    "light_inception_v2",
-    "light_resnet50",
-    "light_shufflenet",
-    "light_squeezenet",
-    "light_vgg19",
-    "light_zfnet512",
-]
+ZOO = sorted(ZOO_MODELS)
 PROJECT = ["inception", "transformer"]
 FC_HEAVY = ("light_bvlc_alexnet", "light_vgg19", "light_zfnet512")
 MAX_RANDOM_ELEMENTS = 1 << 22
