@@ -285,11 +285,12 @@ def test_control_flow_prints_readable_python(tmp_path):
 
     res = compile_model(branchy_model(), str(tmp_path), CompileOptions(clusters=2))
     seq = Path(res.sequential_path).read_text()
-    assert "    if bool(c):  # choose (If)\n" in seq
-    assert "    else:\n" in seq
-    assert "    for i in range(3):  # refine (Loop)\n" in seq
-    assert "    for t in range(64):  # scan (Scan)\n" in seq
-    assert "        t_reversed = 63 - t\n        row = rows[t_reversed]\n" in seq  # direction 1
+    # the body of the module class's forward: 8 spaces, 12 in a block
+    assert "        if bool(c):  # choose (If)\n" in seq
+    assert "        else:\n" in seq
+    assert "        for i in range(3):  # refine (Loop)\n" in seq
+    assert "        for t in range(64):  # scan (Scan)\n" in seq
+    assert "            t_reversed = 63 - t\n            row = rows[t_reversed]\n" in seq
     assert "c_in" not in seq  # the condition a for loop ignores is not computed
     par = Path(res.parallel_path).read_text()
     compile(par, "model.py", "exec")

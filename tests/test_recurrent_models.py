@@ -57,7 +57,7 @@ def test_matches_onnxruntime(exported, name, backend, pipeline_helpers):
 def test_generated_code_reads_like_pytorch(exported, tmp_path):
     with ramiel.compile(exported["streaming_detector"], clusters=2, out_dir=str(tmp_path / "d")):
         code = (tmp_path / "d" / "model_seq.py").read_text()
-    assert code.count("torch.lstm(") == 2 and "w.LSTM_W__torch" in code
+    assert code.count("torch.lstm(") == 2 and "self.LSTM_W__torch" in code
     assert "    if bool(Less):  # /If (If)\n" in code
     with ramiel.compile(exported["refiner"], clusters=1, out_dir=str(tmp_path / "r")):
         code = (tmp_path / "r" / "model_seq.py").read_text()

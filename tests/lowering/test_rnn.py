@@ -219,7 +219,7 @@ def test_weights_are_reordered_at_compile_time(tmp_path):
     with ramiel.compile(model, clusters=1, out_dir=str(tmp_path)) as m:
         code = (tmp_path / "model_seq.py").read_text()
         assert "torch.lstm(" in code and "ops.rnn_params" not in code
-        assert "w.W__torch_forward" in code and "w.R__torch_backward" in code
+        assert "self.W__torch_forward" in code and "self.R__torch_backward" in code
         outs = m.sequential(*(torch.from_numpy(feeds[n]) for n in m.input_specs))
         for g, r in zip(outs, refs, strict=True):
             assert_close(g, r, rtol=1e-4)
