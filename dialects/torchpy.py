@@ -132,7 +132,8 @@ MODULE_ATTRIBUTES = frozenset(
         "share_memory", "smart_apply", "state_dict", "to", "to_empty", "train", "training",
         "type", "xpu", "zero_grad",
         # the generated classes, ParallelModel and CompiledModel
-        "INPUTS", "OUTPUTS", "DYNAMIC_BATCH", "PROGRAM", "WEIGHTS_FILE", "from_safetensors",
+        "INPUTS", "OUTPUTS", "DYNAMIC_BATCH", "PROGRAM", "WEIGHTS_FILE", "WEIGHT_FORMATS",
+        "from_safetensors",
         "run", "close", "closed", "runner", "backend", "threads_per_worker", "timeout_s",
         "options", "runtime_options", "program", "sequential", "result", "report",
         "runtime_config", "input_names", "output_names", "input_specs", "save_safetensors",

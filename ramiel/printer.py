@@ -856,5 +856,6 @@ __all__ = [
     "print_python",
     "print_python_file",
     "statement",
+    "weight_formats",
     "write_weights",
 ]

@@ -195,6 +195,39 @@ def test_weights_file_lists_formats_and_loader_converts(tmp_path):
         assert "WEIGHT_FORMATS" not in f.read()
 
 
+def test_module_classes_load_weights_in_their_formats(tmp_path, pipeline_helpers):
+    """The generated classes' from_safetensors (sequential and parallel) and CompiledModel
+    convert the channels-last conv kernels once, when they load the weights file: the buffers
+    are channels-last, state_dict round-trips, the processes backend's workers compute what
+    onnxruntime does; with --layout nchw every buffer stays contiguous."""
+    from ramiel.compiler import generated_class
+    from ramiel.runtime.program import import_from_path
+
+    model = _cnn()
+    x = np.random.default_rng(5).standard_normal((1, 8, 64, 64)).astype(np.float32)
+    ref = pipeline_helpers.ort_run(model, {"x": x})
+    for layout in ("channels-last", "nchw"):
+        out_dir = tmp_path / layout
+        opts = CompileOptions(clusters=2, backend="processes", layout=layout)
+        res = compile_model(model, str(out_dir), opts)
+        seq_cls = generated_class(import_from_path(f"cl_seq_{layout}", res.sequential_path))
+        par_cls = generated_class(import_from_path(f"cl_par_{layout}", res.parallel_path))
+        seq = seq_cls.from_safetensors()
+        assert _is_cl(seq.c1_w) == (layout == "channels-last"), layout
+        blank = seq_cls()  # load_state_dict copies into buffers made in the code's format
+        blank.load_state_dict(seq.state_dict())
+        assert _is_cl(blank.c1_w) == (layout == "channels-last"), layout
+        ys = seq(torch.from_numpy(x))
+        pipeline_helpers.assert_close(ys[0], ref[0], 1e-4, f"y, sequential, {layout}")
+        with par_cls.from_safetensors(backend="processes") as par:
+            assert _is_cl(par.c1_w) == (layout == "channels-last"), layout
+            assert _is_cl(par.weights_namespace()["c1_w"]) == (layout == "channels-last")
+            yp = par(torch.from_numpy(x))
+        pipeline_helpers.assert_close(yp[0], ref[0], 1e-4, f"y, processes, {layout}")
+        with CompiledModel(res, opts) as m:
+            assert _is_cl(m.c1_w) == (layout == "channels-last"), layout
+
+
 def test_channel_spec_memory_format():
     spec = ChannelSpec("a", "b", (1, 4, 5, 5), torch.float32, memory_format=CL)
     assert spec.format_name == "channels_last"
@@ -423,7 +456,7 @@ def test_channels_last_channels_in_spawned_workers(tmp_path, pipeline_helpers):
     res = compile_model(model, str(tmp_path), opts)
     m = CompiledModel(res, opts)
     assert any(s.format_name == "channels_last" for s in m.program.channels.values())
-    with start(m.program, m.weights, backend="processes", start_method="spawn") as runner:
+    with start(m.program, m.weights_namespace(), backend="processes", start_method="spawn") as runner:
         out = runner.run({"x": torch.from_numpy(x)})
     pipeline_helpers.assert_close(out["y"], ref[0], 1e-4, "y, spawned workers")
     pipeline_helpers.assert_close(out["cat"], ref[1], 1e-4, "cat, spawned workers")
