@@ -198,7 +198,27 @@ def test_torchrun_prints_what_the_sequential_module_prints(distributed_out, sequ
         capture_output=True, text=True, timeout=300, env=_env(),
     )  # fmt: skip
     assert local.returncode == 0, local.stderr
-    assert _output_lines(local.stdout) == sequential_lines
+    # Ranks the module starts itself print the same outputs up to float32 rounding (seen:
+    # 4.63354e-24 vs 4.63352e-24 of a softmax over large random-weight logits, where exp()
+    # turns a last-bit difference of a logit into ~5e-6 relative); which op runs in another
+    # order there is not pinned down, so this path is compared numerically (torchrun's, above,
+    # stays exact).
+    _assert_lines_close(_output_lines(local.stdout), sequential_lines, rtol=1e-4)
+
+
+def _assert_lines_close(got: list[str], want: list[str], rtol: float) -> None:
+    """Output lines equal but for their printed floats, which agree within ``rtol``."""
+    number = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)"
+    assert len(got) == len(want), (got, want)
+    for g, w in zip(got, want, strict=True):
+        head_g, _, vals_g = g.partition("first=")
+        head_w, _, vals_w = w.partition("first=")
+        assert head_g == head_w, (g, w)  # name, shape, dtype: exact
+        assert re.sub(number, "#", vals_g) == re.sub(number, "#", vals_w), (g, w)
+        gv = [float(v) for v in re.findall(number, vals_g)]
+        wv = [float(v) for v in re.findall(number, vals_w)]
+        assert gv and len(gv) == len(wv), (g, w)
+        np.testing.assert_allclose(gv, wv, rtol=rtol, atol=0, err_msg=f"{g} vs {w}")
 
 
 def test_two_torchrun_nodes(distributed_out, sequential_lines):
