@@ -467,41 +467,36 @@ _LOADER = """\
     @classmethod
     def from_safetensors(cls, path=None, device=None):
         \"\"\"An instance holding the weights of the safetensors file ``path`` (default:
-        ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU).
+        ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU){formats_doc}.
 
         Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
         \"\"\"
         from safetensors.torch import load_file
-
+{formats_import}
         if path is None:
             path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
         with torch.device("meta"):  # no memory for weights that are replaced at once
             model = cls()
-        model.load_state_dict(load_file(str(path), device=str(device or "cpu")), assign=True)
-        return model
+{load}        return model
 """
 
-_LOADER_FORMATS = """\
-    @classmethod
-    def from_safetensors(cls, path=None, device=None):
-        \"\"\"An instance holding the weights of the safetensors file ``path`` (default:
-        ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU); the weights of
-        ``WEIGHT_FORMATS`` converted once into their memory format.
 
-        Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
-        \"\"\"
-        from safetensors.torch import load_file
-
-        from ramiel.runtime.weights import to_formats
-
-        if path is None:
-            path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
-        with torch.device("meta"):  # no memory for weights that are replaced at once
-            model = cls()
-        state = load_file(str(path), device=str(device or "cpu"))
-        model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)
-        return model
-"""
+def _loader_text(formats: bool) -> str:
+    """The sequential class's ``from_safetensors``; with ``formats``, converting the weights of
+    its ``WEIGHT_FORMATS`` once (:func:`ramiel.runtime.weights.to_formats`)."""
+    if not formats:
+        return _LOADER.format(
+            formats_doc="",
+            formats_import="",
+            load='        model.load_state_dict(load_file(str(path), device=str(device or "cpu")), '
+            "assign=True)\n",
+        )
+    return _LOADER.format(
+        formats_doc="; the weights of\n        ``WEIGHT_FORMATS`` converted once into their memory format",
+        formats_import="\n        from ramiel.runtime.weights import to_formats\n",
+        load='        state = load_file(str(path), device=str(device or "cpu"))\n'
+        "        model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)\n",
+    )
 
 
 def print_python(
@@ -646,7 +641,7 @@ def print_python(
     out.append(f"    WEIGHTS_FILE = {WEIGHTS_FILE!r}\n\n")
     out.append("    def __init__(self):\n        super().__init__()\n")
     out.append("".join(d + "\n" for d in decls))
-    out.append("\n" + (_LOADER_FORMATS if formats else _LOADER) + "\n")
+    out.append("\n" + _loader_text(bool(formats)) + "\n")
     out.append(body)
     out.append(
         '\n\nif __name__ == "__main__":\n'
