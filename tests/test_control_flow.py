@@ -311,7 +311,7 @@ def test_region_ops_are_layout_boundaries(tmp_path, ramiel_ctx):
     lines = seq.splitlines()
     start = next(i for i, line in enumerate(lines) if "if bool(c):  # choose (If)" in line)
     before, after = lines[:start], lines[start:]
-    assert "    b_nchw = b.contiguous()  # to contiguous for choose (If)" in before
+    assert "        b_nchw = b.contiguous()  # to contiguous for choose (If)" in before  # forward
     assert not [line for line in after if ".contiguous(" in line]  # none in or after the regions
     assert any("torch.tanh(b_nchw)" in line for line in after)  # the Loop reuses the If's copy
     module = parse_module(ramiel_ctx, Path(res.ir_path).read_text(), "model.mlir")
