@@ -144,13 +144,13 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     """Write ``model_probed.py`` and its weights: the sequential module of the clustered IR at
     ``ir_path``, with ``_probe(i)`` after each node's statements; returns (module path, weights
     path, the op type of each probe)."""
-    from ramiel.compiler import _run_passes, write_weights
+    from ramiel.compiler import _run_passes
     from ramiel.dialects import torchpy as tp
     from ramiel.dialects.onnx import NODE_NAME_ATTR
     from ramiel.dialects.registry import make_context
     from ramiel.parsing import parse_module
     from ramiel.passes.lower_to_torchpy import CONVERSION_ATTR, LowerToTorchpy
-    from ramiel.printer import print_python
+    from ramiel.printer import print_python, write_weights
     from ramiel.weights import set_ir_base_dir
 
     set_ir_base_dir(os.path.dirname(os.path.abspath(ir_path)))
@@ -184,7 +184,7 @@ class _ProbedForward:
     """The probed module's ``forward`` and the probe times of its last call."""
 
     def __init__(self, path: str, weights_path: str, n: int):
-        from ramiel.runtime import Weights
+        from ramiel.compiler import generated_class
         from ramiel.runtime.program import import_from_path
 
         self.marks = [0.0] * n
@@ -195,14 +195,13 @@ class _ProbedForward:
             marks[i] = clock()
 
         mod._probe = probe  # noqa: SLF001 - the name the printed probes call
-        self.forward = mod.forward
-        self.weights = Weights.from_safetensors(weights_path)
+        self.forward = generated_class(mod).from_safetensors(weights_path).forward
         self.start = 0.0
 
     def __call__(self, inputs: Sequence[Any]) -> list[float]:
         """Run once; the seconds of each probed node."""
         self.start = time.perf_counter()
-        self.forward(self.weights, *inputs)
+        self.forward(*inputs)
         out, prev = [], self.start
         for t in self.marks:
             out.append(t - prev)
