@@ -26,21 +26,11 @@ import tempfile
 import onnx
 
 from ramiel import models
+from ramiel.bench import zoo_models
 from ramiel.compiler import CompileOptions, compile_model
 from ramiel.models import onnx_weight_bytes, randomize_weights
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-ZOO = [
-    "light_bvlc_alexnet",
-    "light_densenet121",
-    "light_inception_v1",
-    "light_inception_v2",
-    "light_resnet50",
-    "light_shufflenet",
-    "light_squeezenet",
-    "light_vgg19",
-    "light_zfnet512",
-]
+ZOO = zoo_models()  # name -> path of the onnx wheel's light_*.onnx files
 FC_HEAVY = ("light_bvlc_alexnet", "light_vgg19", "light_zfnet512")
 MAX_RANDOM_ELEMENTS = 1 << 22
 
@@ -50,7 +40,7 @@ def _model(name: str) -> onnx.ModelProto:
         return onnx.load(models.export_model(name))
     limit = MAX_RANDOM_ELEMENTS if name in FC_HEAVY else None
     return randomize_weights(
-        onnx.load(os.path.join(ZOO_DIR, f"{name}.onnx")), seed=1, max_elements=limit
+        onnx.load(ZOO[name]), seed=1, max_elements=limit
     )
 
 
