@@ -37,309 +37,108 @@ onnx-mlir's generic form::
       "onnx.Yield"(%x) : (tensor<4xf32>) -> ()
     }) {onnx_node_name = "if0"} : (tensor<i1>) -> tensor<4xf32>
 
+Layout: the op classes (``ConvOp``, ...; :data:`OPS`) are generated ahead of time from ``onnx.defs``
+into :mod:`ramiel.dialects.onnx_ops` by ``scripts/gen_onnx_dialect.py`` (each with named
+accessors: ``conv.X``, ``conv.W``, ``conv.B``, ``conv.group``); their base class, the verifier and
+the helpers are in :mod:`ramiel.dialects.onnx_base`; this module gathers both.
+
 Source: ONNX operator specification (https://onnx.ai/onnx/operators/) via ``onnx.defs``; textual
 conventions from onnx-mlir's ``ONNXOps.td.inc``.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
-import numpy as np
-import onnx
-import onnx.defs
-from onnx.defs import OpSchema
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    ArrayAttr,
-    BFloat16Type,
-    DenseIntOrFPElementsAttr,
-    DenseResourceAttr,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float8E8M0FNUType,
-    Float16Type,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
-    ModuleOp,
-    NoneType,
-    Signedness,
-    StringAttr,
-    TensorType,
-    UnrankedTensorType,
-    f32,
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
+
+from ramiel.dialects.onnx_base import (
+    _REPRESENTABLE_NAMES,
+    BROADCAST_OPS,
+    ELEMENT_TYPES,
+    FRESH_RESULT_OPS,
+    INPLACE_ATTR,
+    INPLACE_OPS,
+    LATEST_OPSET,
+    MIN_OPSET,
+    NODE_NAME_ATTR,
+    OPSET_ATTR,
+    REGION_ATTRS,
+    REPRESENTABLE_KINDS,
+    NoValueOp,
+    OnnxOp,
+    SchemaInfo,
+    YieldOp,
+    attr_from_python,
+    broadcast_shapes,
+    captured_values,
+    compatible,
+    dependences,
+    drop_invalid_inplace,
+    element_type_of,
+    fits,
+    i1,
+    inplace_violation,
+    loop_trip_count,
+    numpy_dtype_of,
+    onnx_dtype_of,
+    opset_of,
+    python_from_attr,
+    region_yield,
+    representable,
+    schema_info,
+    static_shape,
+    tensor_type,
+    verify_regions,
 )
-from xdsl.ir import Attribute, BlockArgument, Dialect, Operation, Region, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    opt_prop_def,
-    region_def,
-    result_def,
-    traits_def,
-    var_operand_def,
-    var_result_def,
-)
-from xdsl.traits import (
-    ConstantLike,
-    IsTerminator,
-    Pure,
-    RecursivelySpeculatable,
-    RecursiveMemoryEffect,
-)
-from xdsl.utils.exceptions import VerifyException
+from ramiel.dialects.onnx_ops import OPS
 
-LATEST_OPSET: int = onnx.defs.onnx_opset_version()
-"""The newest default-domain opset the installed ``onnx`` package knows."""
+__all__ = [
+    "ONNX",
+    "OPS",
+    "create",
+    "unrepresentable_reason",
+    "attr_from_python",
+    "BROADCAST_OPS",
+    "broadcast_shapes",
+    "captured_values",
+    "compatible",
+    "dependences",
+    "drop_invalid_inplace",
+    "element_type_of",
+    "ELEMENT_TYPES",
+    "fits",
+    "FRESH_RESULT_OPS",
+    "i1",
+    "INPLACE_ATTR",
+    "INPLACE_OPS",
+    "inplace_violation",
+    "LATEST_OPSET",
+    "loop_trip_count",
+    "MIN_OPSET",
+    "NODE_NAME_ATTR",
+    "NoValueOp",
+    "numpy_dtype_of",
+    "onnx_dtype_of",
+    "OnnxOp",
+    "OPSET_ATTR",
+    "opset_of",
+    "python_from_attr",
+    "REGION_ATTRS",
+    "region_yield",
+    "representable",
+    "REPRESENTABLE_KINDS",
+    "schema_info",
+    "SchemaInfo",
+    "static_shape",
+    "tensor_type",
+    "verify_regions",
+    "YieldOp",
+]
 
-MIN_OPSET = 7
-"""The oldest default-domain opset Ramiel accepts (ONNX 1.2; older models predate broadcasting)."""
-
-#: The control-flow operators and their GRAPH attributes, which are regions of the op (as in
-#: onnx-mlir's ONNXIfOp/ONNXLoopOp/ONNXScanOp), in region order. See :func:`verify_regions`.
-REGION_ATTRS: dict[str, tuple[str, ...]] = {
-    "If": ("then_branch", "else_branch"),
-    "Loop": ("body",),
-    "Scan": ("body",),
-}
-
-OPSET_ATTR = "onnx.opset"
-NODE_NAME_ATTR = "onnx_node_name"
-
-# ---------------------------------------------------------------------------------------------
-# Element types: ONNX TensorProto.DataType <-> MLIR element types <-> numpy dtypes
-# ---------------------------------------------------------------------------------------------
-
-i1 = IntegerType(1)
-_SIGNLESS = {8: IntegerType(8), 16: IntegerType(16), 32: IntegerType(32), 64: IntegerType(64)}
-_UNSIGNED = {w: IntegerType(w, Signedness.UNSIGNED) for w in (8, 16, 32, 64)}
-
-#: ONNX ``TensorProto`` data type -> MLIR element type (signless integers for signed ONNX integers,
-#: as in onnx-mlir; ``i1`` for bool; the float8 types are MLIR's builtin ``f8E4M3FN``,
-#: ``f8E4M3FNUZ``, ``f8E5M2``, ``f8E5M2FNUZ`` and ``f8E8M0FNU``, with the same encodings).
-ELEMENT_TYPES: dict[int, Attribute] = {
-    onnx.TensorProto.FLOAT: f32,
-    onnx.TensorProto.DOUBLE: Float64Type(),
-    onnx.TensorProto.FLOAT16: Float16Type(),
-    onnx.TensorProto.BFLOAT16: BFloat16Type(),
-    onnx.TensorProto.BOOL: i1,
-    onnx.TensorProto.INT8: _SIGNLESS[8],
-    onnx.TensorProto.INT16: _SIGNLESS[16],
-    onnx.TensorProto.INT32: _SIGNLESS[32],
-    onnx.TensorProto.INT64: _SIGNLESS[64],
-    onnx.TensorProto.UINT8: _UNSIGNED[8],
-    onnx.TensorProto.UINT16: _UNSIGNED[16],
-    onnx.TensorProto.UINT32: _UNSIGNED[32],
-    onnx.TensorProto.UINT64: _UNSIGNED[64],
-    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType(),
-    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
-    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type(),
-    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
-    onnx.TensorProto.FLOAT8E8M0: Float8E8M0FNUType(),
-}
-_ONNX_OF_ELEMENT = {v: k for k, v in ELEMENT_TYPES.items()}
-
-#: ONNX type string used in schema type constraints (``tensor(float)``) per data type.
-_TYPE_STR = {
-    onnx.TensorProto.FLOAT: "float",
-    onnx.TensorProto.DOUBLE: "double",
-    onnx.TensorProto.FLOAT16: "float16",
-    onnx.TensorProto.BFLOAT16: "bfloat16",
-    onnx.TensorProto.BOOL: "bool",
-    onnx.TensorProto.INT8: "int8",
-    onnx.TensorProto.INT16: "int16",
-    onnx.TensorProto.INT32: "int32",
-    onnx.TensorProto.INT64: "int64",
-    onnx.TensorProto.UINT8: "uint8",
-    onnx.TensorProto.UINT16: "uint16",
-    onnx.TensorProto.UINT32: "uint32",
-    onnx.TensorProto.UINT64: "uint64",
-    onnx.TensorProto.FLOAT8E4M3FN: "float8e4m3fn",
-    onnx.TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
-    onnx.TensorProto.FLOAT8E5M2: "float8e5m2",
-    onnx.TensorProto.FLOAT8E5M2FNUZ: "float8e5m2fnuz",
-    onnx.TensorProto.FLOAT8E8M0: "float8e8m0",
-}
-
-
-def element_type_of(onnx_dtype: int) -> Attribute:
-    """MLIR element type for an ONNX ``TensorProto.DataType``; raises ``KeyError`` if unsupported."""
-    return ELEMENT_TYPES[onnx_dtype]
-
-
-def onnx_dtype_of(element_type: Attribute) -> int:
-    """ONNX ``TensorProto.DataType`` of an MLIR element type; raises ``KeyError`` if unknown."""
-    return _ONNX_OF_ELEMENT[element_type]
-
-
-def numpy_dtype_of(element_type: Attribute) -> np.dtype:
-    """numpy dtype of an MLIR element type (``f32`` -> ``float32``, ``i1`` -> ``bool``...)."""
-    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(onnx_dtype_of(element_type)))
-
-
-def tensor_type(onnx_dtype: int, shape: Sequence[int] | None) -> TensorType | UnrankedTensorType:
-    """A ranked ``tensor<...>`` type or unranked if ``shape`` is ``None``.
-
-    A negative dimension (``-1``) is unknown: it becomes xDSL's ``DYNAMIC_INDEX``, printed ``?``.
-    """
-    return _tensor_type(onnx_dtype, None if shape is None else tuple(shape))
-
-
-@functools.lru_cache(maxsize=4096)
-def _tensor_type(onnx_dtype: int, shape: tuple[int, ...] | None) -> TensorType | UnrankedTensorType:
-    el = element_type_of(onnx_dtype)
-    if shape is None:
-        return UnrankedTensorType(el)
-    return TensorType(el, [d if d >= 0 else DYNAMIC_INDEX for d in shape])
-
-
-def static_shape(t: Attribute) -> tuple[int, ...] | None:
-    """The shape of a tensor type if it is ranked and fully static, else ``None``."""
-    if isinstance(t, TensorType):
-        shape = tuple(t.get_shape())
-        if all(d >= 0 for d in shape):
-            return shape
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Attribute conversion: Python/ONNX values <-> properties
-# ---------------------------------------------------------------------------------------------
-
-_KIND = OpSchema.AttrType
-
-
-def _int_attr(v: int) -> IntegerAttr:
-    return _cached_int_attr(int(v))
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_int_attr(v: int) -> IntegerAttr:
-    return IntegerAttr(v, IntegerType(64, Signedness.SIGNED))
-
-
-def attr_from_python(kind: OpSchema.AttrType, value: Any) -> Attribute:
-    """Build the property for an ONNX attribute of ``kind`` from a Python value.
-
-    TENSOR attributes must already be ``DenseIntOrFPElementsAttr``/``DenseResourceAttr`` (the
-    importer decides inline vs external storage). Raises ``ValueError`` for other kinds.
-    """
-    if kind == _KIND.INT:
-        return _int_attr(value)
-    if kind == _KIND.FLOAT:
-        return FloatAttr(float(value), f32)
-    if kind == _KIND.STRING:
-        return StringAttr(value.decode() if isinstance(value, bytes) else str(value))
-    if kind == _KIND.INTS:
-        return ArrayAttr([_int_attr(v) for v in value])
-    if kind == _KIND.FLOATS:
-        return ArrayAttr([FloatAttr(float(v), f32) for v in value])
-    if kind == _KIND.STRINGS:
-        return ArrayAttr([StringAttr(v.decode() if isinstance(v, bytes) else v) for v in value])
-    if kind == _KIND.TENSOR and isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
-        return value
-    raise ValueError(f"attribute kind {kind.name} is not representable")
-
-
-def python_from_attr(attr: Attribute) -> Any:
-    """The Python value of a property (int, float, str, list); tensors are returned unchanged."""
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if isinstance(attr, FloatAttr):
-        return attr.value.data
-    if isinstance(attr, StringAttr):
-        return attr.data
-    if isinstance(attr, ArrayAttr):
-        return [python_from_attr(a) for a in attr.data]
-    return attr
-
-
-def _kind_matches(kind: OpSchema.AttrType, attr: Attribute) -> bool:
-    if kind == _KIND.INT:
-        return isinstance(attr, IntegerAttr)
-    if kind == _KIND.FLOAT:
-        return isinstance(attr, FloatAttr)
-    if kind == _KIND.STRING:
-        return isinstance(attr, StringAttr)
-    if kind == _KIND.TENSOR:
-        return isinstance(attr, DenseIntOrFPElementsAttr | DenseResourceAttr)
-    if not isinstance(attr, ArrayAttr):
-        return False
-    item = {_KIND.INTS: IntegerAttr, _KIND.FLOATS: FloatAttr, _KIND.STRINGS: StringAttr}.get(kind)
-    return item is not None and all(isinstance(a, item) for a in attr.data)
-
-
-# ---------------------------------------------------------------------------------------------
-# Schemas
-# ---------------------------------------------------------------------------------------------
-
-_REPRESENTABLE_KINDS = {
-    _KIND.INT,
-    _KIND.FLOAT,
-    _KIND.STRING,
-    _KIND.INTS,
-    _KIND.FLOATS,
-    _KIND.STRINGS,
-    _KIND.TENSOR,
-}
-_REPRESENTABLE_NAMES = {k.name for k in _REPRESENTABLE_KINDS}
-
-
-@dataclass(frozen=True)
-class SchemaInfo:
-    """What the verifier needs of one ``OpSchema`` (cached per op type and opset)."""
-
-    op_type: str
-    since_version: int
-    inputs: tuple[tuple[str, OpSchema.FormalParameterOption, str], ...]
-    outputs: tuple[tuple[str, OpSchema.FormalParameterOption, str], ...]
-    min_input: int
-    max_input: int
-    min_output: int
-    max_output: int
-    attributes: dict[str, tuple[OpSchema.AttrType, bool]]  # name -> (kind, required)
-    constraints: dict[str, frozenset[str]]  # type param -> allowed type strings
-    schema: OpSchema
-    #: formal inputs/outputs whose variadic values may differ in type (If's outputs, the carried
-    #: values of Loop and Scan): their type parameter is not bound across them
-    heterogeneous: frozenset[str] = frozenset()
-
-
-@functools.cache
-def schema_info(op_type: str, opset: int) -> SchemaInfo | None:
-    """The schema of ``op_type`` in force at default-domain ``opset``, or ``None`` if undefined."""
-    try:
-        s = onnx.defs.get_schema(op_type, opset, "")
-    except onnx.defs.SchemaError:
-        return None
-    if s.deprecated:
-        return None
-    return SchemaInfo(
-        op_type=op_type,
-        since_version=s.since_version,
-        inputs=tuple((i.name, i.option, i.type_str) for i in s.inputs),
-        outputs=tuple((o.name, o.option, o.type_str) for o in s.outputs),
-        min_input=s.min_input,
-        max_input=s.max_input,
-        min_output=s.min_output,
-        max_output=s.max_output,
-        attributes={k: (a.type, a.required) for k, a in s.attributes.items()},
-        constraints={c.type_param_str: frozenset(c.allowed_type_strs) for c in s.type_constraints},
-        schema=s,
-        heterogeneous=frozenset(
-            p.name
-            for p in [*s.inputs, *s.outputs]
-            if p.option == OpSchema.FormalParameterOption.Variadic and not p.is_homogeneous
-        ),
-    )
+ONNX = Dialect("onnx", [NoValueOp, YieldOp, *OPS.values()], [])
+"""The ``onnx`` dialect."""
 
 
 def unrepresentable_reason(op_type: str, opset: int) -> str | None:
@@ -349,796 +148,13 @@ def unrepresentable_reason(op_type: str, opset: int) -> str | None:
         return f"no ONNX operator '{op_type}' in the default domain at opset {opset}"
     if op_type not in OPS:
         s = info.schema
-        if any(a.type not in _REPRESENTABLE_KINDS for a in s.attributes.values()):
+        if any(a.type not in REPRESENTABLE_KINDS for a in s.attributes.values()):
             kinds = sorted({a.type.name for a in s.attributes.values()} - _REPRESENTABLE_NAMES)
             if "GRAPH" in kinds or "GRAPHS" in kinds:
                 return "subgraph attributes are only supported on If, Loop and Scan"
             return f"attributes of kind {', '.join(kinds)} are not supported"
         return "sequence, map, optional or string values are not supported"
     return None
-
-
-def opset_of(op: Operation) -> int:
-    """The opset whose schema ``op`` follows: its own ``onnx.opset`` attribute if it has one (an op
-    that a fusion pass made from a later opset than the model's, such as ``onnx.Gelu`` of opset
-    20 in an opset-14 model), else the ``onnx.opset`` of the enclosing module (default
-    :data:`LATEST_OPSET`)."""
-    own = op.attributes.get(OPSET_ATTR)
-    if isinstance(own, IntegerAttr):
-        return own.value.data
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, ModuleOp):
-            attr = parent.attributes.get(OPSET_ATTR)
-            if isinstance(attr, IntegerAttr):
-                return attr.value.data
-        parent = parent.parent_op()
-    return LATEST_OPSET
-
-
-# ---------------------------------------------------------------------------------------------
-# Verification
-# ---------------------------------------------------------------------------------------------
-
-
-def _type_str(t: Attribute) -> str | None:
-    if isinstance(t, TensorType | UnrankedTensorType):
-        dt = _ONNX_OF_ELEMENT.get(t.element_type)
-        return None if dt is None else f"tensor({_TYPE_STR[dt]})"
-    return None
-
-
-def broadcast_shapes(shapes: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
-    """Numpy-style multidirectional broadcast of static shapes (ONNX "Broadcasting" doc).
-
-    Returns ``None`` if the shapes are incompatible.
-    """
-    rank = max((len(s) for s in shapes), default=0)
-    out: list[int] = []
-    for i in range(rank):
-        dims = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
-            return None
-        out.append(dims.pop() if dims else 1)
-    return tuple(out)
-
-
-#: Ops with ONNX multidirectional (numpy) broadcasting over all inputs.
-BROADCAST_OPS = frozenset(
-    [
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Pow",
-        "Mod",
-        "Equal",
-        "Less",
-        "Greater",
-        "LessOrEqual",
-        "GreaterOrEqual",
-        "And",
-        "Or",
-        "Xor",
-        "BitShift",
-        "Where",
-        "Max",
-        "Min",
-        "Sum",
-        "Mean",
-        "PRelu",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-    ]
-)
-
-
-class OnnxOp(IRDLOperation):
-    """Base class of the generated ``onnx.<OpType>`` ops (see module docstring)."""
-
-    @property
-    def op_type(self) -> str:
-        """The ONNX operator type (``Conv`` for ``onnx.Conv``)."""
-        return self.name[5:]
-
-    def input(self, name: str) -> SSAValue | None:
-        """The operand bound to the schema input ``name`` (``None`` if absent or ``none``)."""
-        info = schema_info(self.op_type, opset_of(self))
-        assert info is not None
-        for i, (n, option, _) in enumerate(info.inputs):
-            if n == name:
-                if option == OpSchema.FormalParameterOption.Variadic:
-                    raise ValueError(f"input {name} is variadic: use op.operands[{i}:]")
-                if i < len(self.operands) and not isinstance(self.operands[i].type, NoneType):
-                    return self.operands[i]
-                return None
-        raise KeyError(f"onnx.{self.op_type} has no input '{name}'")
-
-    def attr(self, name: str, default: Any = None) -> Any:
-        """The Python value of ONNX attribute ``name`` (see :func:`python_from_attr`)."""
-        a = self.properties.get(name)
-        return default if a is None else python_from_attr(a)
-
-    @property
-    def node_name(self) -> str:
-        a = self.attributes.get(NODE_NAME_ATTR)
-        return a.data if isinstance(a, StringAttr) else ""
-
-    def verify_(self) -> None:
-        where = f"onnx.{self.op_type}" + (f" (node '{self.node_name}')" if self.node_name else "")
-        own = self.attributes.get(OPSET_ATTR)
-        if own is not None and not (
-            isinstance(own, IntegerAttr) and MIN_OPSET <= own.value.data <= LATEST_OPSET
-        ):
-            raise VerifyException(
-                f"{where}: attribute {OPSET_ATTR} must be an integer opset from {MIN_OPSET} to "
-                f"{LATEST_OPSET}, got {own}"
-            )
-        opset = opset_of(self)
-        info = schema_info(self.op_type, opset)
-        why = inplace_violation(self)
-        if why is not None:
-            raise VerifyException(f"{where}: {INPLACE_ATTR}: {why}")
-        if info is None:
-            raise VerifyException(f"{where} is not defined at opset {opset}")
-        self._verify_arity(info, where, opset)
-        self._verify_attributes(info, where)
-        self._verify_types(info, where)
-        self._verify_shapes(where)
-        if self.op_type in REGION_ATTRS:
-            verify_regions(self, where, opset)
-
-    def _verify_arity(self, info: SchemaInfo, where: str, opset: int) -> None:
-        n_in, n_out = len(self.operands), len(self.results)
-        if not info.min_input <= n_in <= info.max_input:
-            raise VerifyException(
-                f"{where} expects {_range(info.min_input, info.max_input)} operands at opset "
-                f"{opset} (since version {info.since_version}), got {n_in}"
-            )
-        if not info.min_output <= n_out <= info.max_output:
-            raise VerifyException(
-                f"{where} expects {_range(info.min_output, info.max_output)} results at opset "
-                f"{opset}, got {n_out}"
-            )
-        for i, operand in enumerate(self.operands):
-            name, option, _ = info.inputs[min(i, len(info.inputs) - 1)]
-            if (
-                isinstance(operand.type, NoneType)
-                and option != OpSchema.FormalParameterOption.Optional
-            ):
-                raise VerifyException(f"{where}: required input '{name}' (operand #{i}) is none")
-
-    def _verify_attributes(self, info: SchemaInfo, where: str) -> None:
-        for name, value in self.properties.items():
-            spec = info.attributes.get(name)
-            if spec is None:
-                raise VerifyException(f"{where}: unknown attribute '{name}'")
-            if not _kind_matches(spec[0], value):
-                raise VerifyException(
-                    f"{where}: attribute '{name}' must be {spec[0].name}, got {value}"
-                )
-        for name, (kind, required) in info.attributes.items():
-            if kind == _KIND.GRAPH:
-                continue  # a region of the op (see REGION_ATTRS), checked by _verify_regions
-            if required and name not in self.properties:
-                raise VerifyException(f"{where}: missing required attribute '{name}'")
-
-    def _verify_types(self, info: SchemaInfo, where: str) -> None:
-        bound: dict[str, str] = {}
-
-        def check(kind: str, idx: int, formal: tuple[str, Any, str], t: Attribute) -> None:
-            if isinstance(t, NoneType):
-                return
-            ts = _type_str(t)
-            if ts is None:
-                raise VerifyException(f"{where}: {kind} #{idx} has unsupported type {t}")
-            param = formal[2]
-            allowed = info.constraints.get(param)
-            if allowed is None:  # a fixed type such as tensor(int64)
-                allowed = frozenset([param])
-            if ts not in allowed:
-                raise VerifyException(
-                    f"{where}: {kind} '{formal[0]}' has type {ts}, allowed: {sorted(allowed)}"
-                )
-            if param in info.constraints and formal[0] not in info.heterogeneous:
-                prev = bound.setdefault(param, ts)
-                if prev != ts:
-                    raise VerifyException(
-                        f"{where}: {kind} '{formal[0]}' is {ts} but type parameter {param} is "
-                        f"already bound to {prev}"
-                    )
-
-        for i, v in enumerate(self.operands):
-            check("operand", i, info.inputs[min(i, len(info.inputs) - 1)], v.type)
-            _verify_dims(where, f"operand #{i}", v.type)
-        for i, r in enumerate(self.results):
-            check("result", i, info.outputs[min(i, len(info.outputs) - 1)], r.type)
-            _verify_dims(where, f"result #{i}", r.type)
-
-    def _verify_shapes(self, where: str) -> None:
-        shapes = [static_shape(v.type) for v in self.operands if not isinstance(v.type, NoneType)]
-        out = static_shape(self.results[0].type) if self.results else None
-        if self.op_type in BROADCAST_OPS and all(s is not None for s in shapes):
-            b = broadcast_shapes(shapes)  # type: ignore[arg-type]
-            if b is None:
-                raise VerifyException(f"{where}: operand shapes {shapes} do not broadcast")
-            if out is not None and out != b:
-                raise VerifyException(f"{where}: result shape {out} != broadcast shape {b}")
-        elif self.op_type in ("Conv", "ConvTranspose") and len(shapes) >= 2:
-            x, w = shapes[0], shapes[1]
-            if x is not None and w is not None:
-                if len(x) != len(w) or len(x) < 3:
-                    raise VerifyException(f"{where}: X rank {len(x)} and W rank {len(w)} differ")
-                group = self.attr("group", 1)
-                cin = w[1] * group if self.op_type == "Conv" else w[0]
-                if x[1] != cin:
-                    raise VerifyException(
-                        f"{where}: X has {x[1]} channels but W expects {cin} (group={group})"
-                    )
-        elif self.op_type == "MatMul" and len(shapes) == 2:
-            a, b = shapes
-            if a is not None and b is not None and len(a) >= 1 and len(b) >= 1:
-                ka = a[-1]
-                kb = b[0] if len(b) == 1 else b[-2]
-                if ka != kb:
-                    raise VerifyException(f"{where}: inner dimensions {ka} and {kb} differ")
-        elif self.op_type == "Reshape" and shapes and shapes[0] is not None and out is not None:
-            n_in, n_out = math.prod(shapes[0]), math.prod(out)
-            if n_in != n_out:
-                raise VerifyException(
-                    f"{where}: cannot reshape {n_in} elements {list(shapes[0])} into the shape "
-                    f"{list(out)} ({n_out} elements)"
-                )
-        elif self.op_type == "Concat" and shapes and all(s is not None for s in shapes):
-            axis = self.attr("axis", 0)
-            rank = len(shapes[0])  # type: ignore[arg-type]
-            ax = axis + rank if axis < 0 else axis
-            for s in shapes:
-                assert s is not None
-                if len(s) != rank or any(s[d] != shapes[0][d] for d in range(rank) if d != ax):  # type: ignore[index]
-                    raise VerifyException(
-                        f"{where}: operand shapes {shapes} differ off axis {axis}"
-                    )
-
-
-def _verify_dims(where: str, what: str, t: Attribute) -> None:
-    """A dimension is a size (>= 0) or dynamic (``?``, xDSL's ``DYNAMIC_INDEX``); any other
-    negative number (an unknown ONNX ``dim_value`` taken as a size) is invalid IR."""
-    if isinstance(t, TensorType):
-        bad = [d for d in t.get_shape() if d < 0 and d != DYNAMIC_INDEX]
-        if bad:
-            raise VerifyException(
-                f"{where}: {what} has the negative dimension {bad[0]} (a dimension is a size "
-                "or dynamic, '?')"
-            )
-
-
-# ---------------------------------------------------------------------------------------------
-# In-place ops (the ``ramiel.inplace`` attribute set by ``--inplace``)
-# ---------------------------------------------------------------------------------------------
-
-INPLACE_ATTR = "ramiel.inplace"
-"""Discardable attribute ``ramiel.inplace = i : i64``: the op may write its result into operand
-``i``'s buffer (``torch.relu_(x)``, ``x.add_(y)``). :func:`inplace_violation` states when that
-is allowed; the verifier rejects every other use."""
-
-#: Ops whose lowering rules have an in-place form, and the operands it may overwrite.
-INPLACE_OPS: dict[str, tuple[int, ...]] = {
-    "Relu": (0,),
-    "LeakyRelu": (0,),
-    "Sigmoid": (0,),
-    "Tanh": (0,),
-    "Elu": (0,),
-    "HardSigmoid": (0,),
-    "HardSwish": (0,),
-    "Clip": (0,),
-    "Add": (0, 1),
-    "Mul": (0, 1),
-    "Sub": (0,),
-    "Div": (0,),
-}
-
-#: Ops whose float result is always a new tensor that shares memory with no other value (their
-#: lowering rules never return an operand, a view of one or a weight): the buffers an in-place op
-#: may overwrite when no one else reads them.
-FRESH_RESULT_OPS = frozenset(
-    [
-        "Conv",
-        "ConvTranspose",
-        "Gemm",
-        "MatMul",
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "BatchNormalization",
-        "LayerNormalization",
-        "Relu",
-        "LeakyRelu",
-        "Sigmoid",
-        "Tanh",
-        "Elu",
-        "HardSigmoid",
-        "HardSwish",
-        "Gelu",
-        "Softmax",
-        "Attention",
-        "GlobalAveragePool",
-    ]
-)
-
-_INPLACE_FLOATS = ("float16", "bfloat16", "float32", "float64")
-
-
-def inplace_violation(op: Operation) -> str | None:
-    """Why ``op``'s ``ramiel.inplace`` claim does not hold, or ``None`` (it holds, or there is no
-    claim). Operand ``i`` may be overwritten only when
-
-    * ``op`` is one of :data:`INPLACE_OPS` and ``i`` one of its operands there;
-    * the operand has the result's type (same shape: no broadcast grows it; a float type, and
-      the other operand of a binary op has it too);
-    * the operand has exactly one use, this one: it is not a graph output (``func.return``), does
-      not cross a channel (``cluster.send``) or leave a cluster (``cluster.yield``), and no other
-      op reads it;
-    * it is the result of an op of :data:`FRESH_RESULT_OPS` (or of another in-place op, whose
-      result is its own operand's buffer) in the same block: never a graph input, a weight
-      (``onnx.Constant``), a received tensor, a view or an alias of any of those.
-    """
-    attr = op.attributes.get(INPLACE_ATTR)
-    if attr is None:
-        return None
-    if not isinstance(op, OnnxOp):
-        return "only onnx ops may be in place"
-    if not isinstance(attr, IntegerAttr):
-        return f"{INPLACE_ATTR} must be an integer operand index, got {attr}"
-    i = attr.value.data
-    allowed = INPLACE_OPS.get(op.op_type)
-    if allowed is None:
-        return f"onnx.{op.op_type} has no in-place form"
-    if i not in allowed or i >= len(op.operands):
-        return f"operand {i} of onnx.{op.op_type} cannot be overwritten"
-    v = op.operands[i]
-    if len(op.results) != 1 or v.type != op.results[0].type:
-        return f"operand {i} does not have the result's type"
-    el = getattr(v.type, "element_type", None)
-    if el is None or numpy_dtype_of(el).name not in _INPLACE_FLOATS:
-        return f"operand {i} is not a floating-point tensor"
-    if any(getattr(w.type, "element_type", None) != el for w in op.operands if w is not v):
-        return "the operands have different element types"
-    uses = list(v.uses)
-    if len(uses) != 1 or uses[0].operation is not op or uses[0].index != i:
-        return f"operand {i} has other uses (a graph output, a channel or another reader)"
-    owner = v.owner
-    if not isinstance(owner, OnnxOp) or owner.parent is not op.parent:
-        return f"operand {i} is not computed by an onnx op in the same block"
-    if owner.op_type not in FRESH_RESULT_OPS and INPLACE_ATTR not in owner.attributes:
-        return f"operand {i} comes from onnx.{owner.op_type}, whose result may alias other memory"
-    return None
-
-
-def drop_invalid_inplace(root: Operation) -> int:
-    """Remove every ``ramiel.inplace`` claim under ``root`` that no longer holds (a rewrite gave
-    the operand another use); returns how many. Claims are dropped in program order, so a chain
-    whose first link breaks loses the links that relied on it."""
-    n = 0
-    for op in root.walk():
-        if INPLACE_ATTR in op.attributes and inplace_violation(op) is not None:
-            del op.attributes[INPLACE_ATTR]
-            n += 1
-    return n
-
-
-def _range(lo: int, hi: int) -> str:
-    if lo == hi:
-        return str(lo)
-    if hi >= 2**31 - 1:
-        return f"at least {lo}"
-    return f"{lo} to {hi}"
-
-
-@irdl_op_definition
-class NoValueOp(IRDLOperation):
-    """``onnx.NoValue``: the ``none`` value standing for a missing optional input (onnx-mlir)."""
-
-    name = "onnx.NoValue"
-    result = result_def(NoneType)
-    traits = traits_def(Pure())
-
-    def __init__(self) -> None:
-        super().__init__(result_types=[NoneType()])
-
-
-@irdl_op_definition
-class YieldOp(IRDLOperation):
-    """``onnx.Yield``: ends a region of ``onnx.If``/``onnx.Loop``/``onnx.Scan`` with the values of
-    the subgraph's outputs (onnx-mlir's ``ONNXYieldOp``)."""
-
-    name = "onnx.Yield"
-    values = var_operand_def()
-    traits = traits_def(IsTerminator(), Pure())
-
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
-
-    def verify_(self) -> None:
-        parent = self.parent_op()
-        if not (isinstance(parent, OnnxOp) and parent.op_type in REGION_ATTRS):
-            raise VerifyException("onnx.Yield must end a region of onnx.If, onnx.Loop or onnx.Scan")
-
-
-# ---------------------------------------------------------------------------------------------
-# Region ops: If, Loop, Scan
-# ---------------------------------------------------------------------------------------------
-#
-# Regions see the values of the enclosing blocks (ONNX's outer-scope names): a region op is not
-# IsolatedFromAbove. Its dependences are its operands and the values its regions use from
-# outside it (captured_values). Ops never move across a region boundary.
-
-
-def captured_values(op: Operation) -> list[SSAValue]:
-    """The values ``op``'s regions use that are defined outside ``op`` (ONNX outer-scope
-    values), each once, in order of first use. Empty for an op without regions."""
-    if not op.regions:
-        return []
-    seen: dict[SSAValue, None] = {}
-    for inner in op.walk():
-        if inner is op:
-            continue
-        for v in inner.operands:
-            if v not in seen and not op.is_ancestor(v.owner):
-                seen[v] = None
-    return list(seen)
-
-
-def dependences(op: Operation) -> list[SSAValue]:
-    """The values ``op`` reads: its operands, then the values its regions capture."""
-    deps = dict.fromkeys(op.operands)
-    for v in captured_values(op):
-        deps.setdefault(v, None)
-    return list(deps)
-
-
-def region_yield(region: Region) -> YieldOp:
-    """The ``onnx.Yield`` ending the single block of ``region``."""
-    term = region.block.last_op
-    assert isinstance(term, YieldOp)
-    return term
-
-
-def _through_identity(v: SSAValue) -> SSAValue:
-    while isinstance(v.owner, OnnxOp) and v.owner.op_type == "Identity":
-        v = v.owner.operands[0]
-    return v
-
-
-def loop_trip_count(op: OnnxOp, const_of: Callable[[SSAValue], Any]) -> int | None:
-    """How many times the body of the Loop ``op`` runs, when the IR says (``None`` if the data
-    decide); ``const_of(v)`` gives a value's compile-time value (an array) or ``None``.
-
-    The loop must start (its ``cond`` absent or a constant true); then either it cannot stop
-    early (the body yields a constant true or passes its ``cond`` argument on: ``M`` trips), or
-    it counts: the body yields ``cond = next < N`` for a carried counter ``next = k + step``
-    (``k`` starting at a constant ``k0``, constants ``step > 0`` and ``N``: the
-    ``while i < N: ...; i += 1`` of a TorchScript export), which runs ``ceil((N - k0) / step)``
-    times (at least once), or ``M`` times if that is fewer."""
-
-    def scalar(v: SSAValue) -> float | None:
-        if isinstance(v.type, NoneType):
-            return None
-        c = const_of(v)
-        return None if c is None or np.size(c) != 1 else np.asarray(c).reshape(-1)[0].item()
-
-    m_val = scalar(op.operands[0])
-    cond = op.operands[1]
-    if not isinstance(cond.type, NoneType) and not scalar(cond):
-        return None
-    body = op.regions[0].block
-    values = region_yield(op.regions[0]).values
-    out = _through_identity(values[0])
-    m = None if m_val is None else max(0, int(m_val))
-    if out is body.args[1] or scalar(out):
-        return m
-    less = out.owner
-    if not (isinstance(less, OnnxOp) and less.op_type == "Less"):
-        return None
-    nxt, limit = less.operands[0], scalar(less.operands[1])
-    add = nxt.owner
-    if limit is None or not (isinstance(add, OnnxOp) and add.op_type == "Add"):
-        return None
-    for arg, step_v in ((add.operands[0], add.operands[1]), (add.operands[1], add.operands[0])):
-        if not (isinstance(arg, BlockArgument) and arg.block is body and arg.index >= 2):
-            continue
-        k = arg.index - 2
-        start, step = scalar(op.operands[2 + k]), scalar(step_v)
-        if start is None or step is None or step <= 0 or values[1 + k] is not nxt:
-            continue
-        trips = max(1, math.ceil((limit - start) / step))
-        return trips if m is None else min(trips, m)
-    return None
-
-
-def _scalar_of(t: Attribute, element: Attribute) -> bool:
-    """Is ``t`` a one-element tensor of ``element`` (rank 0, or rank 1 of size 1)?"""
-    shape = static_shape(t)
-    return (
-        isinstance(t, TensorType)
-        and t.element_type == element
-        and shape is not None
-        and math.prod(shape) == 1
-    )
-
-
-def fits(value: Attribute, declared: Attribute) -> bool:
-    """May a value of type ``value`` flow where ``declared`` is expected? The same element
-    type and rank, and every static dimension of ``declared`` equal (``?`` accepts any)."""
-    if value == declared:
-        return True
-    if not isinstance(value, TensorType | UnrankedTensorType):
-        return False
-    if not isinstance(declared, TensorType | UnrankedTensorType):
-        return False
-    if value.element_type != declared.element_type:
-        return False
-    if isinstance(declared, UnrankedTensorType) or isinstance(value, UnrankedTensorType):
-        return True
-    a, b = value.get_shape(), declared.get_shape()
-    return len(a) == len(b) and all(d < 0 or d == v for v, d in zip(a, b, strict=True))
-
-
-def compatible(a: Attribute, b: Attribute) -> bool:
-    """Could values of types ``a`` and ``b`` be the same (dimensions equal where both are
-    static)? A loop body may yield a carried value whose shape only the lowering knows."""
-    if fits(a, b) or fits(b, a):
-        return True
-    if not isinstance(a, TensorType) or not isinstance(b, TensorType):
-        return False
-    sa, sb = a.get_shape(), b.get_shape()
-    return (
-        a.element_type == b.element_type
-        and len(sa) == len(sb)
-        and all(x < 0 or y < 0 or x == y for x, y in zip(sa, sb, strict=True))
-    )
-
-
-def verify_regions(op: OnnxOp, where: str, opset: int) -> None:
-    """Check the regions of a control-flow op against its operands and results.
-
-    * ``If``: ``cond`` is one bool; both branches take no arguments and yield one value per
-      result, of the result's type (a result whose shape depends on the condition has dynamic
-      dimensions; constant folding may still pick its branch, else the lowering rejects it).
-    * ``Loop``: operands ``M`` (int64, or ``none``), ``cond`` (bool, or ``none``) and N carried
-      values; the body takes ``(iteration_num, cond, carried...)`` and yields
-      ``(cond, carried..., scan outputs...)``; a carried value keeps its type and shape through
-      the body (a loop-carried value that changes shape is invalid); the results are the N final
-      carried values, then each scan output stacked on a new leading axis.
-    * ``Scan`` (opset 9+): N states then ``num_scan_inputs`` scanned inputs; the body takes
-      ``(states..., one slice of each scanned input)`` and yields ``(states..., scan output
-      slices...)``; states keep their types. Opset 8's batched form is checked for counts.
-
-    Raises ``VerifyException`` naming the op, the region and the value.
-    """
-    names = REGION_ATTRS[op.op_type]
-    if len(op.regions) != len(names):
-        raise VerifyException(f"{where} needs {len(names)} region(s): {', '.join(names)}")
-    for name, region in zip(names, op.regions, strict=True):
-        if not region.blocks or not isinstance(region.block.last_op, YieldOp):
-            raise VerifyException(f"{where}: region {name} must end with onnx.Yield")
-    if op.op_type == "If":
-        _verify_if(op, where)
-    elif op.op_type == "Loop":
-        _verify_loop(op, where)
-    elif opset >= 9:
-        _verify_scan(op, where)
-    else:
-        _verify_scan8(op, where)
-
-
-def _verify_if(op: OnnxOp, where: str) -> None:
-    if not _scalar_of(op.operands[0].type, i1):
-        raise VerifyException(f"{where}: cond must be one bool, got {op.operands[0].type}")
-    for name, region in zip(REGION_ATTRS["If"], op.regions, strict=True):
-        if region.block.args:
-            raise VerifyException(f"{where}: {name} takes no arguments")
-        values = region_yield(region).values
-        if len(values) != len(op.results):
-            raise VerifyException(
-                f"{where}: {name} yields {len(values)} value(s), the op has "
-                f"{len(op.results)} result(s)"
-            )
-        for i, (v, r) in enumerate(zip(values, op.results, strict=True)):
-            if not fits(v.type, r.type):
-                raise VerifyException(
-                    f"{where}: result #{i} is {r.type} but {name} yields {v.type}"
-                )
-
-
-def _verify_loop(op: OnnxOp, where: str) -> None:
-    if len(op.operands) < 2:
-        raise VerifyException(f"{where}: operands are M, cond and the carried values")
-    m, cond = op.operands[0].type, op.operands[1].type
-    if not isinstance(m, NoneType) and not _scalar_of(m, _SIGNLESS[64]):
-        raise VerifyException(f"{where}: M must be one int64, got {m}")
-    if not isinstance(cond, NoneType) and not _scalar_of(cond, i1):
-        raise VerifyException(f"{where}: cond must be one bool, got {cond}")
-    carried = [v.type for v in op.operands[2:]]
-    n = len(carried)
-    body = op.regions[0].block
-    if len(body.args) != 2 + n:
-        raise VerifyException(
-            f"{where}: the body takes {len(body.args)} argument(s), expected 2 + {n} "
-            "(iteration_num, cond, the carried values)"
-        )
-    if not _scalar_of(body.args[0].type, _SIGNLESS[64]):
-        raise VerifyException(f"{where}: body argument 0 (iteration_num) must be one int64")
-    if not _scalar_of(body.args[1].type, i1):
-        raise VerifyException(f"{where}: body argument 1 (cond) must be one bool")
-    values = region_yield(op.regions[0]).values
-    k = len(values) - 1 - n
-    if k < 0 or len(op.results) != n + k:
-        raise VerifyException(
-            f"{where}: the body yields {len(values)} value(s) and the op has "
-            f"{len(op.results)} result(s); expected 1 + {n} + K and {n} + K "
-            "(cond, the carried values, K scan outputs)"
-        )
-    if not _scalar_of(values[0].type, i1):
-        raise VerifyException(f"{where}: the body must yield one bool (cond) first")
-    for j in range(n):
-        arg, out, res = body.args[2 + j].type, values[1 + j].type, op.results[j].type
-        if arg != carried[j] or not fits(carried[j], res):
-            raise VerifyException(
-                f"{where}: loop-carried value #{j} enters as {carried[j]}, the body takes "
-                f"{arg} and the op returns {res}"
-            )
-        if not compatible(out, arg):
-            raise VerifyException(
-                f"{where}: loop-carried value #{j} changes type or shape: it enters as {arg} "
-                f"and the body yields {out}"
-            )
-    for j in range(k):
-        _check_stacked(where, f"scan output #{j}", values[1 + n + j].type, op.results[n + j].type)
-
-
-def _check_stacked(where: str, what: str, part: Attribute, whole: Attribute, axis: int = 0) -> None:
-    """``whole`` must be ``part`` stacked along a new ``axis`` (any length)."""
-    if not isinstance(part, TensorType) or not isinstance(whole, TensorType):
-        return
-    p, w = list(part.get_shape()), list(whole.get_shape())
-    ok = part.element_type == whole.element_type and len(w) == len(p) + 1
-    if ok:
-        rest = w[:axis] + w[axis + 1 :]
-        ok = all(a < 0 or b < 0 or a == b for a, b in zip(p, rest, strict=True))
-    if not ok:
-        raise VerifyException(
-            f"{where}: {what} is {whole}, which is not the body's {part} stacked on axis {axis}"
-        )
-
-
-def _verify_scan(op: OnnxOp, where: str) -> None:
-    m = op.attr("num_scan_inputs")
-    n = len(op.operands) - m
-    if n < 0:
-        raise VerifyException(f"{where}: num_scan_inputs {m} > {len(op.operands)} operands")
-    body = op.regions[0].block
-    if len(body.args) != n + m:
-        raise VerifyException(
-            f"{where}: the body takes {len(body.args)} argument(s), expected {n} states + {m} "
-            "scan input slices"
-        )
-    values = region_yield(op.regions[0]).values
-    k = len(values) - n
-    if k < 0 or len(op.results) != n + k:
-        raise VerifyException(
-            f"{where}: the body yields {len(values)} value(s) and the op has "
-            f"{len(op.results)} result(s); expected {n} states + K scan outputs for both"
-        )
-    for j in range(n):
-        state, arg, out, res = (
-            op.operands[j].type,
-            body.args[j].type,
-            values[j].type,
-            op.results[j].type,
-        )
-        if not (fits(state, arg) and compatible(out, arg) and fits(state, res)):
-            raise VerifyException(
-                f"{where}: state #{j} changes type or shape: it enters as {state}, the body "
-                f"takes {arg} and yields {out}, the op returns {res}"
-            )
-    in_axes = op.attr("scan_input_axes") or [0] * m
-    out_axes = op.attr("scan_output_axes") or [0] * k
-    for j in range(m):
-        whole = op.operands[n + j].type
-        rank = len(whole.get_shape()) if isinstance(whole, TensorType) else 1
-        _check_stacked(
-            where, f"scan input #{j}", body.args[n + j].type, whole, in_axes[j] % max(rank, 1)
-        )
-    for j in range(k):
-        whole = op.results[n + j].type
-        rank = len(whole.get_shape()) if isinstance(whole, TensorType) else 1
-        _check_stacked(
-            where, f"scan output #{j}", values[n + j].type, whole, out_axes[j] % max(rank, 1)
-        )
-
-
-def _verify_scan8(op: OnnxOp, where: str) -> None:
-    m = op.attr("num_scan_inputs")
-    n = len(op.operands) - 1 - m
-    body = op.regions[0].block
-    values = region_yield(op.regions[0]).values
-    if n < 0 or len(body.args) != n + m or len(values) - n != len(op.results) - n:
-        raise VerifyException(
-            f"{where}: operands (sequence_lens, {n} states, {m} scan inputs), body arguments "
-            f"({len(body.args)}) and yielded values ({len(values)}) do not match"
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# Op generation
-# ---------------------------------------------------------------------------------------------
-
-
-def _representable(s: OpSchema) -> bool:
-    if s.domain != "" or s.deprecated:
-        return False
-    kinds = _REPRESENTABLE_KINDS | ({_KIND.GRAPH} if s.name in REGION_ATTRS else set())
-    if any(a.type not in kinds for a in s.attributes.values()):
-        # Graph-valued attributes of other ops, type-valued or sparse attributes: not supported.
-        return False
-    params = {c.type_param_str: c.allowed_type_strs for c in s.type_constraints}
-    for p in list(s.inputs) + list(s.outputs):
-        allowed = params.get(p.type_str, [p.type_str])
-        if not any(t.startswith("tensor(") and "string" not in t for t in allowed):
-            return False  # sequence, map, optional or string-only operators
-    return True
-
-
-def _make_op(op_type: str, attr_names: set[str]) -> type[OnnxOp]:
-    regions = REGION_ATTRS.get(op_type, ())
-    if regions:
-        # a region op is as pure as the ops of its regions (MLIR's scf.if); ops do not move
-        # across its boundary: a rewrite that fuses or reorders ops stays within one block
-        traits = traits_def(RecursiveMemoryEffect(), RecursivelySpeculatable())
-        doc = (
-            f"``onnx.{op_type}``: the ONNX {op_type} operator; its graph attributes "
-            f"({', '.join(regions)}) are regions ending in ``onnx.Yield`` (see verify_regions)."
-        )
-    else:
-        traits = traits_def(Pure(), *([ConstantLike()] if op_type == "Constant" else []))
-        doc = f"``onnx.{op_type}``: the ONNX {op_type} operator (see onnx.defs schema)."
-    ns: dict[str, Any] = {
-        "name": f"onnx.{op_type}",
-        "__doc__": doc,
-        "inputs_": var_operand_def(),
-        "outputs_": var_result_def(),
-        "traits": traits,
-        "__module__": __name__,
-    }
-    for r in regions:  # in the order of REGION_ATTRS: then_branch before else_branch
-        ns[r] = region_def("single_block")
-    # One optional property per attribute name of any version of the operator; which names are
-    # allowed, required and of which kind at the module's opset is checked in verify_.
-    for a in sorted(attr_names - set(regions)):
-        ns[f"attr_{a}"] = opt_prop_def(Attribute, prop_name=a)
-    cls = type(f"{op_type}Op", (OnnxOp,), ns)
-    return irdl_op_definition(cls)
-
-
-def _build_ops() -> dict[str, type[OnnxOp]]:
-    attrs: dict[str, set[str]] = {}
-    for s in onnx.defs.get_all_schemas_with_history():
-        if _representable(s):
-            attrs.setdefault(s.name, set()).update(s.attributes)
-    return {n: _make_op(n, attrs[n]) for n in sorted(attrs)}
-
-
-OPS: dict[str, type[OnnxOp]] = _build_ops()
-"""``op_type`` -> generated op class, for every representable default-domain ONNX operator."""
-
-globals().update({cls.__name__: cls for cls in OPS.values()})
-
-ONNX = Dialect("onnx", [NoValueOp, YieldOp, *OPS.values()], [])
-"""The ``onnx`` dialect."""
 
 
 def create(

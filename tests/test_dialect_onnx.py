@@ -249,3 +249,108 @@ _KIND = OpSchema.AttrType
 def test_attribute_conversion_roundtrip(kind_value):
     kind, value = kind_value
     assert python_from_attr(attr_from_python(kind, value)) == value
+
+
+# ---------------------------------------------------------------------------------------------
+# The op classes generated ahead of time (dialects/onnx_ops.py, scripts/gen_onnx_dialect.py)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_generated_op_module_is_current():
+    """``dialects/onnx_ops.py`` is what ``scripts/gen_onnx_dialect.py`` writes from the installed
+    onnx's schemas now (regenerate it after an onnx upgrade or a change to the script)."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.join(root, "scripts", "gen_onnx_dialect.py")
+    done = subprocess.run(
+        [sys.executable, script, "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_generated_ops_are_the_representable_operators():
+    """One class per operator with a representable schema in some opset, named like the op."""
+    import onnx.defs
+
+    from ramiel.dialects import onnx_ops
+
+    expected = {s.name for s in onnx.defs.get_all_schemas_with_history() if onnx_d.representable(s)}
+    assert set(onnx_d.OPS) == expected
+    for op_type, cls in onnx_d.OPS.items():
+        assert cls is getattr(onnx_ops, f"{op_type}Op") and cls.name == f"onnx.{op_type}"
+        props = {p for p in cls.get_irdl_definition().properties}
+        versions = [
+            s
+            for s in onnx.defs.get_all_schemas_with_history()
+            if s.name == op_type and onnx_d.representable(s)
+        ]
+        regions = set(onnx_d.REGION_ATTRS.get(op_type, ()))
+        assert props == {a for s in versions for a in s.attributes} - regions, op_type
+
+
+_ACCESSORS = """
+builtin.module attributes {{onnx.opset = {opset} : i64}} {{
+  func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>,
+               %lo: tensor<f32>, %s: tensor<4xf32>) {{
+    %none = "onnx.NoValue"() : () -> none
+    %c = "onnx.Conv"(%x, %w, %b) <{{group = 1 : si64}}> : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
+    %c2 = "onnx.Conv"(%x, %w) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+    %k = "onnx.Concat"(%x, %x, %x) <{{axis = 1 : si64}}> : (tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>, tensor<1x3x8x8xf32>) -> tensor<1x9x8x8xf32>
+    {clip}
+    {resize}
+    func.return
+  }}
+}}
+"""
+
+
+def _accessor_ops(opset: int, clip: str, resize: str) -> dict[str, list]:
+    from ramiel.dialects.registry import make_context
+
+    text = _ACCESSORS.format(opset=opset, clip=clip, resize=resize)
+    module = parse_module(make_context(), text, "a.mlir")
+    verify_located(module)
+    ops: dict[str, list] = {}
+    for op in module.walk():
+        if isinstance(op, onnx_d.OnnxOp):
+            ops.setdefault(op.op_type, []).append(op)
+    return ops
+
+
+def test_named_accessors_follow_the_schema_of_the_ops_opset():
+    """Operands, results and attributes by their ONNX names: an absent optional input is
+    ``None``, a variadic one a tuple; Clip's ``min`` is an input at opset 11 and an attribute
+    (``min_``) at opset 6; Resize's ``scales`` is operand 1 at opset 10 and operand 2 after."""
+    from xdsl.dialects.builtin import FloatAttr
+
+    new = _accessor_ops(
+        13,
+        '%y = "onnx.Clip"(%x, %lo) : (tensor<1x3x8x8xf32>, tensor<f32>) -> tensor<1x3x8x8xf32>',
+        '%r = "onnx.Resize"(%x, %none, %s) : (tensor<1x3x8x8xf32>, none, tensor<4xf32>) -> tensor<?x?x?x?xf32>',
+    )
+    conv, conv2 = new["Conv"]
+    args = conv.parent_block().args
+    assert (args[0], args[1], args[2]) == (conv.X, conv.W, conv.B)
+    assert conv2.B is None and conv.Y is conv.results[0]
+    assert onnx_d.python_from_attr(conv.group) == 1 and conv.strides is None
+    (concat,) = new["Concat"]
+    assert concat.inputs == tuple(concat.operands) and len(concat.inputs) == 3
+    (clip,) = new["Clip"]
+    assert clip.input_ is args[0] and clip.min is args[3] and clip.max is None
+    (resize,) = new["Resize"]
+    assert resize.roi is None and resize.scales is args[4] and resize.sizes is None
+
+    old = _accessor_ops(
+        10,
+        '%y = "onnx.Clip"(%x) <{min = 0.0 : f32}> : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>',
+        '%r = "onnx.Resize"(%x, %s) : (tensor<1x3x8x8xf32>, tensor<4xf32>) -> tensor<?x?x?x?xf32>',
+    )
+    (clip,) = old["Clip"]
+    assert isinstance(clip.min_, FloatAttr) and clip.max_ is None
+    with pytest.raises(KeyError, match="no input 'min' at opset 10"):
+        _ = clip.min
+    (resize,) = old["Resize"]
+    assert resize.scales is resize.operands[1]
