@@ -62,9 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         Isolated,
         Plan,
         Recipe,
-        _rel_err,
         load_average,
         measure_interleaved,
+        rel_error,
         resolve_models,
         tune_malloc,
     )
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
                 for p in procs.values():
                     p.wait_ready()
                 ref = procs["ort"].outputs()
-                errs = {lab: _rel_err(procs[lab].outputs(), ref) for lab in results}
+                errs = {lab: rel_error(procs[lab].outputs(), ref) for lab in results}
                 timings = measure_interleaved(procs, plan)
             finally:
                 for p in procs.values():

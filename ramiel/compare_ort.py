@@ -260,7 +260,8 @@ def compare_with_ort(
     """
     import torch
 
-    from ramiel.bench import Config, _ort_session
+    from ramiel.bench.configs import Config
+    from ramiel.bench.engines import ort_session
     from ramiel.compiler import CompiledModel, CompileOptions, compile_model
     from ramiel.importer import load_model, prepare_model
     from ramiel.runtime.entry import random_inputs
@@ -285,8 +286,8 @@ def compare_with_ort(
         say("onnxruntime sessions")
         proto = onnx_model.SerializeToString()
         np_feeds = {k: v.numpy() for k, v in feeds.items()}
-        sess = _ort_session(proto, Config("ort", "ort", threads=threads), None)
-        psess = _ort_session(
+        sess = ort_session(proto, Config("ort", "ort", threads=threads), None)
+        psess = ort_session(
             proto,
             Config("ort", "ort", threads=threads),
             None,

@@ -34,6 +34,7 @@ import torch
 from ramiel.cost_model import ProfileDB, profile_key, threads_key, usable_cores
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
+from ramiel.measure import CpuMeter
 
 
 def _time_op(node, args, em, counts: list[int], repeat: int) -> dict[int, list[float]]:  # type: ignore[no-untyped-def]
@@ -131,7 +132,6 @@ def profile_model(
     """
     import tempfile
 
-    from ramiel.bench import CpuMeter
     from ramiel.clustering import compute_ops, is_ambient, main_func
     from ramiel.compiler import _run_passes
     from ramiel.dialects.onnx import OnnxOp

@@ -6,7 +6,7 @@ margins are thinner than its errors: on 2 cores the measured latency of a 2-clus
 intra-op threads are faster for the whole model is not what the per-op profile predicts
 (light_shufflenet: 13.7 ms with 1 thread, 16.6 ms with 2, though most ops time faster with 2).
 So, once per model and machine, ``tune`` compiles each candidate (seconds) and times them side
-by side -- each in a process of its own (:class:`ramiel.bench.Isolated`), round robin, medians --
+by side -- each in a process of its own (:class:`ramiel.measure.Isolated`), round robin, medians --
 then copies the fastest into the output directory with ``tune.json`` saying what was chosen and
 why. Candidates for P cores (all compiled with the same profile database):
 
@@ -38,6 +38,7 @@ from typing import Any
 
 from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
 from ramiel.errors import RamielError, RuntimeFailure
+from ramiel.measure import Isolated, Plan, measure_interleaved
 
 #: The files of a compiled program that ``tune`` copies from the winner to the output directory.
 PROGRAM_FILES = (
@@ -163,7 +164,8 @@ def tune(
         RamielError: the model does not compile (as ``ramiel compile`` would).
         RuntimeFailure: no candidate ran (each candidate's error in the message).
     """
-    from ramiel.bench import COMPILE_TIMEOUT_S, Isolated, Plan, Recipe, measure_interleaved
+    from ramiel.bench.engines import Recipe
+    from ramiel.bench.models import COMPILE_TIMEOUT_S
     from ramiel.cost_model import usable_cores
     from ramiel.profiler import profile_model
     from ramiel.runtime.entry import random_inputs

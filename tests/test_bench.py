@@ -16,7 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from ramiel import bench
+from ramiel import bench, measure
+from ramiel.bench import run as bench_run
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -207,7 +208,7 @@ def test_measure_quiet_busy_interleaves_quiet_and_busy_blocks(monkeypatch) -> No
         yield None
         state["busy"] = False
 
-    monkeypatch.setattr(bench, "busy_core", fake_busy_core)
+    monkeypatch.setattr(measure, "busy_core", fake_busy_core)
     quiet, busy = bench.measure_quiet_busy(
         lambda: seen.append(state["busy"]), rounds=2, calls=2, warmup=1, gap_s=0
     )
@@ -369,13 +370,13 @@ def test_timing_is_repeated_while_the_machine_is_busy(tiny: str, tmp_path, monke
     def other_cores(self) -> float:
         # ramiel profile (run by the bench before the timing) meters its own noise: quiet there
         caller = sys._getframe(1).f_globals.get("__name__")
-        return next(busy) if caller == "ramiel.bench" else 0.0
+        return next(busy) if caller == "ramiel.bench.run" else 0.0
 
     monkeypatch.setattr(bench.CpuMeter, "other_cores", other_cores)
-    monkeypatch.setattr(bench, "machine_scaling", lambda p, **kw: 2.0)
+    monkeypatch.setattr(bench_run, "machine_scaling", lambda p, **kw: 2.0)
     waits: list[float] = []
-    monkeypatch.setattr(bench, "wait_quiet", lambda cores, timeout: waits.append(cores) or True)
-    plan = bench.Plan(warmup=0, min_reps=2, max_reps=2, budget_s=5.0, gap_s=0.0, attempts=3)
+    monkeypatch.setattr(bench_run, "wait_quiet", lambda cores, timeout: waits.append(cores) or True)
+    plan = bench.BenchPlan(warmup=0, min_reps=2, max_reps=2, budget_s=5.0, gap_s=0.0, attempts=3)
     spec = bench.resolve_models([tiny])[0]
     r = bench.bench_model(spec, 2, str(tmp_path), plan, trace=False)
     assert r.error is None, r.error

@@ -1,0 +1,143 @@
+"""What each configuration runs, in its own process (:class:`~ramiel.measure.Isolated`): the
+sequential module at a thread count, the parallel module, or an onnxruntime session
+(:func:`ort_session`); :class:`Recipe` is the picklable description it is built from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ramiel.bench.configs import Config
+
+
+def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
+    """The largest error of the outputs ``out`` against ``ref``, each relative to the largest
+    magnitude of its reference output (0 for empty outputs)."""
+    worst = 0.0
+    for o, r in zip(out, ref, strict=True):
+        o = np.asarray(o, dtype=np.float64)
+        r = np.asarray(r, dtype=np.float64)
+        if r.size == 0:
+            continue
+        scale = float(np.max(np.abs(r))) or 1.0
+        worst = max(worst, float(np.max(np.abs(o - r))) / scale)
+    return worst
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    return x if isinstance(x, tuple) else (x,)
+
+
+def ort_session(
+    path: str | bytes,
+    cfg: Config,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    profile_prefix: str | None = None,
+):
+    """An onnxruntime session for ``cfg`` on the model at ``path`` (or its serialized bytes);
+    ``profile_prefix``: with onnxruntime's profiler on, its JSON written there."""
+    import onnxruntime as ort
+
+    from ramiel.importer import load_model, prepare_model
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    if profile_prefix is not None:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
+    # onnxruntime's pool threads spin after a run (measured: one core kept busy for the next
+    # 50 ms and more), which would slow down whichever configuration is timed next.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    if cfg.ort_parallel:
+        so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+        so.inter_op_num_threads = cfg.clusters
+        so.intra_op_num_threads = 1
+    else:
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.intra_op_num_threads = cfg.threads
+    model: Any = path
+    if input_shapes:
+        model = prepare_model(load_model(path), input_shapes).SerializeToString()
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+@dataclass
+class Recipe:
+    """What a configuration's own process needs to build its callable (picklable).
+
+    ``kind``: ``seq`` (the sequential module of ``result`` at ``threads`` intra-op threads),
+    ``par`` (the parallel module of ``result`` run with ``options``; workers started before the
+    first timed call) or ``ort`` (onnxruntime on ``path`` as ``config`` says); ``feeds``: the
+    graph inputs; ``out_names``: the output order; ``malloc_tuning``: call :func:`tune_malloc`
+    first."""
+
+    kind: str
+    feeds: dict[str, np.ndarray]
+    out_names: list[str]
+    result: Any = None
+    options: Any = None
+    threads: int = 1
+    path: str | None = None
+    config: Config | None = None
+    malloc_tuning: bool = True
+
+    def build(self) -> tuple[Callable[[], tuple[Any, ...]], Any]:
+        """The callable and the object to close, built in the configuration's own process."""
+        return _build(self)
+
+
+def _build(recipe: Recipe) -> tuple[Callable[[], tuple[Any, ...]], Any]:
+    """The callable of ``recipe`` and the object to ``close()`` afterwards (or ``None``)."""
+    import torch
+
+    from ramiel.compiler import CompiledModel, CompileOptions
+
+    feeds = {k: torch.from_numpy(v) for k, v in recipe.feeds.items()}
+    if recipe.kind == "seq":
+        m = CompiledModel(recipe.result, CompileOptions())
+        runner = _SeqRunner(m, recipe.threads, feeds)
+        if m.compiled:
+            runner()  # compiles the segments, at this configuration's thread count
+        return runner, m
+    if recipe.kind == "par":
+        m = CompiledModel(recipe.result, recipe.options)
+        m.run(feeds)  # starts the workers (process workers fork before any torch compute here)
+        return _par_fn(m, feeds, recipe.out_names), m
+    assert recipe.path is not None and recipe.config is not None
+    sess = ort_session(recipe.path, recipe.config, None)
+    return _ort_fn(sess, recipe.feeds), None
+
+
+class _SeqRunner:
+    """The sequential module at a fixed intra-op thread count (set before every call)."""
+
+    def __init__(self, model: Any, threads: int, feeds: Mapping[str, Any]):
+        self.model = model.sequential
+        self.threads = threads
+        self.args = list(feeds.values())
+
+    def __call__(self) -> tuple[Any, ...]:
+        import torch
+
+        torch.set_num_threads(self.threads)
+        with torch.inference_mode():
+            return _as_tuple(self.model(*self.args))
+
+
+def _par_fn(model: Any, feeds: Mapping[str, Any], out_names: Sequence[str]) -> Callable[[], Any]:
+    feeds = dict(feeds)
+
+    def run() -> tuple[Any, ...]:
+        out = model.run(feeds)
+        return tuple(out[n] for n in out_names)
+
+    return run
+
+
+def _ort_fn(sess: Any, feeds: Mapping[str, Any]) -> Callable[[], Any]:
+    feeds = dict(feeds)
+    return lambda: tuple(sess.run(None, feeds))
