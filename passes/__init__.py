@@ -18,6 +18,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "fuse-gelu": ("ramiel.passes.fuse_gelu", "FuseGelu"),
     "fuse-layer-norm": ("ramiel.passes.fuse_layer_norm", "FuseLayerNorm"),
     "fuse-attention": ("ramiel.passes.fuse_attention", "FuseAttention"),
+    "prepack-conv": ("ramiel.passes.prepack_conv", "PrepackConv"),
     "inplace": ("ramiel.passes.inplace", "Inplace"),
     "estimate-cost": ("ramiel.passes.estimate_cost", "EstimateCost"),
     "linear-cluster": ("ramiel.passes.linear_cluster", "LinearCluster"),
@@ -38,13 +39,14 @@ REWRITE_PASSES: tuple[str, ...] = (
     "fuse-gelu",
     "fuse-attention",
     "fold-into-weights",
+    "prepack-conv",
     "inplace",
 )
 """The graph rewrites ``ramiel compile`` runs by default, in this order, after ``--constant-fold
 --dce`` (those of :data:`LATE_REWRITES` after clustering instead); each is switched off by
 ``--no-<name>`` or ``CompileOptions.disable``."""
 
-LATE_REWRITES: frozenset[str] = frozenset(["inplace"])
+LATE_REWRITES: frozenset[str] = frozenset(["prepack-conv", "inplace"])
 """Rewrites that depend on the clustering (which tensors cross channels): run last, before
 lowering."""
 

@@ -91,6 +91,7 @@ from ramiel.layout import (
     CONTIGUOUS,
     has_format,
     layout_of,
+    prepack_of,
     static_shape_of,
     value_format,
 )
@@ -520,6 +521,7 @@ class _Lowering:
             in_loop=_in_loop(op),
             inplace=_inplace_operand(op),
             layout=layout_of(op),
+            prepack=prepack_of(op),
         )
 
     def check(self, ops: list[Operation]) -> None:

@@ -103,7 +103,9 @@ class CompileOptions:
     def rewrites(self) -> list[str]:
         """The :data:`REWRITE_PASSES` this compilation runs, in order. ``trainable`` leaves out
         ``inplace``: an op that overwrites a tensor autograd saved for the backward pass (the
-        Sigmoid output a SiLU's Mul overwrites) would make ``backward()`` fail.
+        Sigmoid output a SiLU's Mul overwrites) would make ``backward()`` fail; and
+        ``prepack-conv``: the packed oneDNN convolution has no backward pass (its Parameters
+        would take the plain ``F.conv2d`` anyway).
 
         Raises :class:`~ramiel.errors.RamielError` for a name in ``disable`` that is neither
         one of them nor ``all``.
@@ -116,7 +118,7 @@ class CompileOptions:
             )
         if "all" in self.disable:
             return []
-        off = {*self.disable, *(["inplace"] if self.trainable else [])}
+        off = {*self.disable, *(["inplace", "prepack-conv"] if self.trainable else [])}
         return [p for p in REWRITE_PASSES if p not in off]
 
 

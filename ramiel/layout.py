@@ -42,6 +42,11 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 LAYOUT_ATTR = "ramiel.layout"
 """Discardable op attribute: the memory format the op computes its 4-D activations in."""
 
+PREPACK_ATTR = "ramiel.prepack"
+"""Discardable attribute of an ``onnx.Conv`` (``--prepack-conv``): run by oneDNN with its kernel
+reordered once per process (``ops.conv2d_prepacked``); the value is the activation fused into it
+(``"none"`` or ``"relu"``: the op then computes ``Relu(Conv(...))``)."""
+
 CHANNELS_LAST = "channels_last"
 """The attribute value (and ``torch.channels_last``'s name) of the channels-last format."""
 
@@ -84,6 +89,13 @@ def layout_of(op: Operation) -> str:
     :data:`CONTIGUOUS`)."""
     a = op.attributes.get(LAYOUT_ATTR)
     return a.data if isinstance(a, StringAttr) else CONTIGUOUS
+
+
+def prepack_of(op: Operation) -> str | None:
+    """The activation fused into a prepacked convolution (``ramiel.prepack``: ``"none"``,
+    ``"relu"``), or None when ``op`` is not one."""
+    a = op.attributes.get(PREPACK_ATTR)
+    return a.data if isinstance(a, StringAttr) else None
 
 
 def set_layout(op: Operation, fmt: str) -> None:

@@ -108,6 +108,9 @@ class NodeView:
     #: ``--assign-layout``): ``"contiguous_format"`` or ``"channels_last"``; the lowering has
     #: converted the operands already, a rule may only pick a form that is faster in it
     layout: str = "contiguous_format"
+    #: a Conv that ``--prepack-conv`` marked (``ramiel.prepack``): the activation fused into it
+    #: (``"none"``, ``"relu"``), printed as ``ops.conv2d_prepacked``; None: a plain Conv
+    prepack: str | None = None
 
     def input(self, i: int) -> TensorInfo | None:
         """Input ``i``, or None if it is absent (also beyond the end of ``inputs``)."""

@@ -91,6 +91,90 @@ def cast_e8m0(x: Tensor, saturate: bool = True, round_mode: str = "up") -> Tenso
     return out.to(torch.uint8).view(torch.float8_e8m0fnu)
 
 
+# -- convolution ------------------------------------------------------------------------------------
+
+#: The attribute of a conv kernel tensor under which :func:`conv2d_prepacked` keeps its packed
+#: copies (per process: each process has its own tensor objects).
+_PACKED_ATTR = "_ramiel_prepacked"
+
+
+def _plain_conv(x: Tensor, weight: Tensor) -> bool:
+    """Whether :func:`conv2d_prepacked` must run the plain ``F.conv2d``: under tracing or
+    compiling (dynamo, ``torch.export``, ``torch.jit.trace``, ``torch.fx``: they see the readable
+    op and plain weights; inductor's freezing packs on its own), on a tensor subclass (a
+    Parameter, a fake or functional tensor, an fx Proxy), off the CPU, not float32, with autograd recording
+    (the oneDNN op has no backward), without oneDNN, or on an input that is not channels-last
+    (where the packed kernel was measured slower)."""
+    return (
+        torch.compiler.is_compiling()
+        or torch.jit.is_tracing()
+        or type(x) is not torch.Tensor
+        or type(weight) is not torch.Tensor
+        or x.device.type != "cpu"
+        or x.dtype != torch.float32
+        or weight.dtype != torch.float32
+        or x.dim() != 4
+        or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
+        or not x.is_contiguous(memory_format=torch.channels_last)
+        or not torch.backends.mkldnn.is_available()
+    )
+
+
+def conv2d_prepacked(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+    groups: int = 1,
+    activation: str = "none",
+) -> Tensor:
+    """``F.conv2d(x, weight, bias, stride, padding, dilation, groups)``, then ``torch.relu`` when
+    ``activation`` is ``"relu"`` (``"none"``: nothing), run by oneDNN with the kernel reordered
+    once into its blocked format.
+
+    x: (N, C, H, W) float32, channels-last; weight: (O, C / groups, kH, kW); bias: (O,) or None;
+    returns (N, O, H', W') in x's memory format. The reordered kernel
+    (``torch.ops.mkldnn._reorder_convolution_weight``, what inductor's freezing emits for a
+    frozen convolution) is an opaque mkldnn tensor that cannot be a buffer or live in a weights
+    file, so it is made on the first call for an input shape and kept on ``weight`` itself
+    (attribute ``_ramiel_prepacked``): once per process and kernel, redone when the kernel is
+    written in place (its version counter) or replaced (another tensor); each worker process of
+    the processes backend packs its own. The convolution and the fused activation are one
+    ``torch.ops.mkldnn._convolution_pointwise`` call. Under tracing or compiling, for
+    Parameters, autograd, other devices or dtypes and contiguous inputs it is the plain
+    ``F.conv2d`` (see :func:`_plain_conv`), so ``torch.fx``, ``torch.export`` and
+    ``torch.compile`` see the readable op.
+
+    ``--prepack-conv`` (:mod:`ramiel.passes.prepack_conv`, with the measurements) prints it
+    only for the large channels-last convolutions: the oneDNN op makes its primitive on every
+    call (about 40 µs), which small convolutions do not amortise.
+
+    Raises ``ValueError`` for an ``activation`` other than ``"none"`` or ``"relu"``.
+    """
+    if activation not in ("none", "relu"):
+        raise ValueError(f"conv2d_prepacked: activation must be 'none' or 'relu', not {activation!r}")
+    if _plain_conv(x, weight):
+        y = F.conv2d(x, weight, bias, stride, padding, dilation, groups)
+        return torch.relu_(y) if activation == "relu" else y
+    key = (tuple(x.shape), weight._version, weight.data_ptr())
+    cache = weight.__dict__.get(_PACKED_ATTR)
+    packed = None if cache is None else cache.get(key)
+    if packed is None:
+        with torch.no_grad():
+            packed = torch.ops.mkldnn._reorder_convolution_weight(
+                weight.contiguous(), list(padding), list(stride), list(dilation), groups,
+                list(x.shape),
+            )  # fmt: skip
+        cache = {k: v for k, v in (cache or {}).items() if k[1:] == key[1:]}
+        cache[key] = packed
+        setattr(weight, _PACKED_ATTR, cache)
+    return torch.ops.mkldnn._convolution_pointwise(
+        x, packed, bias, list(padding), list(stride), list(dilation), groups, activation, [], ""
+    )
+
+
 # -- pooling ----------------------------------------------------------------------------------------
 
 

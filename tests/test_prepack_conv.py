@@ -1,0 +1,164 @@
+"""Prepacked oneDNN convolutions (``--prepack-conv``, ``ops.conv2d_prepacked``): the helper
+computes ``F.conv2d`` (+ ReLU) in the same memory format, packs a kernel once per input shape and
+again after an in-place write, and is the plain ``F.conv2d`` where tracing, autograd or another
+dtype/format needs it; compiled programs print it for the channels-last convolutions and keep
+onnxruntime's numerics on both backends (the zoo and project models: ``test_pipeline_zoo``,
+``test_module``, which also traces, exports and compiles them).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.models import randomize_weights
+from ramiel.runtime import ops
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+CL = torch.channels_last
+# (input shape, kernel shape, stride, padding, dilation, groups, bias)
+CASES = [
+    ((1, 16, 28, 28), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1, True),  # 3x3
+    ((1, 64, 14, 14), (64, 1, 3, 3), (2, 2), (1, 1), (1, 1), 64, True),  # depthwise, stride 2
+    ((1, 24, 28, 28), (48, 8, 1, 1), (1, 1), (0, 0), (1, 1), 3, False),  # grouped 1x1
+    ((2, 3, 32, 32), (8, 3, 7, 7), (2, 2), (3, 3), (1, 1), 1, True),  # 7x7, batch 2
+    ((1, 8, 17, 17), (8, 8, 3, 3), (1, 1), (2, 2), (2, 2), 1, True),  # dilated
+    ((1, 32, 1, 1), (8, 32, 1, 1), (1, 1), (0, 0), (1, 1), 1, True),  # 1x1 spatial
+]
+
+
+def _tensors(case):
+    xs, ws, _s, _p, _d, _g, has_bias = case
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(xs, generator=g).contiguous(memory_format=CL)
+    w = torch.randn(ws, generator=g).contiguous(memory_format=CL)
+    b = torch.randn(ws[0], generator=g) if has_bias else None
+    return x, w, b
+
+
+@pytest.mark.parametrize("activation", ["none", "relu"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[1]}g{c[5]}")
+def test_prepacked_conv_is_f_conv2d(case, activation):
+    x, w, b = _tensors(case)
+    _xs, _ws, stride, padding, dilation, groups, _ = case
+    ref = F.conv2d(x, w, b, stride, padding, dilation, groups)
+    if activation == "relu":
+        ref = torch.relu(ref)
+    got = ops.conv2d_prepacked(x, w, b, stride, padding, dilation, groups, activation)
+    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
+    assert got.is_contiguous(memory_format=CL) == ref.is_contiguous(memory_format=CL)
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    assert len(getattr(w, ops._PACKED_ATTR)) == 1  # noqa: SLF001 - the cache is the point here
+
+
+def test_kernel_is_packed_once_and_again_after_a_write():
+    x, w, b = _tensors(CASES[0])
+    ops.conv2d_prepacked(x, w, b, padding=(1, 1))
+    (packed,) = getattr(w, ops._PACKED_ATTR).values()  # noqa: SLF001
+    ops.conv2d_prepacked(x, w, b, padding=(1, 1))
+    assert next(iter(getattr(w, ops._PACKED_ATTR).values())) is packed  # noqa: SLF001
+    with torch.no_grad():
+        w.mul_(-2.0)  # load_state_dict without assign copies in place like this
+    got = ops.conv2d_prepacked(x, w, b, padding=(1, 1))
+    torch.testing.assert_close(got, F.conv2d(x, w, b, padding=(1, 1)), rtol=1e-5, atol=1e-4)
+    cache = getattr(w, ops._PACKED_ATTR)  # noqa: SLF001
+    assert len(cache) == 1 and next(iter(cache.values())) is not packed
+    # another input shape gets a packing of its own, the first one is kept
+    x2 = torch.randn(3, 16, 28, 28).contiguous(memory_format=CL)
+    ops.conv2d_prepacked(x2, w, b, padding=(1, 1))
+    assert len(getattr(w, ops._PACKED_ATTR)) == 2  # noqa: SLF001
+
+
+def test_plain_where_packing_does_not_apply():
+    """Contiguous inputs, float64, Parameters with autograd: ``F.conv2d`` (nothing packed);
+    gradients flow."""
+    x, w, b = _tensors(CASES[0])
+    for xx, ww in [(x.contiguous(), w), (x.double(), w.double())]:
+        bb = b.to(ww.dtype)
+        got = ops.conv2d_prepacked(xx, ww, bb, padding=(1, 1), activation="relu")
+        torch.testing.assert_close(got, torch.relu(F.conv2d(xx, ww, bb, padding=(1, 1))))
+        assert not hasattr(ww, ops._PACKED_ATTR)  # noqa: SLF001
+    p = torch.nn.Parameter(w.clone())
+    y = ops.conv2d_prepacked(x, p, b, padding=(1, 1), activation="relu")
+    y.sum().backward()
+    assert p.grad is not None and p.grad.shape == p.shape
+    assert not hasattr(p, ops._PACKED_ATTR)  # noqa: SLF001
+
+
+def test_tracing_and_compiling_see_f_conv2d():
+    x, w, b = _tensors(CASES[1])
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("w", w.clone(memory_format=CL))
+            self.register_buffer("b", b.clone())
+
+        def forward(self, x):
+            return ops.conv2d_prepacked(x, self.w, self.b, (2, 2), (1, 1), groups=64,
+                                        activation="relu")  # fmt: skip
+
+    m = M()
+    with torch.no_grad():
+        eager = m(x)
+        traced = torch.jit.trace(m, (x,))
+        exported = torch.export.export(m, (x,))
+        torch._dynamo.reset()
+        compiled = torch.compile(m, backend="aot_eager", fullgraph=True)
+        results = {
+            "jit.trace": traced(x),
+            "export": exported.module()(x),
+            "compile": compiled(x),
+            "fx": torch.fx.symbolic_trace(m)(x),
+        }
+    assert "mkldnn" not in str(exported.graph)
+    assert "mkldnn" not in str(traced.graph)
+    for how, got in results.items():
+        torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-5, msg=how)
+
+
+def test_bad_activation():
+    x, w, b = _tensors(CASES[0])
+    with pytest.raises(ValueError, match="activation must be 'none' or 'relu', not 'gelu'"):
+        ops.conv2d_prepacked(x, w, b, activation="gelu")
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_compiled_squeezenet_prints_prepacked_convs(
+    backend, tmp_path, zoo_models, pipeline_helpers
+):
+    """light_squeezenet (every Conv followed by a Relu): the large channels-last convolutions
+    are ``ops.conv2d_prepacked(..., activation='relu')`` in both modules (no ReLU after them), the
+    small 1x1 ones stay ``F.conv2d`` + ReLU; with
+    ``disable=["prepack-conv"]`` they are ``F.conv2d``; both match onnxruntime, parallel (each
+    worker packs its own kernels) and sequential."""
+    model = randomize_weights(onnx.load(zoo_models["light_squeezenet"]), seed=1)
+    path = str(tmp_path / "squeezenet.onnx")
+    onnx.save(model, path)
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    ref = pipeline_helpers.ort_run(model, {"data_0": x})
+    for disable in [(), ("prepack-conv",)]:
+        opts = CompileOptions(clusters=2, backend=backend, disable=disable)
+        res = compile_model(path, str(tmp_path / "-".join(disable or ("default",))), opts)
+        for p in (res.parallel_path, res.sequential_path):
+            with open(p) as f:
+                src = f.read()
+            packed, plain = src.count("ops.conv2d_prepacked("), src.count("F.conv2d(")
+            if disable:
+                assert packed == 0 and plain == 26
+            else:  # the large 3x3 convolutions and the 1000x512 1x1 one, each with its ReLU
+                assert packed == 8 and src.count("activation='relu'") == packed
+                assert plain == 26 - packed and src.count("torch.relu") == plain
+        with CompiledModel(res, opts) as m:
+            par = m.run({"data_0": torch.from_numpy(x)})
+            seq = m.sequential(torch.from_numpy(x))
+        (name,) = list(par)
+        pipeline_helpers.assert_close(par[name], ref[0], 1e-3, f"parallel {disable}")
+        pipeline_helpers.assert_close(seq, ref[0], 1e-3, f"sequential {disable}")
