@@ -1,9 +1,11 @@
-"""Prepacked oneDNN convolutions (``--prepack-conv``, ``ops.conv2d_prepacked``): the helper
+"""Convolution lowerings chosen by measurement. Prepacked oneDNN convolutions
+(``--prepack-conv``, ``ops.conv2d_prepacked``): the helper
 computes ``F.conv2d`` (+ ReLU) in the same memory format, packs a kernel once per input shape and
 again after an in-place write, and is the plain ``F.conv2d`` where tracing, autograd or another
 dtype/format needs it; compiled programs print it for the channels-last convolutions and keep
 onnxruntime's numerics on both backends (the zoo and project models: ``test_pipeline_zoo``,
-``test_module``, which also traces, exports and compiles them).
+``test_module``, which also traces, exports and compiles them). Grouped 1x1 convolutions on
+contiguous inputs as batched matrix products (``ops.conv1x1_grouped``).
 """
 
 from __future__ import annotations
@@ -162,3 +164,40 @@ def test_compiled_squeezenet_prints_prepacked_convs(
         (name,) = list(par)
         pipeline_helpers.assert_close(par[name], ref[0], 1e-3, f"parallel {disable}")
         pipeline_helpers.assert_close(seq, ref[0], 1e-3, f"sequential {disable}")
+
+
+# -------------------------------------------------------------- grouped 1x1 convolutions
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("has_bias", [True, False])
+def test_conv1x1_grouped_is_f_conv2d(batch, has_bias):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(batch, 24, 9, 7, generator=g)
+    w = torch.randn(112, 6, 1, 1, generator=g)
+    b = torch.randn(112, generator=g) if has_bias else None
+    ref = F.conv2d(x, w, b, groups=4)
+    got = ops.conv1x1_grouped(x, w, b, 4)
+    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
+    assert got.is_contiguous()
+
+
+def test_shufflenet_grouped_convs_are_batched_products(tmp_path, zoo_models, pipeline_helpers):
+    """light_shufflenet (contiguous under format=auto): its 32 grouped 1x1 convolutions are
+    ``ops.conv1x1_grouped``, the depthwise and dense ones ``F.conv2d``; onnxruntime's outputs."""
+    model = randomize_weights(onnx.load(zoo_models["light_shufflenet"]), seed=1)
+    path = str(tmp_path / "shufflenet.onnx")
+    onnx.save(model, path)
+    (inp,) = [
+        i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}
+    ]
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    ref = pipeline_helpers.ort_run(model, {inp.name: x})
+    opts = CompileOptions(clusters=1)
+    res = compile_model(path, str(tmp_path / "out"), opts)
+    with open(res.sequential_path) as f:
+        src = f.read()
+    assert src.count("ops.conv1x1_grouped(") == 32 and src.count("F.conv2d(") == 17
+    with CompiledModel(res, opts) as m:
+        seq = m.sequential(torch.from_numpy(x))
+    pipeline_helpers.assert_close(seq, ref[0], 1e-3, "sequential")

@@ -175,6 +175,29 @@ def conv2d_prepacked(
     )
 
 
+def conv1x1_grouped(x: Tensor, weight: Tensor, bias: Tensor | None, groups: int) -> Tensor:
+    """``F.conv2d(x, weight, bias, groups=groups)`` for a 1x1 kernel, stride 1 and no padding,
+    as one batched matrix product per group: ``y[g] = weight[g] @ x[g]`` over the pixels.
+
+    x: (N, C, H, W); weight: (O, C / groups, 1, 1); bias: (O,) or None; returns (N, O, H, W)
+    contiguous. For N = 1 every reshape is a view and the bias is added by ``torch.baddbmm``
+    (no copy); for N > 1 the pixels of the batch are gathered per group first.
+
+    Measured (1 thread, thread CPU time, light_shufflenet's grouped 1x1 convolutions, groups=4,
+    contiguous input; 2026-12-01, load 6): (1, 272, 14, 14) -> 272 channels 121 µs against 159 µs
+    for ``F.conv2d``, (1, 24, 56, 56) -> 112: 155 vs 265 µs, (1, 544, 7, 7) -> 544: 129 vs 163 µs;
+    all 32 of light_shufflenet's: 3.5 ms against 6.1 ms (``F.conv2d`` on a channels-last input:
+    6.9 ms).
+    """
+    n, c, h, w = x.shape
+    o = weight.shape[0]
+    cg, og = c // groups, o // groups
+    xg = x.reshape(n, groups, cg, h * w).permute(1, 2, 0, 3).reshape(groups, cg, n * h * w)
+    wg = weight.reshape(groups, og, cg)
+    y = torch.bmm(wg, xg) if bias is None else torch.baddbmm(bias.reshape(groups, og, 1), wg, xg)
+    return y.reshape(groups, og, n, h, w).permute(2, 0, 1, 3, 4).reshape(n, o, h, w).contiguous()
+
+
 # -- pooling ----------------------------------------------------------------------------------------
 
 
