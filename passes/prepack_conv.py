@@ -52,11 +52,10 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
-from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ramiel.dialects.onnx import OnnxOp
-from ramiel.layout import CHANNELS_LAST, PREPACK_ATTR, layout_of
+from ramiel.layout import CHANNELS_LAST, PREPACK_ATTR, layout_of, static_shape_of
 
 __all__ = ["PrepackConv", "prepack_convs"]
 
@@ -74,14 +73,6 @@ MIN_MACS = 20_000_000
 MIN_1X1_WEIGHTS = 65536
 
 
-def _static_shape(v: SSAValue) -> tuple[int, ...] | None:
-    t = v.type
-    if not isinstance(t, TensorType):
-        return None
-    shape = tuple(t.get_shape())
-    return None if any(d < 0 for d in shape) else shape
-
-
 def _packable(op: OnnxOp) -> bool:
     """Whether the Conv ``op`` runs prepacked: channels-last, 4-D float32 static input, constant
     kernel, one group, at least :data:`MIN_MACS` multiply-accumulates, and a kernel larger than
@@ -91,7 +82,7 @@ def _packable(op: OnnxOp) -> bool:
     t = op.operands[0].type
     if not isinstance(t, TensorType) or not isinstance(t.element_type, Float32Type):
         return False
-    xs, ws, ys = (_static_shape(v) for v in (op.operands[0], op.operands[1], op.results[0]))
+    xs, ws, ys = (static_shape_of(v) for v in (op.operands[0], op.operands[1], op.results[0]))
     if xs is None or ws is None or ys is None or len(xs) != 4 or len(ws) != 4:
         return False
     w = op.operands[1].owner
