@@ -256,8 +256,10 @@ def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
             for o, r in zip(got, ref, strict=True):
                 assert o.shape[0] == b
                 pipeline_helpers.assert_close(o, r, RTOL, f"{name} at batch {b}")
-            if b == 1:
-                assert torch.equal(outputs(compiled(x))[0], got[0])
+            if b == 1:  # the parallel program (bound shapes) runs its large channels-last
+                # convolutions prepacked (oneDNN), the batch-generic sequential module F.conv2d
+                # in NCHW: the same values up to rounding
+                pipeline_helpers.assert_close(outputs(compiled(x))[0], got[0], 1e-5, "parallel")
             else:
                 with pytest.raises(InputMismatch, match="sequential module takes any batch"):
                     compiled(x)
