@@ -5,8 +5,8 @@ What it does
     Marks every ``onnx.Conv`` that ``--assign-layout`` put in channels-last (``ramiel.layout =
     "channels_last"``) and that was measured faster packed -- a 4-D float32 input of static
     shape, a constant kernel (an ``onnx.Constant``: a weight), one group, at least
-    :data:`MIN_MACS` multiply-accumulates and a kernel larger than 1x1 or of at least
-    :data:`MIN_1X1_WEIGHTS` elements -- with ``ramiel.prepack = "none"``; ``--lower-to-torchpy``
+    :data:`MIN_MACS` multiply-accumulates and a kernel of at least :data:`MIN_WEIGHTS` elements
+    -- with ``ramiel.prepack = "none"``; ``--lower-to-torchpy``
     then prints it as ``ops.conv2d_prepacked(x, w, b, stride=..., padding=...)`` (the arguments
     of ``F.conv2d``) instead of ``F.conv2d``. That helper reorders the kernel once per process
     into oneDNN's blocked format (``torch.ops.mkldnn._reorder_convolution_weight``, what
@@ -35,9 +35,9 @@ and large 1x1 convolutions 0.48-0.97x (512x512x3x3 on 7x7: 0.65x; 2048x1024 1x1:
 its convolutions 0.86x; light_squeezenet's 3x3 0.85-0.96x but its small 1x1 ones (4K-32K
 kernel elements on 13x13-27x27) 1.09-1.34x, light_densenet121's 1x1 on 7x7/14x14 1.0-1.3x:
 the oneDNN op makes its primitive on every call (about 40 µs of fixed cost), hence the
-thresholds. Whole sequential modules with the thresholds (CPU time, interleaved in one
-process): light_resnet50 116.0 vs 130.8 ms (0.89x), light_inception_v2 59.1 vs 61.3,
-light_inception_v1 52.3 vs 53.1, light_squeezenet 12.0 vs 12.1.
+thresholds. Whole sequential modules, CPU time, interleaved in one process (load 12-15),
+median ms without the pass / with it: light_resnet50 131.5 / 115.8 (0.88x), light_inception_v1
+50.4 / 50.0, light_densenet121 95.5 / 94.5, light_squeezenet 13.5 / 13.3.
 
 Source: PyTorch inductor's freezing passes (``torch/_inductor/fx_passes/mkldnn_fusion.py``:
 ``_register_weight_pack_pass`` packs a frozen convolution's weight, the unary fusion folds a
@@ -66,17 +66,18 @@ __all__ = ["PrepackConv", "prepack_convs"]
 #: convolutions of 3-20 M multiply-accumulates: 1.0-1.3x slower packed).
 MIN_MACS = 20_000_000
 
-#: Kernel elements below which a 1x1 convolution stays ``F.conv2d``: what packing saves is the
-#: per-call reorder of the kernel, which is small for small 1x1 kernels (measured 1.1-1.3x
-#: slower packed for light_squeezenet's 1x1 kernels of 4K-32K elements, 0.76-0.95x for
-#: light_resnet50's of 64K-2M).
-MIN_1X1_WEIGHTS = 65536
+#: Kernel elements below which a convolution stays ``F.conv2d``: what packing saves is the
+#: per-call reorder of the kernel, small for small kernels (light_squeezenet's 1x1 kernels of
+#: 4K-32K elements: 1.1-1.3x slower packed; light_resnet50's of 128K-2.4M: 0.48-0.97x). Whole
+#: modules with 64K for 1x1 and any larger kernel instead: light_densenet121 96.1 vs 95.5 ms,
+#: with this threshold 94.5 (CPU time, see the module docstring).
+MIN_WEIGHTS = 131072
 
 
 def _packable(op: OnnxOp) -> bool:
     """Whether the Conv ``op`` runs prepacked: channels-last, 4-D float32 static input, constant
-    kernel, one group, at least :data:`MIN_MACS` multiply-accumulates, and a kernel larger than
-    1x1 or of at least :data:`MIN_1X1_WEIGHTS` elements."""
+    kernel, one group, at least :data:`MIN_MACS` multiply-accumulates and a kernel of at least
+    :data:`MIN_WEIGHTS` elements."""
     if op.op_type != "Conv" or layout_of(op) != CHANNELS_LAST or len(op.operands) < 2:
         return False
     t = op.operands[0].type
@@ -90,7 +91,7 @@ def _packable(op: OnnxOp) -> bool:
         return False  # a computed kernel, or grouped (not measured faster packed)
     if math.prod(ys) * math.prod(ws[1:]) < MIN_MACS:
         return False
-    return ws[2:] != (1, 1) or math.prod(ws) >= MIN_1X1_WEIGHTS
+    return math.prod(ws) >= MIN_WEIGHTS
 
 
 def _fuse_relu(op: OnnxOp) -> bool:

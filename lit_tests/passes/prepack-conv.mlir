@@ -4,10 +4,11 @@
 // RUN: ramiel-opt %s --split-input-file --prepack-conv | filecheck %s
 // RUN: ramiel-opt %s --split-input-file --prepack-conv --lower-to-torchpy | filecheck %s --check-prefix=LOWER
 
-// A conv stack in channels-last: the first Conv (3x3, 38 M multiply-accumulates) absorbs its
-// Relu (the Relu's result name is the Conv's now, and the MaxPool reads it); the second (1x1
-// with 64K kernel elements) has its result also returned, so its Relu stays and it runs
-// prepacked without one; the third (1x1, 2K kernel elements) is too small and stays F.conv2d.
+// A conv stack in channels-last: the first Conv (3x3, 147K kernel elements, 604 M
+// multiply-accumulates) absorbs its Relu (the Relu's result name is the Conv's now, and the
+// MaxPool reads it); the second (1x1, 131K kernel elements) has its result also returned, so
+// its Relu stays and it runs prepacked without one; the third (1x1, 4K kernel elements) is too
+// small and stays F.conv2d.
 // CHECK-LABEL: func.func @conv_stack
 // CHECK:         %r1 = "onnx.Conv"(%x, %w1, %b1) {{.*}} {onnx_node_name = "conv1", ramiel.layout = "channels_last", ramiel.prepack = "relu"}
 // CHECK-NOT:     "onnx.Relu"(%r1)
@@ -24,19 +25,19 @@
 // LOWER-NEXT:    %y = "torchpy.call"(%c2) <{callee = "torch.relu"
 // LOWER-NEXT:    %c3 = "torchpy.call"(%y, %w3) <{callee = "F.conv2d"
 builtin.module attributes {onnx.opset = 17 : i64} {
-func.func @conv_stack(%x: tensor<1x32x64x64xf32> {onnx.name = "x"}) -> (tensor<1x8x32x32xf32> {onnx.name = "y"}, tensor<1x256x32x32xf32> {onnx.name = "c"}) {
-  %w1 = "onnx.Constant"() <{value = dense<0.5> : tensor<256x32x3x3xf32>}> : () -> tensor<256x32x3x3xf32>
+func.func @conv_stack(%x: tensor<1x64x64x64xf32> {onnx.name = "x"}) -> (tensor<1x8x32x32xf32> {onnx.name = "y"}, tensor<1x512x32x32xf32> {onnx.name = "c"}) {
+  %w1 = "onnx.Constant"() <{value = dense<0.5> : tensor<256x64x3x3xf32>}> : () -> tensor<256x64x3x3xf32>
   %b1 = "onnx.Constant"() <{value = dense<0.1> : tensor<256xf32>}> : () -> tensor<256xf32>
-  %w2 = "onnx.Constant"() <{value = dense<0.25> : tensor<256x256x1x1xf32>}> : () -> tensor<256x256x1x1xf32>
-  %w3 = "onnx.Constant"() <{value = dense<0.25> : tensor<8x256x1x1xf32>}> : () -> tensor<8x256x1x1xf32>
-  %c1 = "onnx.Conv"(%x, %w1, %b1) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {onnx_node_name = "conv1", ramiel.layout = "channels_last"} : (tensor<1x32x64x64xf32>, tensor<256x32x3x3xf32>, tensor<256xf32>) -> tensor<1x256x64x64xf32>
+  %w2 = "onnx.Constant"() <{value = dense<0.25> : tensor<512x256x1x1xf32>}> : () -> tensor<512x256x1x1xf32>
+  %w3 = "onnx.Constant"() <{value = dense<0.25> : tensor<8x512x1x1xf32>}> : () -> tensor<8x512x1x1xf32>
+  %c1 = "onnx.Conv"(%x, %w1, %b1) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {onnx_node_name = "conv1", ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>, tensor<256x64x3x3xf32>, tensor<256xf32>) -> tensor<1x256x64x64xf32>
   %r1 = "onnx.Relu"(%c1) {onnx_node_name = "relu1", ramiel.layout = "channels_last"} : (tensor<1x256x64x64xf32>) -> tensor<1x256x64x64xf32>
   %p1 = "onnx.MaxPool"(%r1) <{kernel_shape = [2 : si64, 2 : si64], strides = [2 : si64, 2 : si64]}> {onnx_node_name = "pool1", ramiel.layout = "channels_last"} : (tensor<1x256x64x64xf32>) -> tensor<1x256x32x32xf32>
-  %c2 = "onnx.Conv"(%p1, %w2) <{kernel_shape = [1 : si64, 1 : si64]}> {onnx_node_name = "conv2", ramiel.layout = "channels_last"} : (tensor<1x256x32x32xf32>, tensor<256x256x1x1xf32>) -> tensor<1x256x32x32xf32>
-  %y = "onnx.Relu"(%c2) {onnx_node_name = "relu2", ramiel.layout = "channels_last"} : (tensor<1x256x32x32xf32>) -> tensor<1x256x32x32xf32>
-  %c3 = "onnx.Conv"(%y, %w3) <{kernel_shape = [1 : si64, 1 : si64]}> {onnx_node_name = "conv3", ramiel.layout = "channels_last"} : (tensor<1x256x32x32xf32>, tensor<8x256x1x1xf32>) -> tensor<1x8x32x32xf32>
+  %c2 = "onnx.Conv"(%p1, %w2) <{kernel_shape = [1 : si64, 1 : si64]}> {onnx_node_name = "conv2", ramiel.layout = "channels_last"} : (tensor<1x256x32x32xf32>, tensor<512x256x1x1xf32>) -> tensor<1x512x32x32xf32>
+  %y = "onnx.Relu"(%c2) {onnx_node_name = "relu2", ramiel.layout = "channels_last"} : (tensor<1x512x32x32xf32>) -> tensor<1x512x32x32xf32>
+  %c3 = "onnx.Conv"(%y, %w3) <{kernel_shape = [1 : si64, 1 : si64]}> {onnx_node_name = "conv3", ramiel.layout = "channels_last"} : (tensor<1x512x32x32xf32>, tensor<8x512x1x1xf32>) -> tensor<1x8x32x32xf32>
   %r3 = "onnx.Relu"(%c3) {onnx_node_name = "relu3", ramiel.layout = "channels_last"} : (tensor<1x8x32x32xf32>) -> tensor<1x8x32x32xf32>
-  func.return %r3, %c2 : tensor<1x8x32x32xf32>, tensor<1x256x32x32xf32>
+  func.return %r3, %c2 : tensor<1x8x32x32xf32>, tensor<1x512x32x32xf32>
 }
 }
 
@@ -52,19 +53,19 @@ func.func @conv_stack(%x: tensor<1x32x64x64xf32> {onnx.name = "x"}) -> (tensor<1
 // LOWER-NOT:     ops.conv2d_prepacked
 // LOWER:         "torchpy.return"
 builtin.module attributes {onnx.opset = 17 : i64} {
-func.func @left_alone(%x: tensor<1x64x64x64xf32>, %x1: tensor<1x64x4096xf32>, %x64: tensor<1x64x64x64xf64>) -> (tensor<1x64x64x64xf32>, tensor<1x64x64x64xf32>, tensor<1x64x64x64xf32>, tensor<1x64x4096xf32>, tensor<1x64x64x64xf64>) {
-  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<64x64x3x3xf32>}> : () -> tensor<64x64x3x3xf32>
-  %wg = "onnx.Constant"() <{value = dense<0.5> : tensor<64x16x3x3xf32>}> : () -> tensor<64x16x3x3xf32>
-  %w1 = "onnx.Constant"() <{value = dense<0.5> : tensor<64x64x3xf32>}> : () -> tensor<64x64x3xf32>
-  %w64 = "onnx.Constant"() <{value = dense<0.5> : tensor<64x64x3x3xf64>}> : () -> tensor<64x64x3x3xf64>
-  %c = "onnx.Conv"(%x, %w) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> : (tensor<1x64x64x64xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x64x64xf32>
-  %r = "onnx.Relu"(%c) : (tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
-  %wr = "onnx.Relu"(%w) : (tensor<64x64x3x3xf32>) -> tensor<64x64x3x3xf32>
-  %c2 = "onnx.Conv"(%x, %wr) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x64x64xf32>
-  %cg = "onnx.Conv"(%x, %wg) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64], group = 4 : si64}> {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>, tensor<64x16x3x3xf32>) -> tensor<1x64x64x64xf32>
-  %c1 = "onnx.Conv"(%x1, %w1) <{kernel_shape = [3 : si64], pads = [1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x64x4096xf32>, tensor<64x64x3xf32>) -> tensor<1x64x4096xf32>
-  %c64 = "onnx.Conv"(%x64, %w64) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf64>, tensor<64x64x3x3xf64>) -> tensor<1x64x64x64xf64>
-  func.return %r, %c2, %cg, %c1, %c64 : tensor<1x64x64x64xf32>, tensor<1x64x64x64xf32>, tensor<1x64x64x64xf32>, tensor<1x64x4096xf32>, tensor<1x64x64x64xf64>
+func.func @left_alone(%x: tensor<1x128x64x64xf32>, %x1: tensor<1x128x4096xf32>, %x64: tensor<1x128x64x64xf64>) -> (tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>, tensor<1x128x4096xf32>, tensor<1x128x64x64xf64>) {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<128x128x3x3xf32>}> : () -> tensor<128x128x3x3xf32>
+  %wg = "onnx.Constant"() <{value = dense<0.5> : tensor<128x32x3x3xf32>}> : () -> tensor<128x32x3x3xf32>
+  %w1 = "onnx.Constant"() <{value = dense<0.5> : tensor<128x128x3xf32>}> : () -> tensor<128x128x3xf32>
+  %w64 = "onnx.Constant"() <{value = dense<0.5> : tensor<128x128x3x3xf64>}> : () -> tensor<128x128x3x3xf64>
+  %c = "onnx.Conv"(%x, %w) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> : (tensor<1x128x64x64xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x64x64xf32>
+  %r = "onnx.Relu"(%c) : (tensor<1x128x64x64xf32>) -> tensor<1x128x64x64xf32>
+  %wr = "onnx.Relu"(%w) : (tensor<128x128x3x3xf32>) -> tensor<128x128x3x3xf32>
+  %c2 = "onnx.Conv"(%x, %wr) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x64x64xf32>
+  %cg = "onnx.Conv"(%x, %wg) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64], group = 4 : si64}> {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>, tensor<128x32x3x3xf32>) -> tensor<1x128x64x64xf32>
+  %c1 = "onnx.Conv"(%x1, %w1) <{kernel_shape = [3 : si64], pads = [1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x128x4096xf32>, tensor<128x128x3xf32>) -> tensor<1x128x4096xf32>
+  %c64 = "onnx.Conv"(%x64, %w64) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf64>, tensor<128x128x3x3xf64>) -> tensor<1x128x64x64xf64>
+  func.return %r, %c2, %cg, %c1, %c64 : tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>, tensor<1x128x4096xf32>, tensor<1x128x64x64xf64>
 }
 }
 
@@ -78,21 +79,21 @@ func.func @left_alone(%x: tensor<1x64x64x64xf32>, %x1: tensor<1x64x4096xf32>, %x
 // CHECK:         %r3 = "onnx.Conv"{{.*}}ramiel.prepack = "relu"
 // CHECK-NEXT:    "cluster.yield"(%r3)
 builtin.module attributes {onnx.opset = 17 : i64} {
-func.func @clustered(%x: tensor<1x64x64x64xf32>) -> (tensor<1x64x64x64xf32>, tensor<1x64x64x64xf32>) {
-  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<64x64x3x3xf32>}> : () -> tensor<64x64x3x3xf32>
+func.func @clustered(%x: tensor<1x128x64x64xf32>) -> (tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>) {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<128x128x3x3xf32>}> : () -> tensor<128x128x3x3xf32>
   %a = "cluster.cluster"() <{sym_name = "c0"}> ({
-    %c = "onnx.Conv"(%x, %w) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x64x64xf32>
-    "cluster.send"(%c) <{channel = "c__c0_c1"}> : (tensor<1x64x64x64xf32>) -> ()
-    %r = "onnx.Relu"(%c) {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
-    "cluster.yield"(%r) : (tensor<1x64x64x64xf32>) -> ()
-  }) : () -> tensor<1x64x64x64xf32>
+    %c = "onnx.Conv"(%x, %w) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x64x64xf32>
+    "cluster.send"(%c) <{channel = "c__c0_c1"}> : (tensor<1x128x64x64xf32>) -> ()
+    %r = "onnx.Relu"(%c) {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>) -> tensor<1x128x64x64xf32>
+    "cluster.yield"(%r) : (tensor<1x128x64x64xf32>) -> ()
+  }) : () -> tensor<1x128x64x64xf32>
   %b = "cluster.cluster"() <{sym_name = "c1"}> ({
-    %c_recv = "cluster.recv"() <{channel = "c__c0_c1"}> : () -> tensor<1x64x64x64xf32>
-    %r2 = "onnx.Relu"(%c_recv) {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
-    %c3 = "onnx.Conv"(%r2, %w) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x64x64xf32>
-    %r3 = "onnx.Relu"(%c3) {ramiel.layout = "channels_last"} : (tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
-    "cluster.yield"(%r3) : (tensor<1x64x64x64xf32>) -> ()
-  }) : () -> tensor<1x64x64x64xf32>
-  func.return %a, %b : tensor<1x64x64x64xf32>, tensor<1x64x64x64xf32>
+    %c_recv = "cluster.recv"() <{channel = "c__c0_c1"}> : () -> tensor<1x128x64x64xf32>
+    %r2 = "onnx.Relu"(%c_recv) {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>) -> tensor<1x128x64x64xf32>
+    %c3 = "onnx.Conv"(%r2, %w) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>, tensor<128x128x3x3xf32>) -> tensor<1x128x64x64xf32>
+    %r3 = "onnx.Relu"(%c3) {ramiel.layout = "channels_last"} : (tensor<1x128x64x64xf32>) -> tensor<1x128x64x64xf32>
+    "cluster.yield"(%r3) : (tensor<1x128x64x64xf32>) -> ()
+  }) : () -> tensor<1x128x64x64xf32>
+  func.return %a, %b : tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>
 }
 }
