@@ -13,23 +13,23 @@ weight produced by a ConstantOfShape node instead of stored, so each file is a f
 
 from __future__ import annotations
 
-import glob
 import os
 
 import onnx
 import pytest
 from xdsl.context import Context
 
+from ramiel.bench.models import zoo_dir, zoo_models
+
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-"""Directory of the ONNX zoo models shipped in the installed onnx wheel."""
+ZOO_DIR = zoo_dir()
+"""Directory of the ONNX zoo models shipped in the installed onnx wheel
+(:func:`ramiel.bench.zoo_dir`, the one home of that path)."""
 
-ZOO_MODELS: dict[str, str] = {
-    os.path.basename(p)[: -len(".onnx")]: p
-    for p in sorted(glob.glob(os.path.join(ZOO_DIR, "light_*.onnx")))
-}
-"""Zoo model name (``light_inception_v1``) -> path of its ``.onnx`` file."""
+ZOO_MODELS: dict[str, str] = zoo_models()
+"""Zoo model name (``light_inception_v1``) -> path of its ``.onnx`` file, sorted by name
+(:func:`ramiel.bench.zoo_models`)."""
 
 
 @pytest.fixture(scope="session")

@@ -13,14 +13,13 @@ import sys
 
 import onnx
 import pytest
-from conftest import one_error_line, tool_status
+from conftest import ZOO_DIR, one_error_line, tool_status
 from onnx import TensorProto, helper
 
 from ramiel.tools import driver, opt, translate
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 SQUEEZENET = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
 
 

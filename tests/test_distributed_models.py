@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from conftest import ZOO_DIR
 
 import ramiel
 from ramiel import models
@@ -33,7 +34,6 @@ from ramiel.runtime import Weights, load_program, start
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 DEFAULT_ZOO = ["light_inception_v1"]
 SLOW_ZOO = [
     "light_bvlc_alexnet",

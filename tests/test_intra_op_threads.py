@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from conftest import ZOO_DIR
 from onnx import TensorProto, helper, numpy_helper
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
@@ -25,7 +26,6 @@ from ramiel.tools import driver
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 INCEPTION = os.path.join(ZOO_DIR, "light_inception_v1.onnx")
 
 

@@ -28,12 +28,12 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from conftest import ZOO_DIR
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-ZOO_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 MODELS = [
     "light_bvlc_alexnet",
     "light_densenet121",

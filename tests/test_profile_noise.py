@@ -4,16 +4,13 @@ spread timing is kept, and the run's noise is recorded and warned about (ramiel.
 from __future__ import annotations
 
 import json
-import os
 
-import onnx
+from conftest import ZOO_MODELS
 
 from ramiel import profiler
 from ramiel.profiler import NOISY_SPREAD, RETRIES, ProfileNoise, profile_model
 
-SQUEEZENET = os.path.join(
-    os.path.dirname(onnx.__file__), "backend", "test", "data", "light", "light_squeezenet.onnx"
-)
+SQUEEZENET = ZOO_MODELS["light_squeezenet"]
 
 
 def test_spread_is_the_interquartile_range_over_the_median():

@@ -10,19 +10,18 @@ are small enough to randomise quickly).
 
 from __future__ import annotations
 
-import glob
 import os
 
 import numpy as np
 import onnx
 import pytest
 from _lowering_cases import assert_close
+from conftest import ZOO_MODELS
 
 from ramiel.lowering.node_view import Mismatch, run_graph_eagerly
 from ramiel.models import randomize_weights
 
-LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-MODELS = sorted(glob.glob(os.path.join(LIGHT_DIR, "light_*.onnx")))
+MODELS = list(ZOO_MODELS.values())
 
 
 def _feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:

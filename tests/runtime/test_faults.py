@@ -35,6 +35,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from conftest import ZOO_DIR
 
 import ramiel
 from ramiel.runtime import (
@@ -50,8 +51,7 @@ from ramiel.runtime.processes import STOPPED_S
 
 F32 = torch.float32
 X = torch.ones(2, 3)
-ZOO = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
-SQUEEZENET = os.path.join(ZOO, "light_squeezenet.onnx")
+SQUEEZENET = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
 
 
 # ------------------------------------------------------------------------------ leak accounting
