@@ -4,11 +4,12 @@ A clustered ``func.func`` holds, in order: the read-only values every cluster ma
 (``onnx.Constant`` weights, ``onnx.NoValue``; the function's arguments, i.e. the graph inputs),
 then one ``cluster.cluster`` op per cluster, then ``func.return`` of the clusters' results::
 
-    %out = "cluster.cluster"() <{sym_name = "c1"}> ({
-      %a = "cluster.recv"() <{channel = "r3__c0_c1"}> : () -> tensor<1x64x56x56xf32>
+    %out = cluster.cluster @c1 -> tensor<1x64x56x56xf32> {
+      %a = cluster.recv from "r3__c0_c1" : tensor<1x64x56x56xf32>
       %b = "onnx.Relu"(%a) : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
-      "cluster.yield"(%b) : (tensor<1x64x56x56xf32>) -> ()
-    }) : () -> tensor<1x64x56x56xf32>
+      cluster.send %b to "b__c1_c2" : tensor<1x64x56x56xf32>
+      cluster.yield %b : tensor<1x64x56x56xf32>
+    }
 
 A cluster runs its ops sequentially in block order; clusters run concurrently. Every tensor that
 crosses clusters travels through an explicit ``cluster.send`` / ``cluster.recv`` pair on a named
@@ -25,13 +26,18 @@ deadlock-free: the graph whose edges are each cluster's program order plus send 
 i.e. every cluster's op order is consistent with one global topological order.
 
 Ops carry estimated costs from ``--estimate-cost`` as the discardable attribute ``ramiel.cost_us``.
+
+Assembly formats (custom, like ``func``/``scf``; the generic form ``"cluster.send"(%b) <{channel =
+"..."}> : (...) -> ()`` parses too): ``cluster.cluster @name [-> types] [attributes {...}] {...}``,
+``cluster.send %v to "channel" : type``, ``%v = cluster.recv from "channel" : type``,
+``cluster.yield [%v, ... : types]``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import StringAttr, SymbolNameConstraint, TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -60,9 +66,11 @@ class ClusterOp(IRDLOperation):
     """
 
     name = "cluster.cluster"
-    sym_name = prop_def(StringAttr)
+    sym_name = prop_def(SymbolNameConstraint())
     body = region_def("single_block")
     outs = var_result_def()
+
+    assembly_format = "$sym_name (`->` type($outs)^)? attr-dict-with-keyword $body"
 
     def __init__(
         self, name: str, body: Block | Sequence[Operation], result_types: Sequence[Attribute]
@@ -100,6 +108,8 @@ class YieldOp(IRDLOperation):
     values = var_operand_def()
     traits = traits_def(IsTerminator(), HasParent(ClusterOp))
 
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[list(values)])
 
@@ -113,6 +123,8 @@ class SendOp(IRDLOperation):
     channel = prop_def(StringAttr)
     traits = traits_def(HasParent(ClusterOp))
 
+    assembly_format = "$value `to` $channel attr-dict `:` type($value)"
+
     def __init__(self, value: SSAValue, channel: str):
         super().__init__(operands=[value], properties={"channel": StringAttr(channel)})
 
@@ -125,6 +137,8 @@ class RecvOp(IRDLOperation):
     result = result_def()
     channel = prop_def(StringAttr)
     traits = traits_def(HasParent(ClusterOp))
+
+    assembly_format = "`from` $channel attr-dict `:` type($result)"
 
     def __init__(self, channel: str, result_type: Attribute):
         super().__init__(result_types=[result_type], properties={"channel": StringAttr(channel)})

@@ -39,6 +39,30 @@ of the same items. Names in the printed code come from SSA name hints (ONNX tens
 ONNX node name is kept in ``onnx_node_name`` for a comment.
 
 Values that are not tensors (tuples, Python scalars) have type ``!torchpy.object``.
+
+Each op has a custom assembly format (the generic form parses too; some types abbreviated as
+``...`` here)::
+
+    torchpy.func cluster @cluster_c0() attributes {ramiel.cost_us = 2.0e+01 : f64} {
+      torchpy.set_threads 2 reason "conv-heavy"
+      %w = torchpy.weight "conv_w" = dense<5.0e-01> : tensor<3x2x3x3xf32>
+      %x = torchpy.get from "x__c0" : tensor<1x2x4x4xf32>
+      %c = torchpy.call F.conv2d(%x, %w) kwargs {stride = "(2, 2)"} : (...) -> tensor<1x3x2x2xf32>
+      %t = torchpy.call torch.split(%c) [0, "[1, 2]"] kwargs {dim = "1"} : (...) -> !torchpy.object
+      %r = torchpy.method reshape(%c) ["1", "12"] : (tensor<1x3x2x2xf32>) -> tensor<1x12xf32>
+      torchpy.put %r to "y__out" : tensor<1x12xf32>
+      torchpy.return
+    }
+    torchpy.program @main inputs [["x__c0"]] outputs ["y__out"] input_order ["x"] output_order ["y"]
+
+A call or method prints its operands in parentheses; ``[...]`` follows only when ``args`` is not
+the operands in order (a method's from operand 1): a bare integer is an operand index, a string
+a literal. ``kwargs {k = item}`` holds the keyword arguments. A weight's result type is its
+value's type unless ``-> type`` follows. ``torchpy.if %c : type [-> types] {...} else {...}``,
+``torchpy.for [count N] %inputs : (types) -> types {^bb0(%i, ...): ...}``, ``torchpy.while
+[bounded] ...`` likewise; ``torchpy.yield``/``torchpy.return [%v, ... : types]``;
+``torchpy.call_segment @seg(%a, ...) : (types) -> types``; ``torchpy.get``/``put`` take
+``memory_format "channels_last"`` before the type.
 """
 
 from __future__ import annotations
@@ -49,6 +73,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     BytesAttr,
     DictionaryAttr,
@@ -56,6 +81,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     StringAttr,
+    SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
@@ -69,6 +95,7 @@ from xdsl.ir import (
     Region,
     SSAValue,
     TypeAttribute,
+    TypedAttribute,
 )
 from xdsl.irdl import (
     IRDLOperation,
@@ -84,6 +111,8 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
@@ -289,6 +318,32 @@ class FuncOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
 
+    # torchpy.func <kind> @<name>(%arg: type, ...) attributes {...} { body }  (like func.func)
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_identifier_or_string_literal(self.kind.data)
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        args = self.body.blocks.first.args if self.body.blocks.first else ()
+        printer.print_string("(")
+        printer.print_list(args, printer.print_block_argument)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        kind = _parse_word(parser, "the function kind (cluster, sequential or segment)")
+        name = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        region = parser.parse_region(args)
+        op = cls.create(properties={"sym_name": name, "kind": StringAttr(kind)}, regions=[region])
+        if attrs is not None:
+            op.attributes |= attrs.data
+        return op
+
     def __init__(self, name: str, kind: str, block: Block):
         super().__init__(
             properties={"sym_name": StringAttr(name), "kind": StringAttr(kind)},
@@ -329,6 +384,8 @@ class ReturnOp(IRDLOperation):
     name = "torchpy.return"
     values = var_operand_def()
     traits = traits_def(IsTerminator(), HasParent(FuncOp))
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, values: Sequence[SSAValue] = ()):
         super().__init__(operands=[list(values)])
@@ -388,6 +445,11 @@ class IfOp(IRDLOperation):
     then_region = region_def("single_block")
     else_region = region_def("single_block")
 
+    assembly_format = (
+        "$cond `:` type($cond) (`->` type($outs)^)? attr-dict-with-keyword $then_region `else` "
+        "$else_region"
+    )
+
     def __init__(self, cond: SSAValue, result_types: Sequence[Attribute], then_block: Block,
                  else_block: Block):  # fmt: skip
         super().__init__(
@@ -412,10 +474,15 @@ class ForOp(IRDLOperation):
     ``torchpy.yield`` of the next carried values; the results are the final ones."""
 
     name = "torchpy.for"
-    count = opt_prop_def(IntegerAttr)
+    count = opt_prop_def(IntegerAttr[I64])
     inputs = var_operand_def()
     outs = var_result_def()
     body = region_def("single_block")
+
+    assembly_format = (
+        "(`count` $count^)? $inputs attr-dict-with-keyword `:` functional-type($inputs, $outs) "
+        "$body"
+    )
 
     @property
     def inits(self) -> Sequence[SSAValue]:
@@ -439,6 +506,11 @@ class WhileOp(IRDLOperation):
     outs = var_result_def()
     body = region_def("single_block")
 
+    assembly_format = (
+        "(`bounded` $bounded^)? $inputs attr-dict-with-keyword `:` "
+        "functional-type($inputs, $outs) $body"
+    )
+
     @property
     def inits(self) -> Sequence[SSAValue]:
         return self.inputs[2 if self.bounded is not None else 1 :]
@@ -457,6 +529,8 @@ class YieldOp(IRDLOperation):
     name = "torchpy.yield"
     values = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(IfOp, ForOp, WhileOp)))
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, values: Sequence[SSAValue] = ()):
         super().__init__(operands=[list(values)])
@@ -495,6 +569,10 @@ class GetOp(IRDLOperation):
     memory_format = opt_prop_def(StringAttr)
     result = result_def()
 
+    assembly_format = (
+        "`from` $channel (`memory_format` $memory_format^)? attr-dict `:` type($result)"
+    )
+
     def __init__(self, channel: str, result_type: Attribute, memory_format: str | None = None):
         super().__init__(
             properties={"channel": StringAttr(channel), **_format_props(memory_format)},
@@ -514,6 +592,10 @@ class PutOp(IRDLOperation):
     memory_format = opt_prop_def(StringAttr)
     value = operand_def()
 
+    assembly_format = (
+        "$value `to` $channel (`memory_format` $memory_format^)? attr-dict `:` type($value)"
+    )
+
     def __init__(self, channel: str, value: SSAValue, memory_format: str | None = None):
         super().__init__(
             properties={"channel": StringAttr(channel), **_format_props(memory_format)},
@@ -532,9 +614,11 @@ class SetThreadsOp(IRDLOperation):
     cluster), so each cluster sets its own; ``--intra-op-threads`` decides the counts."""
 
     name = "torchpy.set_threads"
-    count = prop_def(IntegerAttr)
+    count = prop_def(IntegerAttr[IndexType])
     reason = opt_prop_def(StringAttr)
     traits = traits_def(HasParent(FuncOp))
+
+    assembly_format = "$count (`reason` $reason^)? attr-dict"
 
     def __init__(self, count: int, reason: str | None = None):
         props: dict[str, Attribute] = {"count": IntegerAttr(count, IndexType())}
@@ -566,6 +650,42 @@ class WeightOp(IRDLOperation):
     value = prop_def(Attribute)
     memory_format = opt_prop_def(StringAttr)
     result = result_def()
+
+    # %w = torchpy.weight "key" = <value> [-> type] [memory_format "f"] attr-dict: the result
+    # type is the value's own type unless ``->`` says otherwise
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.key.data)
+        printer.print_string(" = ")
+        printer.print_attribute(self.value)
+        own = self.value.get_type() if isinstance(self.value, TypedAttribute) else None
+        if own != self.result.type:
+            printer.print_string(" -> ")
+            printer.print_attribute(self.result.type)
+        if self.memory_format is not None:
+            printer.print_string(" memory_format ")
+            printer.print_string_literal(self.memory_format.data)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WeightOp:
+        key = parser.parse_str_literal("the weight's key")
+        parser.parse_punctuation("=")
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if parser.parse_optional_punctuation("->") is not None:
+            result_type = parser.parse_type()
+        elif isinstance(value, TypedAttribute):
+            result_type = value.get_type()
+        else:
+            parser.raise_error(
+                "a weight's value without a type needs its result type after '->'", pos, parser.pos
+            )
+        props: dict[str, Attribute] = {"key": StringAttr(key), "value": value}
+        if parser.parse_optional_keyword("memory_format") is not None:
+            props["memory_format"] = StringAttr(parser.parse_str_literal("the memory format"))
+        attrs = parser.parse_optional_attr_dict()
+        return cls.create(properties=props, attributes=attrs, result_types=[result_type])
 
     def __init__(
         self, key: str, value: Attribute, result_type: Attribute, memory_format: str | None = None
@@ -608,6 +728,94 @@ def _verify_args(
                 raise VerifyException(f"{op.name}: keyword {k!r} is not an identifier")
 
 
+def _parse_word(parser: Parser, what: str) -> str:
+    """A bare identifier or a string literal (what ``print_identifier_or_string_literal`` wrote)."""
+    word = parser.parse_optional_identifier()
+    return word if word is not None else parser.parse_str_literal(what)
+
+
+def _print_arg_item(printer: Printer, item: Attribute) -> None:
+    """An argument item: an operand index as a bare integer, a literal as a string."""
+    if isinstance(item, IntegerAttr) and isinstance(item.type, IndexType):
+        printer.print_int(item.value.data)
+    else:
+        printer.print_attribute(item)
+
+
+def _parse_arg_item(parser: Parser) -> Attribute:
+    value = parser.parse_optional_integer()
+    if value is None:
+        return parser.parse_attribute()
+    if parser.parse_optional_punctuation(":") is not None:
+        return IntegerAttr(value, parser.parse_type())
+    return IntegerAttr(value, IndexType())
+
+
+def _default_args(n_operands: int, first: int) -> ArrayAttr:
+    """The argument list a call prints without: its operands in order (a method's from 1)."""
+    return arg_array(list(range(first, n_operands)))
+
+
+def _print_call_like(op: CallOp | MethodOp, printer: Printer, name: str, first: int) -> None:
+    """``name(%a, %b) [args] kwargs {k = item} attr-dict : (types) -> types``; ``[args]`` only
+    when they are not the operands in order (from ``first``): a bare integer is an operand
+    index, a string a Python literal."""
+    printer.print_string(" ")
+    printer.print_identifier_or_string_literal(name)
+    printer.print_operands(op.inputs)
+    if op.args != _default_args(len(op.inputs), first):
+        printer.print_string(" ")
+        with printer.in_square_brackets():
+            printer.print_list(op.args.data, lambda a: _print_arg_item(printer, a))
+    if op.kwargs is not None:
+        printer.print_string(" kwargs ")
+
+        def entry(item: tuple[str, Attribute]) -> None:
+            printer.print_identifier_or_string_literal(item[0])
+            printer.print_string(" = ")
+            _print_arg_item(printer, item[1])
+
+        with printer.in_braces():
+            printer.print_list(op.kwargs.data.items(), entry)
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    printer.print_function_type([v.type for v in op.inputs], [r.type for r in op.outs])
+
+
+def _parse_call_like(
+    cls: type[CallOp] | type[MethodOp], parser: Parser, name_key: str, first: int
+) -> Any:
+    name = _parse_word(parser, f"the {name_key}")
+    operands = parser.parse_comma_separated_list(
+        parser.Delimiter.PAREN, parser.parse_unresolved_operand
+    )
+    args = parser.parse_optional_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: _parse_arg_item(parser)
+    )
+    props: dict[str, Attribute] = {
+        name_key: StringAttr(name),
+        "args": ArrayAttr(args) if args is not None else _default_args(len(operands), first),
+    }
+    if parser.parse_optional_keyword("kwargs") is not None:
+
+        def entry() -> tuple[str, Attribute]:
+            key = _parse_word(parser, "a keyword argument's name")
+            parser.parse_punctuation("=")
+            return key, _parse_arg_item(parser)
+
+        props["kwargs"] = DictionaryAttr(
+            dict(parser.parse_comma_separated_list(parser.Delimiter.BRACES, entry))
+        )
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    pos = parser.pos
+    ftype = parser.parse_function_type()
+    inputs = parser.resolve_operands(operands, ftype.inputs.data, pos)
+    return cls.create(
+        operands=inputs, properties=props, attributes=attrs, result_types=ftype.outputs.data
+    )
+
+
 def _call_properties(
     name_key: str, name: str, args: Sequence[int | str], kwargs: dict[str, int | str] | None
 ) -> dict[str, Attribute]:
@@ -628,6 +836,13 @@ class CallOp(IRDLOperation):
     kwargs = opt_prop_def(DictionaryAttr)
     inputs = var_operand_def()
     outs = var_result_def()
+
+    def print(self, printer: Printer) -> None:
+        _print_call_like(self, printer, self.callee.data, 0)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CallOp:
+        return _parse_call_like(cls, parser, "callee", 0)
 
     def __init__(
         self,
@@ -665,6 +880,13 @@ class MethodOp(IRDLOperation):
     kwargs = opt_prop_def(DictionaryAttr)
     inputs = var_operand_def()
     outs = var_result_def()
+
+    def print(self, printer: Printer) -> None:
+        _print_call_like(self, printer, self.method.data, 1)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MethodOp:
+        return _parse_call_like(cls, parser, "method", 1)
 
     def __init__(
         self,
@@ -704,6 +926,8 @@ class CallSegmentOp(IRDLOperation):
     callee = prop_def(SymbolRefAttr)
     inputs = var_operand_def()
     outs = var_result_def()
+
+    assembly_format = "$callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outs)"
 
     def __init__(self, callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]):
         super().__init__(
@@ -754,11 +978,16 @@ class ProgramOp(IRDLOperation):
     """
 
     name = "torchpy.program"
-    sym_name = prop_def(StringAttr)
+    sym_name = prop_def(SymbolNameConstraint())
     inputs = prop_def(ArrayAttr)
     outputs = prop_def(ArrayAttr)
     input_order = prop_def(ArrayAttr)
     output_order = prop_def(ArrayAttr)
+
+    assembly_format = (
+        "$sym_name `inputs` $inputs `outputs` $outputs `input_order` $input_order "
+        "`output_order` $output_order attr-dict"
+    )
 
     def verify_(self) -> None:
         if len(self.inputs.data) != len(self.input_order.data):

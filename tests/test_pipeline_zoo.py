@@ -12,6 +12,9 @@ The zoo models' weights are ConstantOfShape splats, so their outputs are nearly 
 wrong op could go unnoticed; every model is therefore also run with seeded random weights of the
 same shapes (and random normal inputs), against onnxruntime.
 
+The ``model.mlir`` each compile writes (the clustered program, in the ``cluster`` ops' custom
+syntax) parses back to the same text and verifies; lowered to ``torchpy``, that text round-trips too.
+
 Memory formats: the programs above use the default layout (``auto``: channels-last through the
 conv/pool regions where the cost model says faster); the random-weight variant also runs with the
 layout off (``nchw``), and light_shufflenet, which ``auto`` leaves contiguous, forced to
@@ -31,6 +34,10 @@ import torch
 from conftest import ZOO_DIR
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.dialects.registry import make_context
+from ramiel.parsing import parse_module, verify_located
+from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+from ramiel.weights import set_ir_base_dir
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -132,6 +139,8 @@ CASES.append(("light_shufflenet", "random", "channels-last"))
 )
 def test_zoo_model(name, variant, layout, mode, compiled, pipeline_helpers):
     case = compiled(name, variant, layout)
+    if mode == MODES[0]:
+        _assert_ir_round_trips(case)
     outs = case.run(mode)
     assert len(outs) == len(case.ref)
     for i, (got, ref) in enumerate(zip(outs, case.ref, strict=True)):
@@ -142,6 +151,27 @@ def test_zoo_model(name, variant, layout, mode, compiled, pipeline_helpers):
             pipeline_helpers.assert_close(
                 got, case.expected[i], 1e-3, f"{name} ({mode}) vs {name}_output_{i}.pb"
             )
+
+
+def _assert_ir_round_trips(case: _Case) -> None:
+    """``model.mlir`` parses, verifies and prints back to itself (custom ``cluster`` syntax); its
+    ``--lower-to-torchpy`` result prints in the custom ``torchpy`` syntax and round-trips too."""
+    path = os.path.join(case.out_dir, "model.mlir")
+    with open(path) as f:
+        text = f.read()
+    assert "cluster.cluster @" in text and "cluster.yield" in text
+    assert '"cluster.' not in text, "a cluster op printed in the generic form"
+    set_ir_base_dir(case.out_dir)
+    ctx = make_context()
+    module = parse_module(ctx, text, path)
+    verify_located(module)
+    assert str(module) + "\n" == text
+    LowerToTorchpy().apply(ctx, module)
+    lowered = str(module)
+    assert "torchpy.func cluster @" in lowered and '"torchpy.' not in lowered
+    again = parse_module(ctx, lowered, "lowered.mlir")
+    verify_located(again)
+    assert str(again) == lowered
 
 
 @pytest.mark.parametrize("name", ["light_inception_v1", "light_squeezenet"])

@@ -23,16 +23,16 @@
 // CHECK-NEXT:    %p1 = "onnx.MaxPool"(%r1) {{.*}} {onnx_node_name = "pool1", ramiel.layout = "channels_last"}
 // CHECK-NEXT:    %c2 = "onnx.Conv"(%p1, %w2, %b1) {{.*}} {onnx_node_name = "conv2", ramiel.layout = "channels_last"}
 // CHECK-NEXT:    %y = "onnx.Relu"(%c2) {onnx_node_name = "relu2", ramiel.layout = "channels_last"}
-// LOWER:         %w2 = "torchpy.weight"() <{key = "w2", value = {{[^,]*}} : tensor<8x8x1x1xf32>}>
-// LOWER:         %w1 = "torchpy.weight"() <{key = "w1", {{.*}}, memory_format = "channels_last"}>
-// LOWER:         %x_cl = "torchpy.method"(%x) <{method = "contiguous", args = [], kwargs = {memory_format = "torch.channels_last"}}> {onnx_node_name = "to channels-last for conv1 (Conv)", ramiel.conversion = "channels_last"}
-// LOWER-NEXT:    %c1 = "torchpy.call"(%x_cl, %w1, %b1) <{callee = "F.conv2d"
-// LOWER-NEXT:    %r1 = "torchpy.call"(%c1) <{callee = "torch.relu"
-// LOWER-NEXT:    %p1 = "torchpy.call"(%r1) <{callee = "F.max_pool2d"
-// LOWER-NEXT:    %c2 = "torchpy.call"(%p1, %w2, %b1) <{callee = "F.conv2d"
-// LOWER-NEXT:    %y = "torchpy.call"(%c2) <{callee = "torch.relu"
-// LOWER-NEXT:    %y_nchw = "torchpy.method"(%y) <{method = "contiguous", args = []}> {onnx_node_name = "to contiguous for graph output 'y'", ramiel.conversion = "contiguous_format"}
-// LOWER-NEXT:    "torchpy.return"(%y_nchw)
+// LOWER:         %w2 = torchpy.weight "w2" = {{.*}} : tensor<8x8x1x1xf32>
+// LOWER:         %w1 = torchpy.weight "w1" = {{.*}} memory_format "channels_last"
+// LOWER:         %x_cl = torchpy.method contiguous(%x) kwargs {memory_format = "torch.channels_last"} {onnx_node_name = "to channels-last for conv1 (Conv)", ramiel.conversion = "channels_last"}
+// LOWER-NEXT:    %c1 = torchpy.call F.conv2d(%x_cl, %w1, %b1)
+// LOWER-NEXT:    %r1 = torchpy.call torch.relu(%c1)
+// LOWER-NEXT:    %p1 = torchpy.call F.max_pool2d(%r1)
+// LOWER-NEXT:    %c2 = torchpy.call F.conv2d(%p1, %w2, %b1)
+// LOWER-NEXT:    %y = torchpy.call torch.relu(%c2)
+// LOWER-NEXT:    %y_nchw = torchpy.method contiguous(%y) {onnx_node_name = "to contiguous for graph output 'y'", ramiel.conversion = "contiguous_format"}
+// LOWER-NEXT:    torchpy.return %y_nchw
 // format=auto keeps it: its max pooling saves the two conversions its contiguous lowering
 // would make (5 + 8192 / 3000 and 5 + 2048 / 3000 µs), more than the two at the boundary.
 // AUTO-LABEL:  func.func @conv_stack
@@ -61,13 +61,13 @@ func.func @conv_stack(%x: tensor<1x3x16x16xf32> {onnx.name = "x"}) -> (tensor<1x
 // CHECK-NEXT:    %f = "onnx.Flatten"(%r) {onnx_node_name = "flatten"}
 // CHECK-NEXT:    %g = "onnx.Gemm"(%f, %fw) <{transB = 1 : si64}> {onnx_node_name = "fc"}
 // CHECK-NEXT:    %p = "onnx.MaxPool"(%r) {{.*}} {onnx_node_name = "pool", ramiel.layout = "channels_last"}
-// LOWER:         %r = "torchpy.call"(%c) <{callee = "torch.relu"
-// LOWER-NEXT:    %r_nchw = "torchpy.method"(%r) <{method = "contiguous", args = []}> {onnx_node_name = "to contiguous for flatten (Flatten)"
-// LOWER-NEXT:    %f = "torchpy.call"(%r_nchw) <{callee = "torch.flatten"
-// LOWER-NEXT:    %g = "torchpy.call"(%f, %fw) <{callee = "F.linear"
-// LOWER-NEXT:    %p = "torchpy.call"(%r) <{callee = "F.max_pool2d"
-// LOWER-NEXT:    %p_nchw = "torchpy.method"(%p) <{method = "contiguous", args = []}> {onnx_node_name = "to contiguous for graph output 'pooled'"
-// LOWER-NEXT:    "torchpy.return"(%g, %p_nchw)
+// LOWER:         %r = torchpy.call torch.relu(%c)
+// LOWER-NEXT:    %r_nchw = torchpy.method contiguous(%r) {onnx_node_name = "to contiguous for flatten (Flatten)"
+// LOWER-NEXT:    %f = torchpy.call torch.flatten(%r_nchw)
+// LOWER-NEXT:    %g = torchpy.call F.linear(%f, %fw)
+// LOWER-NEXT:    %p = torchpy.call F.max_pool2d(%r)
+// LOWER-NEXT:    %p_nchw = torchpy.method contiguous(%p) {onnx_node_name = "to contiguous for graph output 'pooled'"
+// LOWER-NEXT:    torchpy.return %g, %p_nchw
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @branch_to_gemm(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x10xf32> {onnx.name = "logits"}, tensor<1x8x8x8xf32> {onnx.name = "pooled"}) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x3x3xf32>}> : () -> tensor<8x8x3x3xf32>
@@ -90,13 +90,13 @@ func.func @branch_to_gemm(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tenso
 // CHECK-LABEL: func.func @concat
 // CHECK:         %r = "onnx.Reshape"(%z, %s) {onnx_node_name = "reshape"}
 // CHECK-NEXT:    %y = "onnx.Concat"(%a, %b, %r, %a) <{axis = 1 : si64}> {onnx_node_name = "cat", ramiel.layout = "channels_last"}
-// LOWER:         %x_cl = "torchpy.method"(%x) {{.*}}"to channels-last for a (Conv)"
-// LOWER-NEXT:    %a = "torchpy.call"(%x_cl, %w)
-// LOWER-NEXT:    %b = "torchpy.call"(%x_cl, %w)
-// LOWER-NEXT:    %r = "torchpy.method"(%z) <{method = "reshape"
-// LOWER-NEXT:    %r_cl = "torchpy.method"(%r) {{.*}}"to channels-last for cat (Concat)"
-// LOWER-NEXT:    %y = "torchpy.call"(%a, %b, %r_cl) <{callee = "torch.cat", args = ["[$0, $1, $2, $0]"]
-// LOWER-NEXT:    %y_nchw = "torchpy.method"(%y)
+// LOWER:         %x_cl = torchpy.method {{.*}}(%x) {{.*}}"to channels-last for a (Conv)"
+// LOWER-NEXT:    %a = torchpy.call {{.*}}(%x_cl, %w)
+// LOWER-NEXT:    %b = torchpy.call {{.*}}(%x_cl, %w)
+// LOWER-NEXT:    %r = torchpy.method reshape(%z)
+// LOWER-NEXT:    %r_cl = torchpy.method {{.*}}(%r) {{.*}}"to channels-last for cat (Concat)"
+// LOWER-NEXT:    %y = torchpy.call torch.cat(%a, %b, %r_cl) ["[$0, $1, $2, $0]"]
+// LOWER-NEXT:    %y_nchw = torchpy.method {{.*}}(%y)
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @concat(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}, %z: tensor<1x4x256xf32> {onnx.name = "z"}) -> (tensor<1x16x16x16xf32> {onnx.name = "y"}) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<4x8x3x3xf32>}> : () -> tensor<4x8x3x3xf32>
@@ -118,18 +118,18 @@ func.func @concat(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}, %z: tensor<1x4x25
 // CHECK-LABEL: func.func @channel
 // CHECK:         %y = "onnx.Add"(%c, %t) {onnx_node_name = "add", ramiel.layout = "channels_last"}
 // CHECK:         %t_1 = "onnx.Relu"(%c_1) {onnx_node_name = "relu", ramiel.layout = "channels_last"}
-// LOWER:         "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}>
-// LOWER:         %x_cl = "torchpy.method"(%x)
-// LOWER-NEXT:    %c = "torchpy.call"(%x_cl, %w) <{callee = "F.conv2d"
-// LOWER-NEXT:    "torchpy.put"(%c) <{channel = "c__c0_c1", memory_format = "channels_last"}>
-// LOWER-NEXT:    %t = "torchpy.get"() <{channel = "t__c1_c0", memory_format = "channels_last"}>
-// LOWER-NEXT:    %y = "torchpy.call"(%c, %t) <{callee = "operator.add"
-// LOWER-NEXT:    %y_nchw = "torchpy.method"(%y) {{.*}}"to contiguous for graph output 'y'"
-// LOWER-NEXT:    "torchpy.put"(%y_nchw) <{channel = "y__out"}>
-// LOWER:         "torchpy.func"() <{sym_name = "cluster_c1", kind = "cluster"}>
-// LOWER-NEXT:    %c = "torchpy.get"() <{channel = "c__c0_c1", memory_format = "channels_last"}>
-// LOWER-NEXT:    %t = "torchpy.call"(%c) <{callee = "torch.relu"
-// LOWER-NEXT:    "torchpy.put"(%t) <{channel = "t__c1_c0", memory_format = "channels_last"}>
+// LOWER:         torchpy.func cluster @cluster_c0
+// LOWER:         %x_cl = torchpy.method {{.*}}(%x)
+// LOWER-NEXT:    %c = torchpy.call F.conv2d(%x_cl, %w)
+// LOWER-NEXT:    torchpy.put %c to "c__c0_c1" memory_format "channels_last"
+// LOWER-NEXT:    %t = torchpy.get from "t__c1_c0" memory_format "channels_last"
+// LOWER-NEXT:    %y = torchpy.call operator.add(%c, %t)
+// LOWER-NEXT:    %y_nchw = torchpy.method {{.*}}(%y) {{.*}}"to contiguous for graph output 'y'"
+// LOWER-NEXT:    torchpy.put %y_nchw to "y__out"
+// LOWER:         torchpy.func cluster @cluster_c1
+// LOWER-NEXT:    %c = torchpy.get from "c__c0_c1" memory_format "channels_last"
+// LOWER-NEXT:    %t = torchpy.call torch.relu(%c)
+// LOWER-NEXT:    torchpy.put %t to "t__c1_c0" memory_format "channels_last"
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @channel(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x8x16x16xf32> {onnx.name = "y"}) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x3x3xf32>}> : () -> tensor<8x8x3x3xf32>
@@ -160,11 +160,11 @@ func.func @channel(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x8x1
 // CHECK:         %c = "onnx.Conv"(%x, %w, %none) {{.*}} ramiel.layout = "channels_last"
 // CHECK-NEXT:    %g = "onnx.GlobalAveragePool"(%c) {onnx_node_name = "gap"}
 // CHECK-NEXT:    %y = "onnx.Flatten"(%g) {onnx_node_name = "flatten"}
-// LOWER:         %c = "torchpy.call"(%x_cl, %w) <{callee = "F.conv2d"
-// LOWER-NEXT:    %c_nchw = "torchpy.method"(%c) {{.*}}"to contiguous for gap (GlobalAveragePool)"
-// LOWER-NEXT:    %g = "torchpy.call"(%c_nchw) <{callee = "torch.mean"
-// LOWER-NEXT:    %y = "torchpy.call"(%g) <{callee = "torch.flatten"
-// LOWER-NEXT:    "torchpy.return"(%y)
+// LOWER:         %c = torchpy.call F.conv2d(%x_cl, %w)
+// LOWER-NEXT:    %c_nchw = torchpy.method {{.*}}(%c) {{.*}}"to contiguous for gap (GlobalAveragePool)"
+// LOWER-NEXT:    %g = torchpy.call torch.mean(%c_nchw)
+// LOWER-NEXT:    %y = torchpy.call torch.flatten(%g)
+// LOWER-NEXT:    torchpy.return %y
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @global_pool(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x8xf32> {onnx.name = "y"}) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x3x3xf32>}> : () -> tensor<8x8x3x3xf32>
@@ -221,15 +221,15 @@ func.func @auto_drops(%x: tensor<1x4x8x8xf32> {onnx.name = "x"}) -> (tensor<1x4x
 // CHECK:         %c = "onnx.Conv"(%x, %w, %none) {{.*}} ramiel.layout = "channels_last"
 // CHECK:         %r = "onnx.Relu"(%c) {onnx_node_name = "relu"} :
 // CHECK:         }) {onnx_node_name = "choose"} :
-// LOWER:         %c_nchw = "torchpy.method"(%c) <{method = "contiguous", args = []}> {onnx_node_name = "to contiguous for choose (If)", ramiel.conversion = "contiguous_format"}
-// LOWER-NEXT:    %y = "torchpy.if"(%k) ({
-// LOWER-NEXT:      %r = "torchpy.call"(%c_nchw) <{callee = "torch.relu"
-// LOWER-NEXT:      "torchpy.yield"(%r)
-// LOWER-NEXT:    }, {
-// LOWER-NEXT:      "torchpy.yield"(%c_nchw)
-// LOWER-NEXT:    }) {onnx_node_name = "choose (If)"}
+// LOWER:         %c_nchw = torchpy.method contiguous(%c) {onnx_node_name = "to contiguous for choose (If)", ramiel.conversion = "contiguous_format"}
+// LOWER-NEXT:    %y = torchpy.if %k : tensor<i1> -> tensor<1x8x16x16xf32> attributes {onnx_node_name = "choose (If)"} {
+// LOWER-NEXT:      %r = torchpy.call torch.relu(%c_nchw)
+// LOWER-NEXT:      torchpy.yield %r
+// LOWER-NEXT:    } else {
+// LOWER-NEXT:      torchpy.yield %c_nchw
+// LOWER-NEXT:    }
 // LOWER-NOT:     ramiel.conversion
-// LOWER:         "torchpy.return"
+// LOWER:         torchpy.return
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @region_boundary(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}, %k: tensor<i1> {onnx.name = "k"}) -> (tensor<1x8x16x16xf32> {onnx.name = "y"}) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x3x3xf32>}> : () -> tensor<8x8x3x3xf32>

@@ -9,19 +9,19 @@
 // receiving it; no channel is left for it.
 // CHECK-LABEL: func.func @unsqueeze
 // CHECK-NEXT:    %ax = "onnx.Constant"()
-// CHECK-NEXT:    %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// CHECK-NEXT:    %0 = cluster.cluster @c0 -> tensor<1x4x4xf32> {
 // CHECK-NEXT:      %u = "onnx.Unsqueeze"(%x, %ax)
 // CHECK-NEXT:      %b1 = "onnx.Sigmoid"(%u)
-// CHECK-NEXT:      %b2 = "cluster.recv"() <{channel = "b2__c1_c0"}>
+// CHECK-NEXT:      %b2 = cluster.recv from "b2__c1_c0"
 // CHECK-NEXT:      %j = "onnx.Add"(%b1, %b2)
-// CHECK-NEXT:      "cluster.yield"(%j)
-// CHECK-NEXT:    }) : () -> tensor<1x4x4xf32>
-// CHECK-NEXT:    "cluster.cluster"() <{sym_name = "c1"}> ({
+// CHECK-NEXT:      cluster.yield %j
+// CHECK-NEXT:    }
+// CHECK-NEXT:    cluster.cluster @c1
 // CHECK-NEXT:      %u_1 = "onnx.Unsqueeze"(%x, %ax) {onnx_node_name = "u"
 // CHECK-NEXT:      %b2_1 = "onnx.Tanh"(%u_1)
-// CHECK-NEXT:      "cluster.send"(%b2_1) <{channel = "b2__c1_c0"}>
-// CHECK-NEXT:      "cluster.yield"() : () -> ()
-// CHECK-NEXT:    }) : () -> ()
+// CHECK-NEXT:      cluster.send %b2_1 to "b2__c1_c0"
+// CHECK-NEXT:      cluster.yield
+// CHECK-NEXT:    }
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @unsqueeze(%x: tensor<4x4xf32>) -> tensor<1x4x4xf32> {
   %ax = "onnx.Constant"() <{value = dense<0> : tensor<1xi64>}> : () -> tensor<1xi64>
@@ -48,20 +48,20 @@ func.func @unsqueeze(%x: tensor<4x4xf32>) -> tensor<1x4x4xf32> {
 // A Reshape of a value c1 already receives moves to c1: the transfer of its result goes, and so
 // does the original copy, which had no other user.
 // CHECK-LABEL: func.func @reshape_moves
-// CHECK:         %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// CHECK:         %0 = cluster.cluster @c0
 // CHECK-NEXT:      %a = "onnx.Relu"(%x)
-// CHECK-NEXT:      "cluster.send"(%a) <{channel = "a__c0_c1"}>
+// CHECK-NEXT:      cluster.send %a to "a__c0_c1"
 // CHECK-NEXT:      %b = "onnx.Sigmoid"(%a)
-// CHECK-NEXT:      %c = "cluster.recv"() <{channel = "c__c1_c0"}>
+// CHECK-NEXT:      %c = cluster.recv from "c__c1_c0"
 // CHECK-NEXT:      %d = "onnx.Add"(%b, %c)
-// CHECK-NEXT:      "cluster.yield"(%d)
-// CHECK:         %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
-// CHECK-NEXT:      %a_1 = "cluster.recv"() <{channel = "a__c0_c1"}>
+// CHECK-NEXT:      cluster.yield %d
+// CHECK:         %1 = cluster.cluster @c1
+// CHECK-NEXT:      %a_1 = cluster.recv from "a__c0_c1"
 // CHECK-NEXT:      %c_1 = "onnx.Tanh"(%a_1)
-// CHECK-NEXT:      "cluster.send"(%c_1) <{channel = "c__c1_c0"}>
+// CHECK-NEXT:      cluster.send %c_1 to "c__c1_c0"
 // CHECK-NEXT:      %r = "onnx.Reshape"(%a_1, %shape)
 // CHECK-NEXT:      %e = "onnx.Neg"(%r)
-// CHECK-NEXT:      "cluster.yield"(%e)
+// CHECK-NEXT:      cluster.yield %e
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @reshape_moves(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<16xf32>) {
   %shape = "onnx.Constant"() <{value = dense<16> : tensor<1xi64>}> : () -> tensor<1xi64>
@@ -93,16 +93,16 @@ func.func @reshape_moves(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<16xf32
 // another), and the clusters keep their order: the Reshape is still sent before the 300 µs
 // Sigmoid, so c1 does not wait for it.
 // CHECK-LABEL: func.func @reshape_stays
-// CHECK:         %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// CHECK:         %0 = cluster.cluster @c0
 // CHECK-NEXT:      %a = "onnx.Relu"(%x)
 // CHECK-NEXT:      %r = "onnx.Reshape"(%a, %shape)
-// CHECK-NEXT:      "cluster.send"(%r) <{channel = "r__c0_c1"}>
+// CHECK-NEXT:      cluster.send %r to "r__c0_c1"
 // CHECK-NEXT:      %b = "onnx.Sigmoid"(%a)
-// CHECK-NEXT:      "cluster.yield"(%b)
-// CHECK:         %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
-// CHECK-NEXT:      %r_1 = "cluster.recv"() <{channel = "r__c0_c1"}>
+// CHECK-NEXT:      cluster.yield %b
+// CHECK:         %1 = cluster.cluster @c1
+// CHECK-NEXT:      %r_1 = cluster.recv from "r__c0_c1"
 // CHECK-NEXT:      %e = "onnx.Neg"(%r_1)
-// CHECK-NEXT:      "cluster.yield"(%e)
+// CHECK-NEXT:      cluster.yield %e
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @reshape_stays(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<16xf32>) {
   %shape = "onnx.Constant"() <{value = dense<16> : tensor<1xi64>}> : () -> tensor<1xi64>
@@ -127,17 +127,17 @@ func.func @reshape_stays(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<16xf32
 // A compute op is cloned only if it costs at most max_cost_us (default 10 µs) and less than the
 // transfer it saves: the 12 µs Relu stays by default, is cloned with max_cost_us=12.
 // CHECK-LABEL: func.func @threshold
-// CHECK:         "cluster.send"(%s) <{channel = "s__c0_c1"}>
-// CHECK:         "cluster.cluster"() <{sym_name = "c1"}> ({
-// CHECK-NEXT:      %s_1 = "cluster.recv"() <{channel = "s__c0_c1"}>
+// CHECK:         cluster.send %s to "s__c0_c1"
+// CHECK:         cluster.cluster @c1
+// CHECK-NEXT:      %s_1 = cluster.recv from "s__c0_c1"
 // MAX12-LABEL: func.func @threshold
-// MAX12:         %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// MAX12:         %0 = cluster.cluster @c0
 // MAX12-NEXT:      %s = "onnx.Relu"(%x)
 // MAX12-NEXT:      %b1 = "onnx.Sigmoid"(%s)
-// MAX12:         "cluster.cluster"() <{sym_name = "c1"}> ({
+// MAX12:         cluster.cluster @c1
 // MAX12-NEXT:      %s_1 = "onnx.Relu"(%x)
 // MAX12-NEXT:      %b2_1 = "onnx.Tanh"(%s_1)
-// MAX12-NOT:     "cluster.recv"() <{channel = "s__c0_c1"}>
+// MAX12-NOT:     cluster.recv from "s__c0_c1"
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @threshold(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({

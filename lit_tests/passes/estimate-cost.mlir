@@ -81,8 +81,8 @@ func.func @dense(%x: tensor<1x1024xf32>, %a: tensor<64x64xf32>) -> (tensor<1x100
 // costs the 5 µs overhead (+ 16 bytes / 20e3, rounded to 3 decimals).
 // CHECK-LABEL: func.func @clustered
 // CHECK:       %a = "onnx.Relu"(%x) {ramiel.cost_us = 5.001000e+00 : f64, ramiel.result_bytes = [8 : i64]}
-// CHECK-NEXT:  "cluster.send"(%a) <{channel = "a"}> : (tensor<2xf32>) -> ()
-// CHECK:       %r = "cluster.recv"() <{channel = "a"}> : () -> tensor<2xf32>
+// CHECK-NEXT:  cluster.send %a to "a" : tensor<2xf32>
+// CHECK:       %r = cluster.recv from "a" : tensor<2xf32>
 // CHECK-NEXT:  %b = "onnx.Neg"(%r) {ramiel.cost_us = 5.001000e+00 : f64, ramiel.result_bytes = [8 : i64]}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @clustered(%x: tensor<2xf32>) -> tensor<2xf32> {

@@ -36,19 +36,19 @@
 // THREE-NOT:     "onnx.Mul"
 
 // The samples are independent, so two workers take one sample each, no channel between them.
-// MERGED:      %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// MERGED:      %0 = cluster.cluster @c0
 // MERGED-NEXT:   %a_s0 = "onnx.Mul"(%x_s0, %w)
 // MERGED-NEXT:   %y_s0 = "onnx.Relu"(%a_s0)
-// MERGED-NEXT:   "cluster.yield"(%y_s0)
-// MERGED:      %1 = "cluster.cluster"() <{sym_name = "c1"}> ({
+// MERGED-NEXT:   cluster.yield %y_s0
+// MERGED:      %1 = cluster.cluster @c1
 // MERGED-NEXT:   %a_s1 = "onnx.Mul"(%x_s1, %w)
 // MERGED-NEXT:   %y_s1 = "onnx.Relu"(%a_s1)
-// MERGED-NEXT:   "cluster.yield"(%y_s1)
+// MERGED-NEXT:   cluster.yield %y_s1
 // MERGED:      func.return %0, %1
 // MERGED-NOT:  cluster.send
 
 // The generated program takes B inputs and returns B outputs.
-// LOWERED: "torchpy.program"() <{sym_name = "main", inputs = [["x__s0__c0"], ["x__s1__c1"]], outputs = ["y__s0__out", "y__s1__out"], input_order = ["x__s0", "x__s1"], output_order = ["y__s0", "y__s1"]}>
+// LOWERED: torchpy.program @main inputs [["x__s0__c0"], ["x__s1__c1"]] outputs ["y__s0__out", "y__s1__out"] input_order ["x__s0", "x__s1"] output_order ["y__s0", "y__s1"]
 
 // ZERO: error: hypercluster: batch must be at least 1, got 0
 // Hyperclustering a module twice is an error too (one line, no traceback).
@@ -158,44 +158,44 @@ func.func @clustered(%x: tensor<1x4xf32> {onnx.name = "x"}) -> (tensor<1x4xf32> 
 // worker one whole sample and no transfer (W/2 = 220 µs; splitting the branches would pay two
 // transfers per sample).
 // PIPE2-LABEL: func.func @diamond
-// PIPE2:         "cluster.cluster"() <{sym_name = "c0"}> ({
+// PIPE2:         cluster.cluster @c0
 // PIPE2-NEXT:      %a_s0 = "onnx.Relu"(%x_s0)
 // PIPE2-NEXT:      %b_s0 = "onnx.Sigmoid"(%a_s0)
 // PIPE2-NEXT:      %c_s0 = "onnx.Tanh"(%a_s0)
 // PIPE2-NEXT:      %d_s0 = "onnx.Add"(%b_s0, %c_s0)
-// PIPE2-NEXT:      "cluster.yield"(%d_s0)
-// PIPE2:         "cluster.cluster"() <{sym_name = "c1"}> ({
+// PIPE2-NEXT:      cluster.yield %d_s0
+// PIPE2:         cluster.cluster @c1
 // PIPE2-NEXT:      %a_s1 = "onnx.Relu"(%x_s1)
 // PIPE2-NEXT:      %b_s1 = "onnx.Sigmoid"(%a_s1)
 // PIPE2-NEXT:      %c_s1 = "onnx.Tanh"(%a_s1)
 // PIPE2-NEXT:      %d_s1 = "onnx.Add"(%b_s1, %c_s1)
-// PIPE2-NEXT:      "cluster.yield"(%d_s1)
+// PIPE2-NEXT:      cluster.yield %d_s1
 // PIPE2-NOT:     cluster.send
 
 // With three samples, whole samples would leave one worker idle for a third of the time
 // (440 µs); instead sample 0's branches are split over both workers (c computed on c1 and sent
 // back) and interleaved with samples 2 (on c0) and 1 (on c1): 340 µs, close to W/2 = 330 µs.
 // PIPE3-LABEL: func.func @diamond
-// PIPE3:         "cluster.cluster"() <{sym_name = "c0"}> ({
+// PIPE3:         cluster.cluster @c0
 // PIPE3-NEXT:      %a_s0 = "onnx.Relu"(%x_s0)
-// PIPE3-NEXT:      "cluster.send"(%a_s0) <{channel = "a_s0__c0_c1"}>
+// PIPE3-NEXT:      cluster.send %a_s0 to "a_s0__c0_c1"
 // PIPE3-NEXT:      %a_s2 = "onnx.Relu"(%x_s2)
 // PIPE3-NEXT:      %b_s0 = "onnx.Sigmoid"(%a_s0)
 // PIPE3-NEXT:      %b_s2 = "onnx.Sigmoid"(%a_s2)
 // PIPE3-NEXT:      %c_s2 = "onnx.Tanh"(%a_s2)
-// PIPE3-NEXT:      %c_s0 = "cluster.recv"() <{channel = "c_s0__c1_c0"}>
+// PIPE3-NEXT:      %c_s0 = cluster.recv from "c_s0__c1_c0"
 // PIPE3-NEXT:      %d_s0 = "onnx.Add"(%b_s0, %c_s0)
 // PIPE3-NEXT:      %d_s2 = "onnx.Add"(%b_s2, %c_s2)
-// PIPE3-NEXT:      "cluster.yield"(%d_s0, %d_s2)
-// PIPE3:         "cluster.cluster"() <{sym_name = "c1"}> ({
+// PIPE3-NEXT:      cluster.yield %d_s0, %d_s2
+// PIPE3:         cluster.cluster @c1
 // PIPE3-NEXT:      %a_s1 = "onnx.Relu"(%x_s1)
 // PIPE3-NEXT:      %b_s1 = "onnx.Sigmoid"(%a_s1)
-// PIPE3-NEXT:      %a_s0_1 = "cluster.recv"() <{channel = "a_s0__c0_c1"}>
+// PIPE3-NEXT:      %a_s0_1 = cluster.recv from "a_s0__c0_c1"
 // PIPE3-NEXT:      %c_s0_1 = "onnx.Tanh"(%a_s0_1)
-// PIPE3-NEXT:      "cluster.send"(%c_s0_1) <{channel = "c_s0__c1_c0"}>
+// PIPE3-NEXT:      cluster.send %c_s0_1 to "c_s0__c1_c0"
 // PIPE3-NEXT:      %c_s1 = "onnx.Tanh"(%a_s1)
 // PIPE3-NEXT:      %d_s1 = "onnx.Add"(%b_s1, %c_s1)
-// PIPE3-NEXT:      "cluster.yield"(%d_s1)
+// PIPE3-NEXT:      cluster.yield %d_s1
 // The results are still in sample order: y__s0 and y__s2 come from c0, y__s1 from c1.
 // PIPE3:         func.return %0, %2, %1 :
 

@@ -116,9 +116,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // A cluster without compute ops (here the first) is skipped: the counts go to the right ops.
 // CHECK-LABEL: func.func @main
-// CHECK:         "cluster.cluster"() <{sym_name = "c0"}> ({
-// CHECK-NEXT:      "cluster.yield"() : () -> ()
-// CHECK:         "cluster.cluster"() <{sym_name = "c1"}> ({
+// CHECK:         cluster.cluster @c0
+// CHECK-NEXT:      cluster.yield
+// CHECK:         cluster.cluster @c1
 // CHECK-NEXT:      %s = "onnx.Relu"(%x) {ramiel.cost_us = 1.000000e+03 : f64, ramiel.threads = 2 : i64, ramiel.threaded_cost_us = 6.298750e+02 : f64}
 // REPORT:        intra-op threads  1 op(s) with up to 2 threads
 // REPORT-NEXT:   est. makespan     629.9 us

@@ -7,23 +7,23 @@
 // RUN: ramiel-opt %s '--lower-to-torchpy{mode=sequential}' | ramiel-translate --to-python - | filecheck %s --check-prefix=PY
 // RUN: ramiel-opt %s '--lower-to-torchpy{mode=sequential}' | ramiel-translate --to-python - -o %t.py && %python -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" %t.py
 
-// CHECK:      %r = "torchpy.if"(%c) ({
-// CHECK-NEXT:   %a = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> {onnx_node_name = "relu (Relu)"}
-// CHECK-NEXT:   "torchpy.yield"(%a) : (tensor<4xf32>) -> ()
-// CHECK-NEXT: }, {
-// CHECK-NEXT:   "torchpy.yield"(%x) : (tensor<4xf32>) -> ()
-// CHECK-NEXT: }) {onnx_node_name = "choose (If)"} : (tensor<i1>) -> tensor<4xf32>
-// CHECK-NEXT: %ys_steps = "torchpy.call"() <{callee = "list", args = []}>
-// CHECK-NEXT: %y = "torchpy.for"(%r) <{count = 3 : i64}> ({
+// CHECK:      %r = torchpy.if %c : tensor<i1> -> tensor<4xf32> attributes {onnx_node_name = "choose (If)"} {
+// CHECK-NEXT:   %a = torchpy.call torch.relu(%x) {onnx_node_name = "relu (Relu)"}
+// CHECK-NEXT:   torchpy.yield %a : tensor<4xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   torchpy.yield %x : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %ys_steps = torchpy.call list()
+// CHECK-NEXT: %y = torchpy.for count 3 %r attributes {onnx_node_name = "steps (Loop)"} : (tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: ^bb0(%i: !torchpy.object, %acc: tensor<4xf32>):
-// CHECK-NEXT:   %n = "torchpy.call"(%acc, %x) <{callee = "operator.add", args = [0 : index, 1 : index]}> {onnx_node_name = "add (Add)"}
-// CHECK-NEXT:   "torchpy.method"(%ys_steps, %n) <{method = "append", args = [1 : index]}> : (!torchpy.object, tensor<4xf32>) -> ()
-// CHECK-NEXT:   "torchpy.yield"(%n) : (tensor<4xf32>) -> ()
-// CHECK-NEXT: }) {onnx_node_name = "steps (Loop)"} : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK-NEXT: %ys = "torchpy.call"(%ys_steps) <{callee = "torch.stack", args = [0 : index]}> : (!torchpy.object) -> tensor<3x4xf32>
-// CHECK-NEXT: %z = "torchpy.while"(%c, %m, %y) <{bounded}> ({
-// CHECK:        "torchpy.yield"(%go, %h) : (tensor<i1>, tensor<4xf32>) -> ()
-// CHECK-NEXT: }) {onnx_node_name = "until (Loop)"} : (tensor<i1>, tensor<i64>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:   %n = torchpy.call operator.add(%acc, %x) {onnx_node_name = "add (Add)"}
+// CHECK-NEXT:   torchpy.method append(%ys_steps, %n) : (!torchpy.object, tensor<4xf32>) -> ()
+// CHECK-NEXT:   torchpy.yield %n : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %ys = torchpy.call torch.stack(%ys_steps) : (!torchpy.object) -> tensor<3x4xf32>
+// CHECK-NEXT: %z = torchpy.while bounded %c, %m, %y attributes {onnx_node_name = "until (Loop)"} : (tensor<i1>, tensor<i64>, tensor<4xf32>) -> tensor<4xf32> {
+// CHECK:        torchpy.yield %go, %h : tensor<i1>, tensor<4xf32>
+// CHECK-NEXT: }
 
 // PY:      def forward(self, c, x, m):
 // PY:          if bool(c):  # choose (If)

@@ -11,27 +11,27 @@
 // SEQ-NOT:     torchpy.set_threads
 // DROPPED-NOT: torchpy.set_threads
 
-// CHECK-LABEL: "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
-// CHECK-NEXT:    %x = "torchpy.get"() <{channel = "input0__c0"}>
-// CHECK-NEXT:    "torchpy.set_threads"() <{count = 2 : index, reason = "this cluster's intra-op threads (--intra-op-threads)"}> : () -> ()
-// CHECK-NEXT:    %s = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}>
-// CHECK-NEXT:    %t = "torchpy.call"(%s) <{callee = "torch.exp", args = [0 : index]}>
-// CHECK-NEXT:    "torchpy.put"(%t) <{channel = "t__c0_c1"}>
-// CHECK-NEXT:    "torchpy.set_threads"() <{count = 1 : index, reason = "other clusters busy again"}> : () -> ()
-// CHECK-NEXT:    %b1 = "torchpy.call"(%t) <{callee = "torch.sigmoid", args = [0 : index]}>
-// CHECK-NEXT:    %b2 = "torchpy.get"() <{channel = "b2__c1_c0"}>
-// CHECK-NEXT:    "torchpy.set_threads"() <{count = 2 : index, reason = "other clusters idle: more intra-op threads"}> : () -> ()
-// CHECK-NEXT:    %j = "torchpy.call"(%b1, %b2) <{callee = "operator.add", args = [0 : index, 1 : index]}>
-// CHECK-NEXT:    "torchpy.put"(%j) <{channel = "output0__out"}>
-// CHECK-NEXT:    "torchpy.return"() : () -> ()
+// CHECK-LABEL: torchpy.func cluster @cluster_c0()
+// CHECK-NEXT:    %x = torchpy.get from "input0__c0"
+// CHECK-NEXT:    torchpy.set_threads 2 reason "this cluster's intra-op threads (--intra-op-threads)"
+// CHECK-NEXT:    %s = torchpy.call torch.relu(%x)
+// CHECK-NEXT:    %t = torchpy.call torch.exp(%s)
+// CHECK-NEXT:    torchpy.put %t to "t__c0_c1"
+// CHECK-NEXT:    torchpy.set_threads 1 reason "other clusters busy again"
+// CHECK-NEXT:    %b1 = torchpy.call torch.sigmoid(%t)
+// CHECK-NEXT:    %b2 = torchpy.get from "b2__c1_c0"
+// CHECK-NEXT:    torchpy.set_threads 2 reason "other clusters idle: more intra-op threads"
+// CHECK-NEXT:    %j = torchpy.call operator.add(%b1, %b2)
+// CHECK-NEXT:    torchpy.put %j to "output0__out"
+// CHECK-NEXT:    torchpy.return
 // Cluster c1 sets its single count once, even when it is 1.
-// CHECK-LABEL: "torchpy.func"() <{sym_name = "cluster_c1", kind = "cluster"}> ({
-// CHECK-NEXT:    %t = "torchpy.get"() <{channel = "t__c0_c1"}>
-// CHECK-NEXT:    "torchpy.set_threads"() <{count = 1 : index, reason = "this cluster's intra-op threads (--intra-op-threads)"}> : () -> ()
-// CHECK-NEXT:    %b2 = "torchpy.call"(%t) <{callee = "torch.tanh", args = [0 : index]}>
-// CHECK-NEXT:    %n = "torchpy.call"(%b2) <{callee = "torch.neg", args = [0 : index]}>
-// CHECK-NEXT:    "torchpy.put"(%n) <{channel = "b2__c1_c0"}>
-// CHECK-NEXT:    "torchpy.return"() : () -> ()
+// CHECK-LABEL: torchpy.func cluster @cluster_c1()
+// CHECK-NEXT:    %t = torchpy.get from "t__c0_c1"
+// CHECK-NEXT:    torchpy.set_threads 1 reason "this cluster's intra-op threads (--intra-op-threads)"
+// CHECK-NEXT:    %b2 = torchpy.call torch.tanh(%t)
+// CHECK-NEXT:    %n = torchpy.call torch.neg(%b2)
+// CHECK-NEXT:    torchpy.put %n to "b2__c1_c0"
+// CHECK-NEXT:    torchpy.return
 builtin.module attributes {onnx.opset = 17 : i64, ramiel.cores = 2 : i64} {
   func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -57,9 +57,9 @@ builtin.module attributes {onnx.opset = 17 : i64, ramiel.cores = 2 : i64} {
 // -----
 
 // Ops without counts (no --intra-op-threads): no set_threads.
-// CHECK-LABEL: "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+// CHECK-LABEL: torchpy.func cluster @cluster_c0()
 // CHECK-NOT:     torchpy.set_threads
-// CHECK:         "torchpy.return"() : () -> ()
+// CHECK:         torchpy.return
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({

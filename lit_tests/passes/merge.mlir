@@ -15,47 +15,47 @@
 // split of 600 µs of branches); on one worker everything runs in a topological order; three
 // workers or more keep the three linear clusters.
 // TWO-LABEL:  func.func @fork_join
-// TWO-NEXT:     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// TWO-NEXT:     %0 = cluster.cluster @c0 -> tensor<1x4xf32> {
 // TWO-NEXT:       %s = "onnx.Relu"(%x)
-// TWO-NEXT:       "cluster.send"(%s) <{channel = "s__c0_c1"}>
+// TWO-NEXT:       cluster.send %s to "s__c0_c1"
 // TWO-NEXT:       %b2 = "onnx.Tanh"(%s)
-// TWO-NEXT:       %b1 = "cluster.recv"() <{channel = "b1__c1_c0"}>
-// TWO-NEXT:       %b3 = "cluster.recv"() <{channel = "b3__c1_c0"}>
+// TWO-NEXT:       %b1 = cluster.recv from "b1__c1_c0"
+// TWO-NEXT:       %b3 = cluster.recv from "b3__c1_c0"
 // TWO-NEXT:       %j = "onnx.Sum"(%b1, %b2, %b3)
-// TWO-NEXT:       "cluster.yield"(%j)
-// TWO-NEXT:     }) : () -> tensor<1x4xf32>
-// TWO-NEXT:     "cluster.cluster"() <{sym_name = "c1"}> ({
-// TWO-NEXT:       %s_1 = "cluster.recv"() <{channel = "s__c0_c1"}>
+// TWO-NEXT:       cluster.yield %j
+// TWO-NEXT:     }
+// TWO-NEXT:     cluster.cluster @c1
+// TWO-NEXT:       %s_1 = cluster.recv from "s__c0_c1"
 // TWO-NEXT:       %b3_1 = "onnx.Neg"(%s_1)
-// TWO-NEXT:       "cluster.send"(%b3_1) <{channel = "b3__c1_c0"}>
+// TWO-NEXT:       cluster.send %b3_1 to "b3__c1_c0"
 // TWO-NEXT:       %b1_1 = "onnx.Sigmoid"(%s_1)
-// TWO-NEXT:       "cluster.send"(%b1_1) <{channel = "b1__c1_c0"}>
-// TWO-NEXT:       "cluster.yield"() : () -> ()
-// TWO-NEXT:     }) : () -> ()
+// TWO-NEXT:       cluster.send %b1_1 to "b1__c1_c0"
+// TWO-NEXT:       cluster.yield
+// TWO-NEXT:     }
 // TWO-NEXT:     func.return %0
 
 // ONE-LABEL:  func.func @fork_join
-// ONE-NEXT:     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// ONE-NEXT:     %0 = cluster.cluster @c0 -> tensor<1x4xf32> {
 // ONE-NEXT:       %s = "onnx.Relu"(%x)
 // ONE-NEXT:       %b2 = "onnx.Tanh"(%s)
 // ONE-NEXT:       %b3 = "onnx.Neg"(%s)
 // ONE-NEXT:       %b1 = "onnx.Sigmoid"(%s)
 // ONE-NEXT:       %j = "onnx.Sum"(%b1, %b2, %b3)
-// ONE-NEXT:       "cluster.yield"(%j)
-// ONE-NEXT:     }) : () -> tensor<1x4xf32>
+// ONE-NEXT:       cluster.yield %j
+// ONE-NEXT:     }
 // ONE-NEXT:     func.return %0
 // ONE-NOT:      cluster.cluster
 
 // THREE-LABEL: func.func @fork_join
-// THREE:         "cluster.cluster"() <{sym_name = "c0"}>
+// THREE:         cluster.cluster @c0
 // THREE-NEXT:      %s = "onnx.Relu"(%x)
-// THREE:         "cluster.cluster"() <{sym_name = "c1"}>
-// THREE-NEXT:      %s_1 = "cluster.recv"()
+// THREE:         cluster.cluster @c1
+// THREE-NEXT:      %s_1 = cluster.recv
 // THREE-NEXT:      %b3_1 = "onnx.Neg"(%s_1)
-// THREE:         "cluster.cluster"() <{sym_name = "c2"}>
-// THREE-NEXT:      %s_2 = "cluster.recv"()
+// THREE:         cluster.cluster @c2
+// THREE-NEXT:      %s_2 = cluster.recv
 // THREE-NEXT:      %b1_1 = "onnx.Sigmoid"(%s_2)
-// THREE-NOT:     "cluster.cluster"() <{sym_name = "c3"}>
+// THREE-NOT:     cluster.cluster @c3
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @fork_join(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   %s = "onnx.Relu"(%x) {ramiel.cost_us = 10.0 : f64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
@@ -72,16 +72,16 @@ func.func @fork_join(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // A branch whose work (1 µs) is smaller than the transfers it causes (2 x 14.2 µs) is merged back
 // even when workers are free: one cluster.
 // TWO-LABEL:   func.func @cheap_branch
-// TWO-NEXT:      %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// TWO-NEXT:      %0 = cluster.cluster @c0 -> tensor<1x4xf32> {
 // TWO-NEXT:        %a = "onnx.Relu"(%x)
 // TWO-NEXT:        %b = "onnx.Sigmoid"(%a)
 // TWO-NEXT:        %c = "onnx.Tanh"(%a)
 // TWO-NEXT:        %d = "onnx.Add"(%b, %c)
-// TWO-NEXT:        "cluster.yield"(%d)
-// TWO-NEXT:      }) : () -> tensor<1x4xf32>
+// TWO-NEXT:        cluster.yield %d
+// TWO-NEXT:      }
 // TWO-NEXT:      func.return %0
 // THREE-LABEL: func.func @cheap_branch
-// THREE-NOT:     "cluster.cluster"() <{sym_name = "c1"}>
+// THREE-NOT:     cluster.cluster @c1
 // ONE-LABEL:   func.func @cheap_branch
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @cheap_branch(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
@@ -97,11 +97,11 @@ func.func @cheap_branch(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 
 // A chain stays one cluster whatever N.
 // TWO-LABEL:   func.func @chain
-// TWO-NEXT:      %0 = "cluster.cluster"() <{sym_name = "c0"}>
-// TWO-NOT:       "cluster.cluster"() <{sym_name = "c1"}>
+// TWO-NEXT:      %0 = cluster.cluster @c0
+// TWO-NOT:       cluster.cluster @c1
 // THREE-LABEL: func.func @chain
-// THREE-NEXT:    %0 = "cluster.cluster"() <{sym_name = "c0"}>
-// THREE-NOT:     "cluster.cluster"() <{sym_name = "c1"}>
+// THREE-NEXT:    %0 = cluster.cluster @c0
+// THREE-NOT:     cluster.cluster @c1
 // ONE-LABEL:   func.func @chain
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
@@ -114,23 +114,23 @@ func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // The inception block on two workers: the 3x3 branch (2707 µs) with the concat in c0, the three
 // other branches (1540 µs: the pooling branch, 937 µs with its 1x1 conv, the 5x5 and the 1x1) in
 // c1, which sends their outputs.
-// INCEPTION:      %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// INCEPTION:      %0 = cluster.cluster @c0 -> tensor<1x256x28x28xf32> {
 // INCEPTION-NEXT:   %b2a = "onnx.Conv"(%x, %w2a, %none)
 // INCEPTION-NEXT:   %b2 = "onnx.Conv"(%b2a, %w2b, %none)
-// INCEPTION-NEXT:   %b1 = "cluster.recv"()
-// INCEPTION-NEXT:   %b3 = "cluster.recv"()
-// INCEPTION-NEXT:   %b4 = "cluster.recv"()
+// INCEPTION-NEXT:   %b1 = cluster.recv
+// INCEPTION-NEXT:   %b3 = cluster.recv
+// INCEPTION-NEXT:   %b4 = cluster.recv
 // INCEPTION-NEXT:   %cat = "onnx.Concat"(%b1, %b2, %b3, %b4)
-// INCEPTION-NEXT:   "cluster.yield"(%cat)
-// INCEPTION-NEXT: }) : () -> tensor<1x256x28x28xf32>
-// INCEPTION-NEXT: "cluster.cluster"() <{sym_name = "c1"}> ({
+// INCEPTION-NEXT:   cluster.yield %cat
+// INCEPTION-NEXT: }
+// INCEPTION-NEXT: cluster.cluster @c1
 // INCEPTION-DAG:    "onnx.MaxPool"(%x)
 // INCEPTION-DAG:    "onnx.Conv"(%x, %w1, %none)
 // INCEPTION-DAG:    "onnx.Conv"(%b4a, %w4, %none)
 // INCEPTION-DAG:    "onnx.Conv"(%x, %w3a, %none)
 // INCEPTION-DAG:    "onnx.Conv"(%b3a, %w3b, %none)
-// INCEPTION:        "cluster.yield"() : () -> ()
-// INCEPTION-NEXT: }) : () -> ()
+// INCEPTION:        cluster.yield
+// INCEPTION-NEXT: }
 // INCEPTION-NEXT: func.return %0
 
 // -----
@@ -139,11 +139,11 @@ func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // --estimate-cost{transfer-cost=FILE}, e.g. a slow network): every split costs more in transfers
 // than the branches gain, so two workers get one cluster.
 // TWO-LABEL:  func.func @fork_join_slow_network
-// TWO-NEXT:     %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
+// TWO-NEXT:     %0 = cluster.cluster @c0 -> tensor<1x4xf32> {
 // TWO-NEXT:       %s = "onnx.Relu"(%x)
 // TWO-NOT:        cluster.send
-// TWO:            "cluster.yield"(%j)
-// TWO-NEXT:     }) : () -> tensor<1x4xf32>
+// TWO:            cluster.yield %j
+// TWO-NEXT:     }
 // TWO-NEXT:     func.return %0
 builtin.module attributes {onnx.opset = 17 : i64, ramiel.transfer_cost = [400.0 : f64, 0.0 : f64]} {
 func.func @fork_join_slow_network(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {

@@ -2,18 +2,30 @@
 // verify, print; the printed text parses back to itself and prints as indented Python. A loop's
 // carried value is one variable: the result's name, also inside the body (`acc` prints as `y`);
 // an unbounded while loop whose body does not read its index has no iteration counter.
+// The input is in the generic form, which parses as well as the custom one it prints in.
 // RUN: ramiel-opt %s | filecheck %s
 // RUN: ramiel-opt %s | ramiel-opt | filecheck %s
 // RUN: ramiel-translate --to-python %s | filecheck %s --check-prefix=PY
 
-// CHECK:      %r = "torchpy.if"(%c) ({
-// CHECK-NEXT:   %a = "torchpy.call"(%x) <{callee = "torch.relu", args = [0 : index]}> : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK-NEXT:   "torchpy.yield"(%a) : (tensor<4xf32>) -> ()
-// CHECK-NEXT: }, {
-// CHECK-NEXT:   "torchpy.yield"(%x) : (tensor<4xf32>) -> ()
-// CHECK-NEXT: }) {onnx_node_name = "choose (If)"} : (tensor<i1>) -> tensor<4xf32>
-// CHECK-NEXT: %y = "torchpy.for"(%n, %r) ({
-// CHECK:      %z = "torchpy.while"(%c, %r) ({
+// CHECK:      torchpy.func sequential @forward(%c: tensor<i1>, %x: tensor<4xf32>, %n: tensor<i64>) {
+// CHECK-NEXT:   %r = torchpy.if %c : tensor<i1> -> tensor<4xf32> attributes {onnx_node_name = "choose (If)"} {
+// CHECK-NEXT:     %a = torchpy.call torch.relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:     torchpy.yield %a : tensor<4xf32>
+// CHECK-NEXT:   } else {
+// CHECK-NEXT:     torchpy.yield %x : tensor<4xf32>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %y = torchpy.for %n, %r : (tensor<i64>, tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:   ^bb0(%i: !torchpy.object, %acc: tensor<4xf32>):
+// CHECK-NEXT:     %b = torchpy.call operator.mul(%acc) [0, "2.0"] : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:     torchpy.yield %b : tensor<4xf32>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %z = torchpy.while %c, %r : (tensor<i1>, tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:   ^bb0(%j: !torchpy.object, %v: tensor<4xf32>):
+// CHECK-NEXT:     %d = torchpy.call torch.neg(%v) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:     torchpy.yield %c, %d : tensor<i1>, tensor<4xf32>
+// CHECK-NEXT:   }
+// CHECK-NEXT:   torchpy.return %y, %z : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
 // PY:      def forward(self, c, x, n):
 // PY-NEXT:     """The graph outputs: {{.*}}"""
 // PY-NEXT:     if bool(c):  # choose (If)

@@ -8,8 +8,8 @@
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' '--intra-op-threads{cores=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=LOWERED
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=NONE
 
-// IR:      "torchpy.set_threads"() <{count = 2 : index, reason = "more threads"}> : () -> ()
-// IR:      "torchpy.set_threads"() <{count = 1 : index}> : () -> ()
+// IR:      torchpy.set_threads 2 reason "more threads"
+// IR:      torchpy.set_threads 1
 
 // CHECK:      def cluster_c0(ch, w):
 // CHECK-NEXT:     """{{.*}}"""
