@@ -18,12 +18,12 @@
 // CHECK-NEXT:    %c3 = "onnx.Conv"(%y, %w3) {{.*}} {onnx_node_name = "conv3", ramiel.layout = "channels_last"}
 // CHECK-NEXT:    %r3 = "onnx.Relu"(%c3)
 // CHECK-NEXT:    func.return %r3, %c2
-// LOWER-LABEL: sym_name = "forward"
-// LOWER:         %r1 = "torchpy.call"(%x_cl, %w1, %b1) <{callee = "ops.conv2d_prepacked", args = [0 : index, 1 : index, 2 : index], kwargs = {padding = "(1, 1)", activation = "'relu'"}}>
-// LOWER-NEXT:    %p1 = "torchpy.call"(%r1) <{callee = "F.max_pool2d"
-// LOWER-NEXT:    %c2 = "torchpy.call"(%p1, %w2) <{callee = "ops.conv2d_prepacked", args = [0 : index, 1 : index, "None"]}>
-// LOWER-NEXT:    %y = "torchpy.call"(%c2) <{callee = "torch.relu"
-// LOWER-NEXT:    %c3 = "torchpy.call"(%y, %w3) <{callee = "F.conv2d"
+// LOWER-LABEL: torchpy.func sequential @forward(
+// LOWER:         %r1 = torchpy.call ops.conv2d_prepacked(%x_cl, %w1, %b1) kwargs {padding = "(1, 1)", activation = "'relu'"}
+// LOWER-NEXT:    %p1 = torchpy.call F.max_pool2d(%r1)
+// LOWER-NEXT:    %c2 = torchpy.call ops.conv2d_prepacked(%p1, %w2) [0, 1, "None"]
+// LOWER-NEXT:    %y = torchpy.call torch.relu(%c2)
+// LOWER-NEXT:    %c3 = torchpy.call F.conv2d(%y, %w3)
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @conv_stack(%x: tensor<1x64x64x64xf32> {onnx.name = "x"}) -> (tensor<1x8x32x32xf32> {onnx.name = "y"}, tensor<1x512x32x32xf32> {onnx.name = "c"}) {
   %w1 = "onnx.Constant"() <{value = dense<0.5> : tensor<256x64x3x3xf32>}> : () -> tensor<256x64x3x3xf32>
@@ -49,9 +49,9 @@ func.func @conv_stack(%x: tensor<1x64x64x64xf32> {onnx.name = "x"}) -> (tensor<1
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     ramiel.prepack
 // CHECK:         func.return
-// LOWER-LABEL: sym_name = "forward"
+// LOWER-LABEL: torchpy.func sequential @forward(
 // LOWER-NOT:     ops.conv2d_prepacked
-// LOWER:         "torchpy.return"
+// LOWER:         torchpy.return
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @left_alone(%x: tensor<1x128x64x64xf32>, %x1: tensor<1x128x4096xf32>, %x64: tensor<1x128x64x64xf64>) -> (tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>, tensor<1x128x4096xf32>, tensor<1x128x64x64xf64>) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<128x128x3x3xf32>}> : () -> tensor<128x128x3x3xf32>
@@ -77,7 +77,7 @@ func.func @left_alone(%x: tensor<1x128x64x64xf32>, %x1: tensor<1x128x4096xf32>, 
 // CHECK:         %c = "onnx.Conv"{{.*}}ramiel.prepack = "none"
 // CHECK:         %r = "onnx.Relu"(%c)
 // CHECK:         %r3 = "onnx.Conv"{{.*}}ramiel.prepack = "relu"
-// CHECK-NEXT:    "cluster.yield"(%r3)
+// CHECK-NEXT:    cluster.yield %r3
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @clustered(%x: tensor<1x128x64x64xf32>) -> (tensor<1x128x64x64xf32>, tensor<1x128x64x64xf32>) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<128x128x3x3xf32>}> : () -> tensor<128x128x3x3xf32>
