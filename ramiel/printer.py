@@ -796,17 +796,16 @@ def print_python_file(
     ``class_name``: the module class (default: from the file's name, ``Model`` for stdin);
     ``trainable``: see :func:`print_python`.
 
-    Raises :class:`~ramiel.errors.RamielError` with a one-line message for a missing file, a
-    syntax error (``file:line:col: reason``), IR that fails verification or holds no torchpy.
+    Raises :class:`~ramiel.errors.RamielError` with a one-line message for a missing file or IR
+    that holds no torchpy; xDSL's ``ParseError`` for a syntax error and
+    :class:`~ramiel.parsing.LocatedVerifyError` for IR that fails verification (both located).
     """
     import sys
-
-    from xdsl.utils.exceptions import ParseError
 
     from ramiel.dialects.registry import make_context
     from ramiel.errors import RamielError
     from ramiel.files import input_file
-    from ramiel.parsing import LocatedVerifyError, parse_module, verify_located
+    from ramiel.parsing import parse_module, verify_located
 
     name = "-" if path == "-" else os.path.basename(path)
     try:
@@ -821,14 +820,8 @@ def print_python_file(
         raise RamielError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise RamielError(f"{path}: cannot read the file ({e})") from None
-    try:
-        module = parse_module(make_context(), text, path)
-        verify_located(module)
-    except ParseError as e:
-        raise RamielError(f"{e.span.get_location()}: {e.msg.strip()}") from None
-    except LocatedVerifyError as e:
-        where = e.location
-        raise RamielError(f"{where}: {e.reason}" if where else e.reason) from None
+    module = parse_module(make_context(), text, path)  # ParseError, LocatedVerifyError: the
+    verify_located(module)  # caller reports them at file:line:col as ramiel-opt does
     if class_name is None:
         class_name = make_class_name(os.path.splitext(name)[0] if path != "-" else "")
     try:

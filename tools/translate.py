@@ -11,7 +11,9 @@
   file's name; ``--trainable``: floating-point weights as parameters); with ``-o``, the weights
   the module uses are written beside it (``weights.safetensors``, its buffers' names).
 
-Errors are printed as one ``error: ...`` line on stderr with exit status 1.
+Errors are printed as one ``error: ...`` line on stderr with exit status 1; an error in the input
+IR is located as ramiel-opt and MLIR's tools print it, ``file:line:col: error: reason``, followed by
+the offending line.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ramiel.errors import RamielError
+from ramiel.parsing import LocatedVerifyError
 from ramiel.tools.common import (
     ArgumentParser,
     add_version,
@@ -181,6 +184,9 @@ def _translate(argv: Sequence[str] | None) -> int:
         from ramiel.tools.opt import format_parse_error
 
         print(format_parse_error(e), file=sys.stderr)
+        return 1
+    except LocatedVerifyError as e:  # file:line:col: error: reason, as ramiel-opt prints it
+        print(e.diagnostic(), file=sys.stderr)
         return 1
     except VerifyException as e:
         raise RamielError(str(e)) from None

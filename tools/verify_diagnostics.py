@@ -10,7 +10,10 @@ https://mlir.llvm.org/docs/Diagnostics/#sourcemgr-diagnostic-verifier-handler)::
     // expected-error @unknown {{...}}                    a diagnostic without a location
     // expected-error-re {{operand {{[0-9]+}} is none}}   {{...}} inside the text: a regex
 
-Kinds are ``error``, ``warning``, ``note`` and ``remark``. The text between the outer ``{{`` and
+Kinds are ``error``, ``warning``, ``note`` and ``remark`` (MLIR's); Ramiel emits errors and
+notes at the IR level, no warnings or remarks (the warnings ``--linear-cluster`` and
+``--estimate-cost`` print are about the whole run and carry no location), so an
+``expected-warning`` is always reported as not produced. The text between the outer ``{{`` and
 the last ``}}`` of the line must be a substring of the diagnostic's message (no regex unless
 ``-re``). Every expectation must be matched by exactly one diagnostic on its line, of its kind,
 and every diagnostic must be expected: otherwise the check fails, with one located line per
