@@ -172,6 +172,30 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+SLOW_TESTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_tests.txt")
+"""The measured long tests, one ``path::function`` a line (``scripts/slow_tests.py`` writes it
+from a ``--durations`` run): every test of those functions gets the ``slow`` marker, so the
+default ``python -m pytest`` is the fast tier and ``-m slow`` the slow one."""
+
+
+def _slow_tests() -> frozenset[str]:
+    try:
+        with open(SLOW_TESTS_FILE, encoding="utf-8") as f:
+            lines = [line.split("#", 1)[0].strip() for line in f]
+    except FileNotFoundError:
+        return frozenset()
+    return frozenset(line for line in lines if line)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of :data:`SLOW_TESTS_FILE` ``slow`` (before ``-m`` deselects)."""
+    slow = _slow_tests()
+    for item in items:
+        if item.nodeid.split("[", 1)[0] in slow:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def ort_session_options():
     """onnxruntime session options: one thread, no spinning (so torch keeps the cores), quiet,

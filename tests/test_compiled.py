@@ -8,7 +8,7 @@ again: dynamo's own counters say so), compile per intra-op thread count and per 
 (frozen weights are constants: another weights object must not reuse them), fall back to eager
 code with a warning where a segment cannot be compiled, and hit inductor's on-disk cache on a
 second start. Small models here (each inductor compilation costs seconds); the zoo and project
-models are ``slow`` tests (``python -m pytest -m slow tests/test_compiled.py``).
+models are ``extended`` tests (``python -m pytest -m extended tests/test_compiled.py``).
 """
 
 from __future__ import annotations
@@ -341,7 +341,7 @@ def test_ramiel_run_compile_reports_segments(tmp_path):
     assert "torch.compile, sequential module: 1 segment(s)" in p.stdout
 
 
-# --------------------------------------------------------------------------------------- slow
+# ----------------------------------------------------------------------------------- extended
 
 SLOW_MODELS = [
     "light_bvlc_alexnet",
@@ -359,7 +359,7 @@ SLOW_MODELS = [
 ]
 
 
-@pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("backend", ["threads", "processes"])
 @pytest.mark.parametrize("name", SLOW_MODELS)
 def test_compiled_models_match_onnxruntime(name, backend, tmp_path, zoo_models, pipeline_helpers):

@@ -3,8 +3,8 @@ generated module under ``torchrun``.
 
 * Zoo models (seeded random weights) and the project's inception CNN and transformer, compiled for
   2 and 3 clusters and run with one rank per cluster: the outputs must equal onnxruntime's within
-  1e-3 of the largest output magnitude. The remaining zoo models run (2 ranks) under the ``slow``
-  marker (``pytest -m slow``).
+  1e-3 of the largest output magnitude. The remaining zoo models run (2 ranks) under the ``extended``
+  marker (``pytest -m extended``).
 * ``ramiel.compile(..., backend="distributed")``: the Python API starts the ranks itself.
 * ``torchrun --nproc-per-node 2 out/model.py`` prints the outputs ``python out/model_seq.py``
   prints; a rank killed while serving ends the job with one clear error within the timeout and
@@ -103,7 +103,7 @@ def test_zoo_model_on_ranks(name, clusters, tmp_path, pipeline_helpers):
     _check_ranks(model, feeds, clusters, tmp_path / "out", pipeline_helpers)
 
 
-@pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.parametrize("name", SLOW_ZOO)
 def test_more_zoo_models_on_two_ranks(name, tmp_path, pipeline_helpers):
     model, feeds = _zoo(name, pipeline_helpers)
