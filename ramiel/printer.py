@@ -505,13 +505,15 @@ def print_python(
     class_name: str = "Model",
     trainable: bool = False,
     dynamic_batch: Sequence[str] = (),
+    weights_file: str = WEIGHTS_FILE,
 ) -> str:
     """Python source of a ``torchpy`` module (see the module docstring).
 
     ``class_name``: the module class (the parallel one gets ``Parallel`` appended); ``trainable``:
     floating-point weights of the sequential class are parameters; ``dynamic_batch``: the ONNX
     names of the graph inputs whose dimension 0 the sequential module takes at any size (listed
-    in its ``DYNAMIC_BATCH``, for ``torch.export`` users).
+    in its ``DYNAMIC_BATCH``, for ``torch.export`` users); ``weights_file``: the name of the
+    weights file the classes load from their module's directory (their ``WEIGHTS_FILE``).
 
     Raises ``ValueError`` for a module without ``torchpy.func``, a function name used twice or
     reserved, or a class name that is not a Python identifier.
@@ -548,7 +550,7 @@ def print_python(
             "through the named channels of PROGRAM (see ramiel.runtime). The class\n"
             f"{name} (a torch.nn.Module, ramiel.runtime.ParallelModel) runs PROGRAM\n"
             "on workers started once; the weights are its buffers, named as in\n"
-            f"{WEIGHTS_FILE}:\n\n"
+            f"{weights_file}:\n\n"
             f'    with {name}.from_safetensors(backend="threads") as model:\n'
             "        outputs = model(*inputs)\n\n"
             "Run `python <this file>` for one inference on random inputs.\n"
@@ -560,7 +562,7 @@ def print_python(
             f"{name} is a torch.nn.Module: forward(...) computes the graph outputs from the\n"
             "graph inputs; the weights are its "
             + ("parameters and buffers" if trainable else "buffers")
-            + f", named as in {WEIGHTS_FILE}:\n\n"
+            + f", named as in {weights_file}:\n\n"
             f"    model = {name}.from_safetensors()  # or {name}() + load_state_dict(...)\n"
             "    outputs = model(*inputs)\n\n"
             "Run `python <this file>` for one inference on random inputs.\n"
@@ -596,7 +598,7 @@ def print_python(
             '    channels. close() (or `with`) stops the workers."""\n\n'
             "    PROGRAM = PROGRAM\n"
             + ("    WEIGHT_FORMATS = WEIGHT_FORMATS\n" if formats else "")
-            + f"    WEIGHTS_FILE = {WEIGHTS_FILE!r}\n\n"
+            + f"    WEIGHTS_FILE = {weights_file!r}\n\n"
             "    def __init__(self, **runtime_options):\n"
             "        super().__init__(**runtime_options)\n" + "".join(d + "\n" for d in decls)
         )
@@ -638,7 +640,7 @@ def print_python(
         out.append(f"    DYNAMIC_BATCH = {tuple(dynamic_batch)!r}\n")
     if formats:
         out.append("    WEIGHT_FORMATS = WEIGHT_FORMATS\n")
-    out.append(f"    WEIGHTS_FILE = {WEIGHTS_FILE!r}\n\n")
+    out.append(f"    WEIGHTS_FILE = {weights_file!r}\n\n")
     out.append("    def __init__(self):\n        super().__init__()\n")
     out.append("".join(d + "\n" for d in decls))
     out.append("\n" + _loader_text(bool(formats)) + "\n")
@@ -791,8 +793,9 @@ def print_python_file(
 ) -> str:
     """Parse the torchpy IR file ``path`` (``-`` for stdin) and print it as Python source.
 
-    With ``weights_out``, also write the ``torchpy.weight`` values to that safetensors file (the
-    ``weights.safetensors`` the generated module loads from its own directory).
+    With ``weights_out``, also write the ``torchpy.weight`` values to that safetensors file; the
+    generated classes load the file of that name from their own directory (``WEIGHTS_FILE``;
+    without ``weights_out``: ``weights.safetensors``).
     ``class_name``: the module class (default: from the file's name, ``Model`` for stdin);
     ``trainable``: see :func:`print_python`.
 
@@ -825,7 +828,10 @@ def print_python_file(
     if class_name is None:
         class_name = make_class_name(os.path.splitext(name)[0] if path != "-" else "")
     try:
-        source = print_python(module, name, class_name=class_name, trainable=trainable)
+        weights_file = os.path.basename(weights_out) if weights_out else WEIGHTS_FILE
+        source = print_python(
+            module, name, class_name=class_name, trainable=trainable, weights_file=weights_file
+        )
     except ValueError as e:
         raise RamielError(str(e)) from None
     if weights_out is not None:

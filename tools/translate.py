@@ -8,8 +8,11 @@
   dimensions; ``--ort-optimize`` runs onnxruntime's basic graph optimiser first.
 * ``--to-python in.mlir [-o model.py]``: ``torchpy`` IR -> Python source (see
   :mod:`ramiel.printer`): a ``torch.nn.Module`` class (``--class-name``, default from the input
-  file's name; ``--trainable``: floating-point weights as parameters); with ``-o``, the weights
-  the module uses are written beside it (``weights.safetensors``, its buffers' names).
+  file's name; ``--trainable``: floating-point weights as parameters); with ``-o model.py``, the
+  weights the module uses are written beside it, named after it (``model.safetensors``, its
+  buffers' names; ``--weights FILE`` to choose), and the classes load that file (their
+  ``WEIGHTS_FILE``); with the source on stdout no weights file is written unless ``--weights``
+  names one (a note on stderr says so).
 
 Errors are printed as one ``error: ...`` line on stderr with exit status 1; an error in the input
 IR is located as ramiel-opt and MLIR's tools print it, ``file:line:col: error: reason``, followed by
@@ -56,8 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--weights",
         type=path,
-        help="--import-onnx: safetensors file for large initializers (default: beside -o's "
-        "file, named after it; required for such a model when the IR goes to stdout)",
+        help="the safetensors weights file: --import-onnx's large initializers (required for "
+        "such a model when the IR goes to stdout), --to-python's module weights (none written "
+        "when the source goes to stdout); default: beside -o's file, named after it",
     )
     p.add_argument("--ort-optimize", action="store_true", help="run ORT's basic optimiser first")
     p.add_argument("--class-name", help="--to-python: the module class (default: from the file)")
@@ -156,14 +160,33 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
 def _to_python(args: argparse.Namespace) -> str:
     from ramiel.printer import WEIGHTS_FILE, print_python_file
 
-    weights = None
-    if args.output:  # the module loads weights.safetensors from its own directory
-        weights = os.path.join(os.path.dirname(os.path.abspath(args.output)), WEIGHTS_FILE)
+    # the weights go where the user said: --weights FILE, else beside -o's file and named after
+    # it (model.py -> model.safetensors); the classes load that name from their own directory
+    weights = args.weights
+    if weights is None and args.output:
+        weights = os.path.splitext(os.path.abspath(args.output))[0] + ".safetensors"
+    if weights is not None:
+        from ramiel.files import output_file
+
+        output_file(weights, "weights file")
     if args.class_name is not None and not args.class_name.isidentifier():
         raise RamielError(f"--class-name {args.class_name!r} is not a Python identifier")
-    return print_python_file(
+    source = print_python_file(
         args.input, weights_out=weights, class_name=args.class_name, trainable=args.trainable
     )
+    if weights is None and _has_weights(source):
+        print(
+            f"note: no weights file written (the source went to stdout); name one with --weights "
+            f"FILE, or write the module with -o FILE.py (its weights: FILE.safetensors); the "
+            f"classes look for {WEIGHTS_FILE} beside their module",
+            file=sys.stderr,
+        )
+    return source
+
+
+def _has_weights(source: str) -> bool:
+    """The generated classes register at least one weight (a buffer or parameter)."""
+    return "self.register_buffer(" in source or "torch.nn.Parameter(" in source
 
 
 def main(argv: Sequence[str] | None = None) -> int:
