@@ -156,7 +156,8 @@ def clusters_of(block: Block) -> list[ClusterOp]:
     return [op for op in block.ops if isinstance(op, ClusterOp)]
 
 
-def _is_ambient_op(op: Operation) -> bool:
+def is_ambient(op: Operation) -> bool:
+    """Read-only values every cluster may use: constants (``ConstantLike``) and ``onnx.NoValue``."""
     return op.has_trait(ConstantLike) or op.name == "onnx.NoValue"
 
 
@@ -165,7 +166,7 @@ def _is_ambient(value: SSAValue, block: Block) -> bool:
     owner = value.owner
     if isinstance(owner, Block):
         return owner is block
-    return owner.parent is block and _is_ambient_op(owner)
+    return owner.parent is block and is_ambient(owner)
 
 
 def verify_program(block: Block) -> None:
@@ -173,7 +174,7 @@ def verify_program(block: Block) -> None:
     clusters = clusters_of(block)
     for op in block.ops:
         if not isinstance(op, ClusterOp | YieldOp) and not (
-            op.has_trait(IsTerminator) or _is_ambient_op(op)
+            op.has_trait(IsTerminator) or is_ambient(op)
         ):
             raise VerifyException(
                 f"{op.name} is outside every cluster; in a clustered function every compute "

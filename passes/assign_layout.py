@@ -24,7 +24,7 @@ What it does
     at least ``THROUGH_CL_MIN_ELEMENTS`` elements) must exceed the
     conversions at its boundary (values entering from a graph input or a contiguous op, values
     leaving to a contiguous op or a graph output), each
-    :func:`~ramiel.layout.conversion_cost_us`. ``format=channels-last`` keeps every region;
+    :func:`~ramiel.cost_model.conversion_cost_us`. ``format=channels-last`` keeps every region;
     ``format=nchw`` assigns contiguous everywhere (removes every ``ramiel.layout``).
 
     The lowering then places the conversions: an operand is converted where its producer's format
@@ -55,7 +55,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ramiel.clustering import is_ambient, main_func
-from ramiel.cost_model import analytic_cost_us
+from ramiel.cost_model import analytic_cost_us, conversion_cost_us
 from ramiel.dialects.cluster import SendOp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.errors import RamielError
@@ -67,7 +67,6 @@ from ramiel.layout import (
     LAYOUT_MODES,
     THROUGH_CL_MIN_ELEMENTS,
     TRANSPARENT_OPS,
-    conversion_cost_us,
     has_format,
     set_layout,
     source_value,

@@ -7,7 +7,7 @@ Sets, on every compute op of ``@main`` (``onnx`` ops inside or outside clusters)
   default, deterministic) or, with ``profile=FILE``, from a profile database of measured per-op
   times written by ``ramiel profile`` (ops missing from it fall back to the analytic model, with a
   warning giving their count), plus the memory-format conversions the lowering places before the
-  op (``--assign-layout``: :func:`ramiel.layout.conversions_us`);
+  op (``--assign-layout``: :func:`ramiel.cost_model.conversions_us`);
 * ``ramiel.result_bytes`` (array of i64): the size in bytes of each result;
 
 (also on the ops inside the regions of ``onnx.If``/``Loop``/``Scan``, whose own cost is then the
@@ -52,6 +52,7 @@ from ramiel.cost_model import (
     TRANSFER_COST,
     ProfileDB,
     analytic_cost_us,
+    conversions_us,
     load_transfer_cost,
     profile_key,
     region_cost_us,
@@ -60,7 +61,6 @@ from ramiel.cost_model import (
 from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.errors import RamielError
-from ramiel.layout import conversions_us
 
 BYTES_ATTR = "ramiel.result_bytes"
 

@@ -30,12 +30,12 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.traits import ConstantLike
 
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
-from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
+from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of, is_ambient
 from ramiel.dialects.onnx import captured_values, dependences, drop_invalid_inplace
 from ramiel.errors import RamielError, SchedulingError
+from ramiel.naming import unique
 from ramiel.scheduling import estimate_makespan, order_clusters
 from ramiel.scheduling.graph import TaskGraph
 
@@ -59,11 +59,6 @@ def main_func(module: ModuleOp) -> func.FuncOp:
     if len(funcs) == 1:
         return funcs[0]
     raise RamielError("the module has no func.func @main to cluster")
-
-
-def is_ambient(op: Operation) -> bool:
-    """Read-only values every cluster may use: constants and ``onnx.NoValue``."""
-    return op.has_trait(ConstantLike) or op.name == "onnx.NoValue"
 
 
 def compute_ops(block: Block) -> list[Operation]:
@@ -285,13 +280,7 @@ def build_clusters(
         return label_of[v]
 
     def channel(v: SSAValue, src: int, dst: int) -> str:
-        base = f"{label(v)}__{names[src]}_{names[dst]}"
-        name, i = base, 1
-        while name in channel_names:
-            name = f"{base}_{i}"
-            i += 1
-        channel_names.add(name)
-        return name
+        return unique(f"{label(v)}__{names[src]}_{names[dst]}", channel_names)
 
     def local_value(v: SSAValue, k: int, before: Operation | None) -> SSAValue:
         owner = v.owner

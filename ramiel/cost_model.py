@@ -34,10 +34,24 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import NoneType, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, NoneType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
-from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, opset_of, static_shape
+from ramiel.dialects.cluster import is_ambient
+from ramiel.dialects.onnx import OnnxOp, opset_of, static_shape
+from ramiel.dtypes import numpy_dtype_of
+from ramiel.errors import RamielError
+from ramiel.files import input_file, read_json_file
+from ramiel.layout import (
+    CHANNELS_LAST,
+    CONTIGUOUS,
+    CONVERT_BW,
+    THROUGH_CL_MIN_ELEMENTS,
+    has_format,
+    layout_of,
+    static_shape_of,
+    value_format,
+)
 
 OP_OVERHEAD_US = 5.0
 """Framework overhead per op (Python dispatch + ATen), µs."""
@@ -153,8 +167,6 @@ def trip_count(op: OnnxOp) -> int | None:
     """How many times the body of a Loop or Scan runs, when the IR says: a Scan's scanned
     length; a Loop's static scan-output length, else its constant ``M`` (an upper bound: the
     loop may stop early); ``None`` when unknown."""
-    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-
     if op.op_type == "Scan":
         m = op.attr("num_scan_inputs", 0)
         scanned = list(op.operands)[len(op.operands) - m :]
@@ -223,6 +235,37 @@ def analytic_cost_us(op: Operation) -> float:
     return round(OP_OVERHEAD_US + max(compute, bytes_moved(op) / MEM_BW) + extra, 3)
 
 
+def conversion_cost_us(shape: tuple[int, ...], itemsize: int = 4) -> float:
+    """Estimated µs of one format conversion (a strided copy) of a tensor of ``shape``:
+    :data:`OP_OVERHEAD_US` + bytes / :data:`ramiel.layout.CONVERT_BW`."""
+    return OP_OVERHEAD_US + math.prod(shape) * itemsize / CONVERT_BW
+
+
+def conversions_us(op: Operation, sends: dict[str, SSAValue] | None = None) -> float:
+    """Estimated µs of the format conversions the lowering places before ``op``: one
+    :func:`conversion_cost_us` per run-time operand that :func:`has_format` and whose producer
+    computes it in another format than ``op`` (``--estimate-cost`` adds them to the op's cost;
+    ``sends``: channel -> sent value, see :func:`ramiel.layout.source_value`)."""
+    fmt = layout_of(op)
+    total = 0.0
+    seen: set[SSAValue] = set()
+    for v in op.operands:
+        owner = v.owner
+        if v in seen or (isinstance(owner, Operation) and is_ambient(owner)):
+            continue
+        seen.add(v)
+        shape = static_shape_of(v)
+        if has_format(shape) and value_format(v, sends) != fmt:
+            assert shape is not None
+            total += conversion_cost_us(shape, _itemsize(v))
+    return total
+
+
+def _itemsize(v: SSAValue) -> int:
+    t = v.type
+    return numpy_dtype_of(t.element_type).itemsize if isinstance(t, TensorType) else 4
+
+
 def _pools_channels_last(op: Operation) -> bool:
     """A 2-D pooling of a float tensor (run on channels-last by the lowering)."""
     t = op.operands[0].type if op.operands else None
@@ -234,14 +277,6 @@ def _pools_channels_last(op: Operation) -> bool:
 def _pool_conversions_us(op: Operation) -> float:
     """The conversions to channels-last and back the lowering places around a contiguous
     pooling (see :data:`ramiel.layout.THROUGH_CL_MIN_ELEMENTS`); 0 in a channels-last region."""
-    from ramiel.layout import (
-        CHANNELS_LAST,
-        THROUGH_CL_MIN_ELEMENTS,
-        conversion_cost_us,
-        has_format,
-        layout_of,
-    )
-
     x, y = static_shape(op.operands[0].type), static_shape(op.results[0].type)
     if layout_of(op) == CHANNELS_LAST or x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
         return 0.0
@@ -297,24 +332,6 @@ def transfer_cost_us(nbytes: int, backend: str | tuple[float, float] = "threads"
     return round(latency + nbytes * per_byte, 3)
 
 
-def read_json_file(path: str | os.PathLike[str], what: str) -> object:
-    """The JSON value in the file ``path``; ``what`` names the file in errors.
-
-    Raises:
-        RamielError: ``"<what> <path>: cannot read it: ..."`` or ``"...: not JSON: ..."``.
-    """
-    from ramiel.errors import RamielError
-
-    where = f"{what} {os.fspath(path)}"
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        raise RamielError(f"{where}: cannot read it: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise RamielError(f"{where}: not JSON: {e}") from None
-
-
 def load_transfer_cost(path: str) -> tuple[float, float]:
     """``(latency µs, µs per byte)`` from a transfer cost file (JSON written by ``ramiel
     calibrate -o FILE``: ``{"latency_us": L, "us_per_byte": B, ...}``; other keys are notes).
@@ -323,8 +340,6 @@ def load_transfer_cost(path: str) -> tuple[float, float]:
         RamielError: the file cannot be read, is not JSON, or lacks a non-negative finite
             ``latency_us`` or ``us_per_byte``.
     """
-    from ramiel.errors import RamielError
-
     data = read_json_file(path, "transfer cost file")
     out = []
     for key in ("latency_us", "us_per_byte"):
@@ -346,8 +361,6 @@ def load_transfer_cost(path: str) -> tuple[float, float]:
 def profile_key(op: Operation) -> str:
     """The profile-database key of ``op``: op type, operand types and attributes, as text, and
     ``|channels_last`` for an op that computes in channels-last (``ramiel.layout``)."""
-    from ramiel.layout import CONTIGUOUS, layout_of
-
     kind = op.op_type if isinstance(op, OnnxOp) else op.name
     types = ",".join(str(v.type) for v in op.operands)
     attrs = ",".join(f"{k}={v}" for k, v in sorted(op.properties.items()))
@@ -383,8 +396,6 @@ class ProfileDB:
 
     @classmethod
     def load(cls, path: str) -> ProfileDB:
-        from ramiel.errors import RamielError
-        from ramiel.files import input_file
 
         if not os.path.exists(path):
             raise RamielError(

@@ -17,6 +17,7 @@ module compiled for another account could not load its weights.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
@@ -149,3 +150,19 @@ def output_file(path: str | os.PathLike[str], what: str = "output file") -> str:
         raise RamielError(f"{what} {p}: the directory {d} does not exist")
     _check_writable_dir(d, p, what)
     return p
+
+
+def read_json_file(path: str | os.PathLike[str], what: str) -> object:
+    """The JSON value in the file ``path``; ``what`` names the file in errors.
+
+    Raises:
+        RamielError: ``"<what> <path>: cannot read it: ..."`` or ``"...: not JSON: ..."``.
+    """
+    where = f"{what} {os.fspath(path)}"
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise RamielError(f"{where}: cannot read it: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise RamielError(f"{where}: not JSON: {e}") from None

@@ -34,10 +34,10 @@ channels-last (PyTorch ignores the strides of size-1 dims): it never needs a con
 
 from __future__ import annotations
 
-import math
-
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+
+from ramiel.dialects.cluster import ClusterOp, RecvOp, YieldOp
 
 LAYOUT_ATTR = "ramiel.layout"
 """Discardable op attribute: the memory format the op computes its 4-D activations in."""
@@ -124,8 +124,6 @@ def source_value(v: SSAValue, sends: dict[str, SSAValue] | None = None) -> SSAVa
     """The value ``v`` stands for across clusters: a ``cluster.recv`` is the value sent on its
     channel (``sends``: channel -> sent value), a ``cluster.cluster`` result the value its
     cluster yields."""
-    from ramiel.dialects.cluster import ClusterOp, RecvOp, YieldOp
-
     seen = set()
     while v not in seen:
         seen.add(v)
@@ -150,42 +148,6 @@ def value_format(v: SSAValue, sends: dict[str, SSAValue] | None = None) -> str:
         return CONTIGUOUS
     owner = src.owner
     return layout_of(owner) if isinstance(owner, Operation) else CONTIGUOUS
-
-
-def conversion_cost_us(shape: tuple[int, ...], itemsize: int = 4) -> float:
-    """Estimated µs of one format conversion (a strided copy) of a tensor of ``shape``:
-    :data:`ramiel.cost_model.OP_OVERHEAD_US` + bytes / :data:`CONVERT_BW`."""
-    from ramiel.cost_model import OP_OVERHEAD_US
-
-    return OP_OVERHEAD_US + math.prod(shape) * itemsize / CONVERT_BW
-
-
-def conversions_us(op: Operation, sends: dict[str, SSAValue] | None = None) -> float:
-    """Estimated µs of the format conversions the lowering places before ``op``: one
-    :func:`conversion_cost_us` per run-time operand that :func:`has_format` and whose producer
-    computes it in another format than ``op`` (``--estimate-cost`` adds them to the op's cost)."""
-    from ramiel.clustering import is_ambient
-
-    fmt = layout_of(op)
-    total = 0.0
-    seen: set[SSAValue] = set()
-    for v in op.operands:
-        owner = v.owner
-        if v in seen or (isinstance(owner, Operation) and is_ambient(owner)):
-            continue
-        seen.add(v)
-        shape = static_shape_of(v)
-        if has_format(shape) and value_format(v, sends) != fmt:
-            assert shape is not None
-            total += conversion_cost_us(shape, _itemsize(v))
-    return total
-
-
-def _itemsize(v: SSAValue) -> int:
-    from ramiel.dialects.onnx import numpy_dtype_of
-
-    t = v.type
-    return numpy_dtype_of(t.element_type).itemsize if isinstance(t, TensorType) else 4
 
 
 CONVERT_BW = 3e3
