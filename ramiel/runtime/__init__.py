@@ -23,6 +23,7 @@ See :mod:`ramiel.runtime.program` for the contract, :mod:`ramiel.runtime.module`
 :mod:`ramiel.runtime.calibrate` for the measured transfer costs.
 """
 
+from ramiel.runtime.launch import start
 from ramiel.runtime.module import ParallelModel
 from ramiel.runtime.program import (
     ChannelError,
@@ -36,7 +37,7 @@ from ramiel.runtime.program import (
     WorkerTimeout,
     load_program,
 )
-from ramiel.runtime.runner import BACKENDS, Runner, start
+from ramiel.runtime.runner import BACKENDS, Runner
 from ramiel.runtime.weights import Weights
 
 __all__ = [

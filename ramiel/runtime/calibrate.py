@@ -47,6 +47,10 @@ message pays the tick again. A gloo message costs about ten times a shared-memor
 
 from __future__ import annotations
 
+import datetime
+import json
+import os
+import socket
 import statistics
 import time
 from collections.abc import Sequence
@@ -55,8 +59,10 @@ from typing import Any
 
 import torch
 
+from ramiel.errors import RamielError
+from ramiel.runtime.distributed import in_torchrun, join_group
+from ramiel.runtime.launch import start
 from ramiel.runtime.program import ChannelSpec, Program
-from ramiel.runtime.runner import start
 from ramiel.runtime.weights import Weights
 
 
@@ -130,7 +136,7 @@ def round_trips(
 ) -> dict[int, float]:
     """Median ping-pong round trip in µs per payload size in bytes (see the module docstring).
 
-    ``options`` go to :func:`~ramiel.runtime.runner.start` (e.g. ``copy_on_put=True``).
+    ``options`` go to :func:`~ramiel.runtime.launch.start` (e.g. ``copy_on_put=True``).
     """
     out: dict[int, float] = {}
     for nbytes in sizes:
@@ -171,7 +177,7 @@ def measure_transfer_cost(
         backend: ``"threads"`` or ``"processes"``.
         sizes: payload sizes in bytes; at least two, the smallest sets the latency.
         repeats: measured round trips per size (median kept).
-        **options: passed to :func:`~ramiel.runtime.runner.start`.
+        **options: passed to :func:`~ramiel.runtime.launch.start`.
 
     Returns:
         The fitted :class:`TransferCost` (µs, µs/byte).
@@ -305,18 +311,11 @@ def calibrate(
     Raises:
         RamielError: fewer than two sizes, or a ``torchrun`` group of one rank.
     """
-    import datetime
-    import json
-    import os
-    import socket
-
-    from ramiel.errors import RamielError
 
     if len(sizes) < 2:
         raise RamielError("calibrate needs at least two payload sizes")
     program, weights = sweep_program(sizes)
     hosts = [socket.gethostname()]
-    from ramiel.runtime.distributed import in_torchrun, join_group
 
     if backend == "distributed" and in_torchrun():
         if int(os.environ["WORLD_SIZE"]) < 2:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -103,8 +104,6 @@ class Slot:
     __slots__ = ("name", "spec", "lock", "value", "version", "put_epoch", "get_epoch")
 
     def __init__(self, name: str, spec: ChannelSpec):
-        import threading
-
         self.name = name
         self.spec = spec
         self.lock: threading.Lock | None = None

@@ -95,6 +95,7 @@ import datetime
 import dis
 import hashlib
 import json
+import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
 import queue
@@ -109,9 +110,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.multiprocessing as tmp
+from safetensors import safe_open
 
 from ramiel.errors import RamielError
+from ramiel.files import read_json_file
+from ramiel.runtime import processes
 from ramiel.runtime.channels import Aborted, _check_tensor, _no_channel
+from ramiel.runtime.processes import LIVENESS_S, STOPPED_S, FnRef, process_state
 from ramiel.runtime.program import (
     ChannelError,
     ChannelSpec,
@@ -125,7 +131,15 @@ from ramiel.runtime.program import (
     describe_exception,
 )
 from ramiel.runtime.runner import Runner
-from ramiel.runtime.weights import TensorSlot, Weights, layout, view
+from ramiel.runtime.weights import (
+    TensorSlot,
+    Weights,
+    layout,
+    pack_shared,
+    shared_arena,
+    unpack,
+    view,
+)
 
 #: Seconds between two checks of the store by a rank's watchdog thread.
 WATCH_S = 0.25
@@ -343,8 +357,6 @@ def load_placement(
     if isinstance(spec, Mapping):
         data: Any = spec
     else:
-        from ramiel.cost_model import read_json_file
-
         where = f"placement file {os.fspath(spec)}"
         data = read_json_file(spec, "placement file")
     if not isinstance(data, Mapping) or not isinstance(data.get("clusters"), Mapping):
@@ -1598,7 +1610,6 @@ def _load_rank_weights(
     """The weights this rank's clusters read, from ``path`` (all of them when that cannot be told)."""
     if path is None or not os.path.isfile(path):
         return Weights()
-    from safetensors import safe_open
 
     with safe_open(path, "pt") as f:
         available = list(f.keys())
@@ -1649,9 +1660,6 @@ def _rank_main(rank: int, boot: _Boot) -> None:
         boot.done_w.close()
     import torch.distributed as dist
 
-    from ramiel.runtime import processes
-    from ramiel.runtime.processes import FnRef
-    from ramiel.runtime.weights import unpack
 
     def reply(data: bytes) -> None:
         if rank == 0:
@@ -1766,14 +1774,8 @@ class DistributedRunner(Runner):
         start_method: str | None = None,
         startup_timeout_s: float = 120.0,
     ):
-        import multiprocessing as mp
-
         import torch.distributed as dist
-        import torch.multiprocessing as tmp
 
-        from ramiel.runtime import processes
-        from ramiel.runtime.processes import FnRef
-        from ramiel.runtime.weights import pack_shared, shared_arena
 
         if processes._IMPORTING_PROGRAM:
             raise ProgramError(
@@ -1888,8 +1890,6 @@ class DistributedRunner(Runner):
 
     def _await(self, expect: bytes, deadline: float, timeout_s: float, epoch: int | None) -> None:
         """Wait for rank 0's answer, watching every rank's process sentinel."""
-        from ramiel.runtime.processes import LIVENESS_S, STOPPED_S, process_state
-
         by_sentinel = {p.sentinel: r for r, p in enumerate(self._procs)}
         stopped_since: dict[int, float] = {}
         while True:

@@ -22,12 +22,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 import torch
+from safetensors.torch import load_file, save_file
+
+from ramiel.errors import RamielError, RuntimeFailure
+from ramiel.runtime import Weights, start
+from ramiel.runtime.compiled import segments_in, summary, take_events
+from ramiel.runtime.distributed import in_torchrun, join_group
+from ramiel.runtime.program import InputMismatch, Program
 
 
 def random_inputs(
@@ -57,8 +65,6 @@ def _args(
 ) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Run one inference of this Ramiel-generated module.")
     if parallel:
-        from ramiel.runtime.distributed import in_torchrun
-
         default = "distributed" if in_torchrun() else (backend or "threads")
         p.add_argument(
             "--backend", default=default, choices=["threads", "processes", "distributed"]
@@ -96,11 +102,7 @@ def load_inputs(
     Raises:
         RamielError: the file cannot be read, or lacks an input.
     """
-    from ramiel.errors import RamielError
-
     try:
-        from safetensors.torch import load_file
-
         tensors = load_file(path, device="cpu")
     except FileNotFoundError:
         raise RamielError(f"inputs file {path}: no such file") from None
@@ -117,10 +119,6 @@ def load_inputs(
 
 def save_outputs(path: str, outputs: Mapping[str, torch.Tensor]) -> None:
     """Write the outputs to a ``.safetensors`` file (``RamielError`` when it cannot)."""
-    from safetensors.torch import save_file
-
-    from ramiel.errors import RamielError
-
     try:
         save_file({k: v.detach().contiguous() for k, v in outputs.items()}, path)
     except OSError as e:
@@ -144,10 +142,6 @@ def serve(
     Returns:
         The exit status: 0 after ``quit``/end of input, 1 after a failure of the workers.
     """
-    import shlex
-
-    from ramiel.errors import RamielError
-    from ramiel.runtime.program import InputMismatch
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -189,8 +183,6 @@ def serve(
 
 
 def _is_runtime_failure(e: BaseException) -> bool:
-    from ramiel.errors import RuntimeFailure
-
     return isinstance(e, RuntimeFailure)
 
 
@@ -208,9 +200,6 @@ def main(
     ``backend``: the backend the module was compiled for (the default of ``--backend``); under
     ``torchrun`` the default is ``distributed``.
     """
-    from ramiel.errors import RamielError
-    from ramiel.runtime.distributed import in_torchrun, join_group
-    from ramiel.runtime.program import Program
 
     args = _args(argv, parallel=True, backend=backend)
     bare = isinstance(cls, Program)
@@ -242,8 +231,6 @@ def main(
             if args.backend == "distributed":
                 options = {"ranks": args.ranks, "placement": args.placement, "device": args.device}
             if bare:
-                from ramiel.runtime import Weights, start
-
                 runner = start(
                     program,
                     Weights.from_safetensors(weights_file),
@@ -281,8 +268,6 @@ def main(
         print(f"error: {where}{_one_line(str(e))}", file=sys.stderr)
         sys.exit(1)
     if events:
-        from ramiel.runtime.compiled import summary
-
         print(f"compiled: {summary(events)}")
     how = args.backend
     if args.backend == "distributed":
@@ -295,8 +280,6 @@ def main(
 def main_sequential(cls: type, module_file: str, argv: Sequence[str] | None = None) -> None:
     """Run a sequential module class (``<Name>`` of ``model_seq.py``) once on random inputs and
     print its outputs, or serve."""
-    from ramiel.errors import RamielError
-
     args = _args(argv, parallel=False)
     torch.set_num_threads(args.threads)
     inputs, outputs = cls.INPUTS, cls.OUTPUTS
@@ -320,7 +303,6 @@ def main_sequential(cls: type, module_file: str, argv: Sequence[str] | None = No
         feeds = (
             load_inputs(args.inputs, inputs) if args.inputs else random_inputs(inputs, args.seed)
         )
-        from ramiel.runtime.compiled import segments_in, summary, take_events
 
         segments = segments_in(vars(sys.modules[cls.__module__])).values()
         if segments:  # compile before the timed inference

@@ -48,9 +48,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import torch
+from safetensors.torch import load_file
 
-from ramiel.runtime.program import InputMismatch, Program, ProgramError
-from ramiel.runtime.weights import Weights
+from ramiel.errors import RamielError
+from ramiel.runtime.launch import start
+from ramiel.runtime.program import InputMismatch, Program, ProgramError, RunnerClosed
+from ramiel.runtime.weights import Weights, to_formats
 
 
 def with_state(cls: type, state: Mapping[str, torch.Tensor], **kwargs: Any) -> Any:
@@ -136,10 +139,6 @@ class ParallelModel(torch.nn.Module):
 
         Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
         """
-        from safetensors.torch import load_file
-
-        from ramiel.runtime.weights import to_formats
-
         if path is None:
             mod = sys.modules.get(cls.__module__)
             where = getattr(mod, "__file__", None)
@@ -210,8 +209,6 @@ class ParallelModel(torch.nn.Module):
             return runner
         with self._start_lock:
             if self._closed:
-                from ramiel.runtime.program import RunnerClosed
-
                 raise RunnerClosed(
                     f"{type(self).__name__} is closed; make another to run the program again "
                     "(a sequential module still works)"
@@ -220,8 +217,6 @@ class ParallelModel(torch.nn.Module):
                 self._runner.close()  # the weights changed: the workers must see the new ones
                 self._runner = None
             if self._runner is None:
-                from ramiel.runtime.runner import start
-
                 for name, t in self.named_buffers():
                     if t.is_meta:
                         raise ProgramError(
@@ -306,3 +301,24 @@ class ParallelModel(torch.nn.Module):
 
 
 __all__ = ["ParallelModel", "with_state"]
+
+
+def generated_class(module: Any) -> type:
+    """The ``torch.nn.Module`` class a generated module file defines (exactly one).
+
+    Raises:
+        RamielError: the module defines no such class, or several.
+    """
+    found = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type)
+        and issubclass(v, torch.nn.Module)
+        and v.__module__ == module.__name__
+    ]
+    if len(found) != 1:
+        raise RamielError(
+            f"{getattr(module, '__file__', module.__name__)}: expected one torch.nn.Module class, "
+            f"found {len(found)}"
+        )
+    return found[0]

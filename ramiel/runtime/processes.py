@@ -81,6 +81,7 @@ import torch
 import torch.multiprocessing  # noqa: F401 - registers the shared-memory tensor pickling
 
 from ramiel.runtime.channels import Aborted, ShmEndpoint, ShmLayout
+from ramiel.runtime.compiled import configure_cache, program_segments, segments_in, take_events
 from ramiel.runtime.program import (
     ChannelError,
     Program,
@@ -271,8 +272,6 @@ def _worker_main(boot: _Boot) -> None:
         if boot.compiled:
             import torch._inductor.config as inductor_config
 
-            from ramiel.runtime.compiled import configure_cache, segments_in
-
             inductor_config.compile_threads = 1
             configure_cache()
             segments = list(segments_in(getattr(fn, "__globals__", {})).values())
@@ -308,8 +307,6 @@ def _worker_main(boot: _Boot) -> None:
             else:
                 reply = b"D"
                 if segments:
-                    from ramiel.runtime.compiled import take_events
-
                     events = take_events(segments)
                     if events:
                         reply += pickle.dumps(events)
@@ -359,7 +356,6 @@ class ProcessRunner(Runner):
         self._sems: list[Any] = []
         # the cluster functions may raise their own intra-op threads (--intra-op-threads)
         most = max(threads_per_worker, program.max_threads)
-        from ramiel.runtime.compiled import program_segments
 
         self._compiled = bool(program_segments(program))
         self.start_method = choose_start_method(start_method, most, self._compiled)

@@ -36,6 +36,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,8 +115,6 @@ def describe_exception(e: BaseException, skip_frames: int = 0) -> tuple[str, str
 
     ``skip_frames`` drops that many outermost frames (the worker loop) from the traceback.
     """
-    import traceback
-
     tb = e.__traceback__
     for _ in range(skip_frames):
         if tb is not None and tb.tb_next is not None:

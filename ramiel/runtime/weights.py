@@ -12,12 +12,16 @@ so workers share one copy instead of holding one each.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
+from ramiel.files import make_readable
 from ramiel.runtime.program import ProgramError, dtype_size
 
 _ALIGN = 64
@@ -68,10 +72,6 @@ class Weights:
         converted here, once, into the memory format the generated code reads them in
         (:func:`to_formats`).
         """
-        import json
-
-        from safetensors import safe_open
-        from safetensors.torch import load_file
 
         if keys is None:
             tensors = load_file(str(path), device="cpu")
@@ -84,10 +84,6 @@ class Weights:
 
     def save_safetensors(self, path: str | Path) -> None:
         """Write the tensors to a ``.safetensors`` file (made contiguous, storage not shared)."""
-        from safetensors.torch import save_file
-
-        from ramiel.files import make_readable
-
         save_file({k: v.contiguous().clone() for k, v in Weights.as_dict(self).items()}, str(path))
         make_readable(path)  # safetensors writes 0600 whatever the umask
 
