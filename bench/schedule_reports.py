@@ -17,7 +17,6 @@ import tempfile
 
 import onnx
 
-from ramiel.compiler import _run_passes
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.passes.constant_fold import ConstantFold
 from ramiel.passes.dce import DeadCodeElimination
@@ -25,6 +24,7 @@ from ramiel.passes.estimate_cost import EstimateCost
 from ramiel.passes.linear_cluster import LinearCluster
 from ramiel.passes.merge import Merge
 from ramiel.passes.schedule_report import schedule_report
+from ramiel.pipeline import run_passes
 from ramiel.weights import set_ir_base_dir
 
 MODELS = ("light_inception_v1", "light_inception_v2", "light_squeezenet")
@@ -48,7 +48,7 @@ def main() -> None:
                         weights_path=os.path.join(d, "w.safetensors"), weights_ref="w.safetensors"
                     ),
                 )
-                _run_passes(
+                run_passes(
                     m,
                     [
                         ConstantFold(),

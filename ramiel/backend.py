@@ -52,11 +52,16 @@ from typing import Any
 import numpy as np
 import onnx
 import onnx.shape_inference
+import torch
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
+from safetensors.torch import load_file
 
+from ramiel.compiler import CompileOptions, compile_model
 from ramiel.errors import DynamicShapeError, RamielError, UnsupportedOpError
-from ramiel.runtime.program import InputMismatch
+from ramiel.runtime import Program, Weights, start
+from ramiel.runtime.module import generated_class, with_state
+from ramiel.runtime.program import InputMismatch, import_from_path
 from ramiel.weights import numpy_from_torch, torch_from_numpy
 
 __all__ = [
@@ -108,8 +113,6 @@ class _Compiled:
         opts: BackendOptions,
         out_dir: str,
     ):
-        from ramiel.compiler import CompileOptions, compile_model
-
         copts = CompileOptions(
             clusters=max(1, min(opts.clusters, _node_count(model))),
             backend=opts.backend,
@@ -130,12 +133,6 @@ class _Compiled:
             raise
 
     def _load(self, opts: BackendOptions) -> None:
-        from safetensors.torch import load_file
-
-        from ramiel.compiler import generated_class
-        from ramiel.runtime import Program, Weights, start
-        from ramiel.runtime.module import with_state
-        from ramiel.runtime.program import import_from_path
 
         t = time.perf_counter()
         mod = import_from_path(self._module, self.result.parallel_path)
@@ -164,7 +161,6 @@ class _Compiled:
     def run(self, feeds: dict[str, Any]) -> dict[str, Any]:
         if self.runner is not None:
             return self.runner.run(feeds)
-        import torch
 
         with torch.inference_mode():
             outs = self._model(*(feeds[n] for n in self._inputs))

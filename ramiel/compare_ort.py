@@ -144,12 +144,12 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     """Write ``model_probed.py`` and its weights: the sequential module of the clustered IR at
     ``ir_path``, with ``_probe(i)`` after each node's statements; returns (module path, weights
     path, the op type of each probe)."""
-    from ramiel.compiler import _run_passes
     from ramiel.dialects import torchpy as tp
     from ramiel.dialects.onnx import NODE_NAME_ATTR
     from ramiel.dialects.registry import make_context
     from ramiel.parsing import parse_module
     from ramiel.passes.lower_to_torchpy import CONVERSION_ATTR, LowerToTorchpy
+    from ramiel.pipeline import run_passes
     from ramiel.printer import print_python, write_weights
     from ramiel.weights import set_ir_base_dir
 
@@ -157,7 +157,7 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     with open(ir_path) as f:
         module = parse_module(make_context(), f.read(), ir_path)
     source = module.clone()
-    _run_passes(module, [LowerToTorchpy(mode="sequential")])
+    run_passes(module, [LowerToTorchpy(mode="sequential")])
     fwd = next(op for op in module.ops if isinstance(op, tp.FuncOp))
     kinds: list[str] = []
     for op in list(fwd.body.block.ops):
@@ -184,7 +184,7 @@ class _ProbedForward:
     """The probed module's ``forward`` and the probe times of its last call."""
 
     def __init__(self, path: str, weights_path: str, n: int):
-        from ramiel.compiler import generated_class
+        from ramiel.runtime.module import generated_class
         from ramiel.runtime.program import import_from_path
 
         self.marks = [0.0] * n

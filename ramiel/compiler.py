@@ -26,9 +26,11 @@ Python API: :func:`compile` returns a :class:`CompiledModel`, a ``torch.nn.Modul
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,15 +40,36 @@ from typing import Any
 import numpy as np
 import onnx
 import torch
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from ramiel.cost_model import ProfileDB, usable_cores
+from ramiel.dialects import torchpy as tp
+from ramiel.dynamic_batch import batch_inputs, generalize_batch
 from ramiel.errors import RamielError, SchedulingError
-from ramiel.importer import ImportOptions, import_onnx
+from ramiel.files import input_file, output_dir
+from ramiel.importer import ImportOptions, import_onnx, load_model
+from ramiel.layout import LAYOUT_MODES
 from ramiel.passes import REWRITE_PASSES
-from ramiel.printer import WEIGHTS_FILE
-from ramiel.runtime.module import ParallelModel
+from ramiel.passes.assign_layout import AssignLayout
+from ramiel.passes.clone import Clone
+from ramiel.passes.compile_segments import CompileSegments
+from ramiel.passes.dce import DeadCodeElimination
+from ramiel.passes.estimate_cost import EstimateCost
+from ramiel.passes.hypercluster import Hypercluster
+from ramiel.passes.intra_op_threads import IntraOpThreads
+from ramiel.passes.linear_cluster import LinearCluster
+from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable, weight_keys
+from ramiel.passes.merge import Merge
+from ramiel.passes.schedule_report import schedule_report
+from ramiel.pipeline import clean_up_passes, late_passes, run_passes
+from ramiel.printer import WEIGHTS_FILE, make_class_name, print_python, write_weights
+from ramiel.runtime import Weights, load_program
+from ramiel.runtime.compiled import segments_in, take_events
+from ramiel.runtime.module import ParallelModel, generated_class
+from ramiel.runtime.program import import_from_path
 from ramiel.scheduling import ScheduleReport
+from ramiel.weights import WEIGHTS_ATTR, constant_value, dense_from_numpy, set_ir_base_dir
 
 #: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
 #: imported as ``model.py``/``model_seq.py``; ``id()`` values are reused after garbage collection).
@@ -147,8 +170,6 @@ class CompileResult:
     def op_counts(self) -> dict[str, int]:
         """How many ops of each ONNX type the compiled program has (``model.mlir``; constants
         aside): what the graph rewrites left, e.g. ``{"Conv": 53, "Attention": 12, ...}``."""
-        import collections
-
         counts: collections.Counter[str] = collections.Counter()
         with open(self.ir_path) as f:
             for line in f:
@@ -157,15 +178,6 @@ class CompileResult:
                     if op not in ("Constant", "NoValue"):
                         counts[op] += 1
         return dict(counts)
-
-
-def _run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
-    from ramiel.dialects.registry import make_context
-
-    ctx = make_context()
-    for p in passes:
-        p.apply(ctx, module)
-    module.verify()
 
 
 #: ONNX graph names that say nothing about the model (exporters' defaults): the class is named
@@ -178,8 +190,6 @@ GENERIC_GRAPH_NAMES = frozenset(
 def model_class_name(model: onnx.ModelProto, path: str | None) -> str:
     """The generated class's name: the CamelCase ONNX graph name, or the file's name when the
     graph name is one of :data:`GENERIC_GRAPH_NAMES`, else ``Model``."""
-    from ramiel.printer import make_class_name
-
     graph = model.graph.name
     if graph.strip().lower() not in GENERIC_GRAPH_NAMES:
         return make_class_name(graph)
@@ -194,10 +204,6 @@ def _relink_ir_weights(module: ModuleOp, keys: Mapping[str, str], ref: str) -> N
     ``keys``: resource handle -> weight key of the written file. A constant whose handle has no
     key (the generated code never reads it: a shape only the compiler used) is made inline.
     """
-    from xdsl.dialects.builtin import DenseResourceAttr
-
-    from ramiel.weights import WEIGHTS_ATTR, constant_value, dense_from_numpy
-
     for op in module.walk():
         value = op.properties.get("value")
         if not isinstance(value, DenseResourceAttr):
@@ -218,10 +224,6 @@ def _keep_ir_weights(module: ModuleOp, lowered: Sequence[ModuleOp]) -> None:
     of the generated classes and a tensor of the weights file, which ``model.mlir`` refers to
     (e.g. an LSTM's weights in ONNX's gate order, which the code reads reordered at compile
     time)."""
-    from xdsl.dialects.builtin import DenseResourceAttr
-
-    from ramiel.dialects import torchpy as tp
-    from ramiel.passes.lower_to_torchpy import weight_keys
 
     used = {op.key.data for m in lowered for op in m.walk() if isinstance(op, tp.WeightOp)}
     extra = [
@@ -243,32 +245,6 @@ def _keep_ir_weights(module: ModuleOp, lowered: Sequence[ModuleOp]) -> None:
                 block.insert_op_before(w, block.first_op)
 
 
-def clean_up_passes(options: CompileOptions) -> list[ModulePass]:
-    """The clean-up stage: ``--constant-fold --dce``, then the graph rewrites the options
-    keep (:meth:`CompileOptions.rewrites`) but :data:`~ramiel.passes.LATE_REWRITES`, and
-    ``--dce`` again."""
-    from ramiel.passes import LATE_REWRITES, PASSES
-    from ramiel.passes.constant_fold import ConstantFold
-    from ramiel.passes.dce import DeadCodeElimination
-
-    names = [n for n in options.rewrites() if n not in LATE_REWRITES]
-    rewrites = [PASSES[name]()() for name in names]
-    return [
-        ConstantFold(),
-        DeadCodeElimination(),
-        *rewrites,
-        *([DeadCodeElimination()] if rewrites else []),
-    ]
-
-
-def late_passes(options: CompileOptions) -> list[ModulePass]:
-    """The :data:`~ramiel.passes.LATE_REWRITES` the options keep: run after clustering (they
-    depend on which tensors cross channels), before lowering."""
-    from ramiel.passes import LATE_REWRITES, PASSES
-
-    return [PASSES[name]()() for name in options.rewrites() if name in LATE_REWRITES]
-
-
 def compile_model(
     model: str | os.PathLike[str] | onnx.ModelProto,
     out_dir: str,
@@ -280,25 +256,6 @@ def compile_model(
     Raises :class:`~ramiel.errors.RamielError` subclasses for bad models, unsupported ops and
     impossible clustering requests.
     """
-    from xdsl.dialects.builtin import DenseResourceAttr
-
-    from ramiel.cost_model import ProfileDB
-    from ramiel.dynamic_batch import batch_inputs, generalize_batch
-    from ramiel.files import input_file, output_dir
-    from ramiel.importer import load_model
-    from ramiel.passes.assign_layout import AssignLayout
-    from ramiel.passes.clone import Clone
-    from ramiel.passes.compile_segments import CompileSegments
-    from ramiel.passes.dce import DeadCodeElimination
-    from ramiel.passes.estimate_cost import EstimateCost
-    from ramiel.passes.hypercluster import Hypercluster
-    from ramiel.passes.intra_op_threads import IntraOpThreads
-    from ramiel.passes.linear_cluster import LinearCluster
-    from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable, weight_keys
-    from ramiel.passes.merge import Merge
-    from ramiel.passes.schedule_report import schedule_report
-    from ramiel.printer import print_python, write_weights
-    from ramiel.weights import WEIGHTS_ATTR, set_ir_base_dir
 
     options = options or CompileOptions()
     say = progress or (lambda _msg: None)
@@ -314,7 +271,6 @@ def compile_model(
     n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)
     if n < 1:
         raise SchedulingError(f"the number of clusters must be at least 1, got {n}")
-    from ramiel.layout import LAYOUT_MODES
 
     if options.layout not in LAYOUT_MODES:
         raise RamielError(
@@ -348,7 +304,7 @@ def compile_model(
 
         t = time.perf_counter()
         say("clean-up and clustering")
-        _run_passes(module, clean_up_passes(options))
+        run_passes(module, clean_up_passes(options.rewrites()))
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
         check_lowerable(module)
@@ -367,8 +323,8 @@ def compile_model(
             passes += [Clone(), DeadCodeElimination()]
         if options.cores is not None:
             passes.append(IntraOpThreads(cores=options.cores, profile=options.profile))
-        passes += late_passes(options)
-        _run_passes(module, passes)
+        passes += late_passes(options.rewrites())
+        run_passes(module, passes)
         report = schedule_report(module)
         timings["passes"] = time.perf_counter() - t
 
@@ -377,8 +333,8 @@ def compile_model(
         par = module.clone()
         seq = module.clone()
         segments: list[ModulePass] = [CompileSegments()] if options.compile else []
-        _run_passes(par, [LowerToTorchpy(), *segments])
-        _run_passes(seq, [LowerToTorchpy(mode="sequential")])
+        run_passes(par, [LowerToTorchpy(), *segments])
+        run_passes(seq, [LowerToTorchpy(mode="sequential")])
         notes = list(batch.notes)
         dynamic: tuple[str, ...] = ()
         if batch.inputs:
@@ -387,7 +343,7 @@ def compile_model(
             notes += general.notes
             seq, dynamic = general.module, general.dynamic
         if segments:
-            _run_passes(seq, segments)
+            run_passes(seq, segments)
         timings["lower"] = time.perf_counter() - t
 
         _keep_ir_weights(module, [par, seq])
@@ -444,26 +400,7 @@ def compile_model(
     )
 
 
-def generated_class(module: Any) -> type:
-    """The ``torch.nn.Module`` class a generated module file defines (exactly one)."""
-    found = [
-        v
-        for v in vars(module).values()
-        if isinstance(v, type)
-        and issubclass(v, torch.nn.Module)
-        and v.__module__ == module.__name__
-    ]
-    if len(found) != 1:
-        raise RamielError(
-            f"{getattr(module, '__file__', module.__name__)}: expected one torch.nn.Module class, "
-            f"found {len(found)}"
-        )
-    return found[0]
-
-
 def _load_generated(path: str, kind: str) -> type:
-    from ramiel.runtime.program import import_from_path
-
     return generated_class(import_from_path(f"ramiel_{kind}_{next(_MODULE_IDS)}", path))
 
 
@@ -490,8 +427,6 @@ class CompiledModel(ParallelModel):
     """
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
-        from ramiel.runtime import Weights, load_program
-
         program = load_program(result.parallel_path, module_name=f"ramiel_par_{next(_MODULE_IDS)}")
         super().__init__(program=program, threads_per_worker=options.threads_per_worker)
         self.result = result
@@ -551,8 +486,6 @@ class CompiledModel(ParallelModel):
         count is restored after each call). So a model without useful task parallelism falls back
         to plain intra-op parallelism on the same cores.
         """
-        from ramiel.cost_model import usable_cores
-
         made = max(1, len(self.program.clusters))
         asked = self.options.clusters or usable_cores()
         threads = self.options.threads_per_worker * max(1, asked // made)
@@ -564,19 +497,11 @@ class CompiledModel(ParallelModel):
     @property
     def compiled(self) -> bool:
         """Whether the modules have compiled segments (compiled with ``compile=True``)."""
-        import sys
-
-        from ramiel.runtime.compiled import segments_in
-
         return bool(segments_in(vars(sys.modules[type(self._seq).__module__])))
 
     def compile_report(self) -> list[Any]:
         """The compilations of compiled segments so far (parallel and sequential module), as
         :class:`~ramiel.runtime.compiled.CompileEvent` items; empty unless compiled."""
-        import sys
-
-        from ramiel.runtime.compiled import segments_in, take_events
-
         namespace = vars(sys.modules[type(self._seq).__module__])
         self._seq_events += take_events(segments_in(namespace).values())
         return [*super().compile_report(), *self._seq_events]

@@ -33,20 +33,31 @@ them at each sample.
 from __future__ import annotations
 
 import ast
+import linecache
 import os
 import re
 import tempfile
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import onnx
+import torch
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import NODE_NAME_ATTR
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
+from ramiel.importer import ImportOptions, import_onnx
+from ramiel.passes.lower_to_torchpy import LowerToTorchpy, rebuild_call
+from ramiel.pipeline import clean_up_passes, run_passes
+from ramiel.printer import print_python
+from ramiel.runtime.module import generated_class
+from ramiel.runtime.program import import_from_path
 
 SAMPLE_BATCHES = (17, 19)
 """The two batch sizes the sequential module is compared at (distinct primes above 16)."""
@@ -200,9 +211,6 @@ def _sample_module(
 ) -> ModuleOp:
     """The sequential ``torchpy`` module of ``model`` at batch size ``batch`` (the compiler's
     clean-up stage, then the sequential lowering)."""
-    from ramiel.compiler import _run_passes, clean_up_passes
-    from ramiel.importer import ImportOptions, import_onnx
-    from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 
     shapes = {
         k: (batch, *v[1:]) if k in plan.inputs else v for k, v in (plan.bound_shapes or {}).items()
@@ -217,7 +225,7 @@ def _sample_module(
             ort_optimize=options.ort_optimize,
         ),
     )
-    _run_passes(module, [*clean_up_passes(options), LowerToTorchpy(mode="sequential")])
+    run_passes(module, [*clean_up_passes(options.rewrites()), LowerToTorchpy(mode="sequential")])
     return module
 
 
@@ -399,8 +407,6 @@ def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
 
 def _replace_call(op: tp.CallOp | tp.MethodOp, changed: dict[str, str], batch: SSAValue) -> None:
     """Give ``op`` the batch size as one more operand and the rewritten literals."""
-    from ramiel.passes.lower_to_torchpy import rebuild_call
-
     args: list[Any] = [changed.get(f"arg{i}", a) for i, a in enumerate(op.args.data)]
     kwargs: dict[str, Any] = {
         k: changed.get(f"kw:{k}", v) for k, v in (op.kwargs.data.items() if op.kwargs else ())
@@ -493,11 +499,6 @@ def _result_types(module: ModuleOp) -> list[Any]:
 def _shapes_on_meta(module: ModuleOp, batches: dict[str, int], work: str, tag: str) -> list[Any]:
     """Run the printed ``module`` on the meta device (no data, no compute: shapes only), with
     dimension 0 of the inputs ``batches`` names set to their value; returns the outputs."""
-    import torch
-
-    from ramiel.compiler import generated_class
-    from ramiel.printer import print_python
-    from ramiel.runtime.program import import_from_path
 
     path = os.path.join(work, f"{tag}.py")
     with open(path, "w") as f:
@@ -517,8 +518,6 @@ def _shapes_on_meta(module: ModuleOp, batches: dict[str, int], work: str, tag: s
 
 def _failing_statement(e: BaseException, path: str) -> str | None:
     """The statement of the generated file ``path`` where ``e`` was raised, quoted."""
-    import linecache
-    import traceback
 
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
     if not frames:
@@ -541,10 +540,6 @@ def _run_on_meta(
 
     Raises :class:`_NotPolymorphic`.
     """
-    import numpy as np
-
-    from ramiel.dialects.onnx import numpy_dtype_of
-
     bound = next(iter(expected))
     try:
         _shapes_on_meta(static, {}, work, "static")

@@ -133,7 +133,6 @@ def profile_model(
     import tempfile
 
     from ramiel.clustering import compute_ops, is_ambient, main_func
-    from ramiel.compiler import _run_passes
     from ramiel.dialects.onnx import OnnxOp
     from ramiel.importer import ImportOptions, import_onnx
     from ramiel.layout import CHANNELS_LAST, has_format
@@ -141,6 +140,7 @@ def profile_model(
     from ramiel.passes.constant_fold import ConstantFold
     from ramiel.passes.dce import DeadCodeElimination
     from ramiel.passes.lower_to_torchpy import _Lowering
+    from ramiel.pipeline import run_passes
     from ramiel.weights import set_ir_base_dir
 
     db = ProfileDB.load(out) if os.path.exists(out) else ProfileDB(out, {})
@@ -160,7 +160,7 @@ def profile_model(
                 weights_ref="w.safetensors",
             ),
         )
-        _run_passes(module, [ConstantFold(), DeadCodeElimination(), AssignLayout(format=layout)])
+        run_passes(module, [ConstantFold(), DeadCodeElimination(), AssignLayout(format=layout)])
         lowering = _Lowering(module)
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived
