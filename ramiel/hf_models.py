@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ramiel.models import ModelEntry, _randomise_norms
+from ramiel.model_entry import ModelEntry, randomise_norms
 
 __all__ = ["HF_MODELS", "OutputOf"]
 
@@ -60,7 +60,7 @@ def _vision(cls_name: str, config_name: str, **config: Any) -> Callable[[], nn.M
 
         cfg = getattr(transformers, config_name)(**config)
         model = getattr(transformers, cls_name)(cfg)
-        _randomise_norms(model)
+        randomise_norms(model)
         return OutputOf(model, "logits")
 
     return build
@@ -71,7 +71,7 @@ def _bert(**config: Any) -> Callable[[], nn.Module]:
         import transformers
 
         model = transformers.BertModel(transformers.BertConfig(**config), add_pooling_layer=False)
-        _randomise_norms(model)
+        randomise_norms(model)
         return OutputOf(model, "last_hidden_state")
 
     return build

@@ -39,7 +39,6 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +46,12 @@ import numpy as np
 import onnx
 import torch
 import torch.nn.functional as F
+from onnx import numpy_helper
 from torch import nn
+
+from ramiel.files import make_readable
+from ramiel.hf_models import HF_MODELS
+from ramiel.model_entry import ModelEntry, randomise_norms
 
 MODELS_VERSION = 1
 """Bumped whenever a model's definition or export changes, so cached ONNX files are rebuilt."""
@@ -169,29 +173,11 @@ class InceptionNet(nn.Module):
         self.groups = nn.Sequential(*groups)
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Linear(cin, num_classes)
-        _randomise_norms(self)
+        randomise_norms(self)
 
     def forward(self, image: torch.Tensor) -> torch.Tensor:
         x = self.groups(self.stem(image))
         return self.fc(torch.flatten(self.pool(x), 1))
-
-
-def _randomise_norms(module: nn.Module) -> None:
-    """Give normalisation layers non-trivial statistics and affine parameters.
-
-    Fresh BatchNorm is the identity in eval mode and fresh LayerNorm has unit scale and zero
-    shift (identical initializers, which the exporter merges into ``Identity`` nodes); random
-    values make a wrong folding or a swapped scale/shift visible in numeric tests.
-    """
-    with torch.no_grad():
-        for m in module.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                assert m.running_mean is not None and m.running_var is not None
-                m.running_mean.uniform_(-0.1, 0.1)
-                m.running_var.uniform_(0.5, 1.5)
-            if isinstance(m, nn.BatchNorm2d | nn.LayerNorm):
-                m.weight.uniform_(0.8, 1.2)
-                m.bias.uniform_(-0.1, 0.1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,7 +261,7 @@ class TransformerEncoder(nn.Module):
         self.register_buffer("position_ids", torch.arange(seq_len).unsqueeze(0), persistent=False)
         self.norm = nn.LayerNorm(hidden)
         self.layers = nn.ModuleList(EncoderLayer(hidden, heads, ffn) for _ in range(layers))
-        _randomise_norms(self)
+        randomise_norms(self)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         x = self.token_embedding(input_ids) + self.position_embedding(self.position_ids)
@@ -321,7 +307,7 @@ class TorchTransformerEncoder(nn.Module):
                 elif isinstance(m, nn.MultiheadAttention):
                     nn.init.xavier_uniform_(m.in_proj_weight)
                     nn.init.uniform_(m.in_proj_bias, -0.1, 0.1)
-        _randomise_norms(self)
+        randomise_norms(self)
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.encoder(self.token_embedding(input_ids) + self.position_embedding)
@@ -414,24 +400,6 @@ class IterativeRefiner(nn.Module):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ModelEntry:
-    """How to build one registered model and its example input."""
-
-    build: Callable[[], nn.Module]
-    input_names: tuple[str, ...]
-    output_names: tuple[str, ...]
-    make_inputs: Callable[[], tuple[torch.Tensor, ...]]
-    description: str
-    min_opset: int = 11
-    #: export the :func:`torch.jit.script`-ed module, so data-dependent ``if``/``while`` become
-    #: ONNX ``If``/``Loop`` (tracing would freeze the path the example input takes)
-    script: bool = False
-    #: ``(input, output)`` pairs of a stateful model: the output is fed back as that input on
-    #: the next call (a streaming model's recurrent state)
-    state: tuple[tuple[str, str], ...] = ()
-
-
 def _image() -> tuple[torch.Tensor, ...]:
     g = torch.Generator().manual_seed(1234)
     return (torch.randn(1, 3, 224, 224, generator=g),)
@@ -511,8 +479,6 @@ MODELS: dict[str, ModelEntry] = {
 def all_models() -> dict[str, ModelEntry]:
     """Every model by name: the project's own (:data:`MODELS`) and those built with the
     ``transformers`` library (:data:`ramiel.hf_models.HF_MODELS`, ``hf_*``)."""
-    from ramiel.hf_models import HF_MODELS
-
     return {**MODELS, **HF_MODELS}
 
 
@@ -591,8 +557,6 @@ def export_model(
     ``min_opset`` (11; 14 for ``"transformer_torch"``). The file is written to a temporary
     name and renamed, so concurrent callers never see a partial file.
     """
-    import onnx
-
     entry = _entry(name)
     if opset < entry.min_opset:
         raise ValueError(f"model {name!r} needs opset >= {entry.min_opset}, got {opset}")
@@ -629,7 +593,6 @@ def export_model(
                 training=torch.onnx.TrainingMode.EVAL,
             )
         onnx.checker.check_model(tmp, full_check=True)
-        from ramiel.files import make_readable
 
         make_readable(tmp)  # mkstemp makes it 0600
         os.replace(tmp, target)
@@ -692,8 +655,6 @@ def randomize_weights(
     statistics the magnitudes still grow with depth (ResNet-50's logits reach ~1e4), so Softmax
     outputs of deep models saturate; compare their logits as well.
     """
-    from onnx import numpy_helper
-
     m = onnx.ModelProto()
     m.CopyFrom(model)
     g = m.graph
@@ -776,8 +737,6 @@ def onnx_weight_bytes(model: onnx.ModelProto) -> int:
     """Bytes of the model's weights in their real shapes and dtypes: its initializers, its
     ``Constant`` nodes' tensors, and the outputs of ``ConstantOfShape`` nodes whose shape is a
     constant (how the zoo models store their weights)."""
-    from onnx import numpy_helper
-
     consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     total = sum(a.nbytes for a in consts.values())
     for n in model.graph.node:
