@@ -56,7 +56,6 @@ from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from ramiel.dialects.onnx_base import (
     _REPRESENTABLE_NAMES,
     BROADCAST_OPS,
-    ELEMENT_TYPES,
     FRESH_RESULT_OPS,
     INPLACE_ATTR,
     INPLACE_OPS,
@@ -76,13 +75,9 @@ from ramiel.dialects.onnx_base import (
     compatible,
     dependences,
     drop_invalid_inplace,
-    element_type_of,
     fits,
-    i1,
     inplace_violation,
     loop_trip_count,
-    numpy_dtype_of,
-    onnx_dtype_of,
     opset_of,
     python_from_attr,
     region_yield,
@@ -93,6 +88,7 @@ from ramiel.dialects.onnx_base import (
     verify_regions,
 )
 from ramiel.dialects.onnx_ops import OPS
+from ramiel.dtypes import ELEMENT_TYPES, element_type_of, i1, numpy_dtype_of, onnx_dtype_of
 
 __all__ = [
     "ONNX",

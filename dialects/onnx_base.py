@@ -23,16 +23,8 @@ from onnx.defs import OpSchema
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float8E8M0FNUType,
-    Float16Type,
-    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -58,6 +50,15 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from ramiel.dtypes import (
+    ONNX_OF_ELEMENT,
+    SCHEMA_TYPE_STRINGS,
+    SIGNLESS,
+    element_type_of,
+    i1,
+    numpy_dtype_of,
+)
+
 LATEST_OPSET: int = onnx.defs.onnx_opset_version()
 """The newest default-domain opset the installed ``onnx`` package knows."""
 
@@ -74,77 +75,6 @@ REGION_ATTRS: dict[str, tuple[str, ...]] = {
 
 OPSET_ATTR = "onnx.opset"
 NODE_NAME_ATTR = "onnx_node_name"
-
-# ---------------------------------------------------------------------------------------------
-# Element types: ONNX TensorProto.DataType <-> MLIR element types <-> numpy dtypes
-# ---------------------------------------------------------------------------------------------
-
-i1 = IntegerType(1)
-_SIGNLESS = {8: IntegerType(8), 16: IntegerType(16), 32: IntegerType(32), 64: IntegerType(64)}
-_UNSIGNED = {w: IntegerType(w, Signedness.UNSIGNED) for w in (8, 16, 32, 64)}
-
-#: ONNX ``TensorProto`` data type -> MLIR element type (signless integers for signed ONNX integers,
-#: as in onnx-mlir; ``i1`` for bool; the float8 types are MLIR's builtin ``f8E4M3FN``,
-#: ``f8E4M3FNUZ``, ``f8E5M2``, ``f8E5M2FNUZ`` and ``f8E8M0FNU``, with the same encodings).
-ELEMENT_TYPES: dict[int, Attribute] = {
-    onnx.TensorProto.FLOAT: f32,
-    onnx.TensorProto.DOUBLE: Float64Type(),
-    onnx.TensorProto.FLOAT16: Float16Type(),
-    onnx.TensorProto.BFLOAT16: BFloat16Type(),
-    onnx.TensorProto.BOOL: i1,
-    onnx.TensorProto.INT8: _SIGNLESS[8],
-    onnx.TensorProto.INT16: _SIGNLESS[16],
-    onnx.TensorProto.INT32: _SIGNLESS[32],
-    onnx.TensorProto.INT64: _SIGNLESS[64],
-    onnx.TensorProto.UINT8: _UNSIGNED[8],
-    onnx.TensorProto.UINT16: _UNSIGNED[16],
-    onnx.TensorProto.UINT32: _UNSIGNED[32],
-    onnx.TensorProto.UINT64: _UNSIGNED[64],
-    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType(),
-    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
-    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type(),
-    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
-    onnx.TensorProto.FLOAT8E8M0: Float8E8M0FNUType(),
-}
-_ONNX_OF_ELEMENT = {v: k for k, v in ELEMENT_TYPES.items()}
-
-#: ONNX type string used in schema type constraints (``tensor(float)``) per data type.
-_TYPE_STR = {
-    onnx.TensorProto.FLOAT: "float",
-    onnx.TensorProto.DOUBLE: "double",
-    onnx.TensorProto.FLOAT16: "float16",
-    onnx.TensorProto.BFLOAT16: "bfloat16",
-    onnx.TensorProto.BOOL: "bool",
-    onnx.TensorProto.INT8: "int8",
-    onnx.TensorProto.INT16: "int16",
-    onnx.TensorProto.INT32: "int32",
-    onnx.TensorProto.INT64: "int64",
-    onnx.TensorProto.UINT8: "uint8",
-    onnx.TensorProto.UINT16: "uint16",
-    onnx.TensorProto.UINT32: "uint32",
-    onnx.TensorProto.UINT64: "uint64",
-    onnx.TensorProto.FLOAT8E4M3FN: "float8e4m3fn",
-    onnx.TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
-    onnx.TensorProto.FLOAT8E5M2: "float8e5m2",
-    onnx.TensorProto.FLOAT8E5M2FNUZ: "float8e5m2fnuz",
-    onnx.TensorProto.FLOAT8E8M0: "float8e8m0",
-}
-
-
-def element_type_of(onnx_dtype: int) -> Attribute:
-    """MLIR element type for an ONNX ``TensorProto.DataType``; raises ``KeyError`` if unsupported."""
-    return ELEMENT_TYPES[onnx_dtype]
-
-
-def onnx_dtype_of(element_type: Attribute) -> int:
-    """ONNX ``TensorProto.DataType`` of an MLIR element type; raises ``KeyError`` if unknown."""
-    return _ONNX_OF_ELEMENT[element_type]
-
-
-def numpy_dtype_of(element_type: Attribute) -> np.dtype:
-    """numpy dtype of an MLIR element type (``f32`` -> ``float32``, ``i1`` -> ``bool``...)."""
-    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(onnx_dtype_of(element_type)))
-
 
 def tensor_type(onnx_dtype: int, shape: Sequence[int] | None) -> TensorType | UnrankedTensorType:
     """A ranked ``tensor<...>`` type or unranked if ``shape`` is ``None``.
@@ -350,8 +280,8 @@ def opset_of(op: Operation) -> int:
 
 def _type_str(t: Attribute) -> str | None:
     if isinstance(t, TensorType | UnrankedTensorType):
-        dt = _ONNX_OF_ELEMENT.get(t.element_type)
-        return None if dt is None else f"tensor({_TYPE_STR[dt]})"
+        dt = ONNX_OF_ELEMENT.get(t.element_type)
+        return None if dt is None else f"tensor({SCHEMA_TYPE_STRINGS[dt]})"
     return None
 
 
@@ -958,7 +888,7 @@ def _verify_loop(op: OnnxOp, where: str) -> None:
     if len(op.operands) < 2:
         raise VerifyException(f"{where}: operands are M, cond and the carried values")
     m, cond = op.operands[0].type, op.operands[1].type
-    if not isinstance(m, NoneType) and not _scalar_of(m, _SIGNLESS[64]):
+    if not isinstance(m, NoneType) and not _scalar_of(m, SIGNLESS[64]):
         raise VerifyException(f"{where}: M must be one int64, got {m}")
     if not isinstance(cond, NoneType) and not _scalar_of(cond, i1):
         raise VerifyException(f"{where}: cond must be one bool, got {cond}")
@@ -970,7 +900,7 @@ def _verify_loop(op: OnnxOp, where: str) -> None:
             f"{where}: the body takes {len(body.args)} argument(s), expected 2 + {n} "
             "(iteration_num, cond, the carried values)"
         )
-    if not _scalar_of(body.args[0].type, _SIGNLESS[64]):
+    if not _scalar_of(body.args[0].type, SIGNLESS[64]):
         raise VerifyException(f"{where}: body argument 0 (iteration_num) must be one int64")
     if not _scalar_of(body.args[1].type, i1):
         raise VerifyException(f"{where}: body argument 1 (cond) must be one bool")

@@ -95,11 +95,10 @@ from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import (
     OPSET_ATTR,
     OnnxOp,
-    numpy_dtype_of,
-    onnx_dtype_of,
     opset_of,
     static_shape,
 )
+from ramiel.dtypes import ELEMENT_TYPES, numpy_dtype_of, onnx_dtype_of
 from ramiel.weights import (
     INLINE_LIMIT,
     WEIGHTS_ATTR,
@@ -416,7 +415,7 @@ def _type_proto(t: Attribute) -> onnx.TypeProto:
 
 
 def _ir_type(tp: onnx.TypeProto) -> Attribute | None:
-    if not tp.HasField("tensor_type") or tp.tensor_type.elem_type not in onnx_d.ELEMENT_TYPES:
+    if not tp.HasField("tensor_type") or tp.tensor_type.elem_type not in ELEMENT_TYPES:
         return None
     tt = tp.tensor_type
     if not tt.HasField("shape"):

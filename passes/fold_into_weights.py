@@ -61,7 +61,8 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, NoneType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, opset_of, static_shape
+from ramiel.dialects.onnx import OnnxOp, opset_of, static_shape
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.rewrite import (
     ConstantMaker,
     all_finite,

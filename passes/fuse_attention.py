@@ -57,7 +57,8 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ramiel.dialects import onnx as onnx_d
-from ramiel.dialects.onnx import OnnxOp, broadcast_shapes, numpy_dtype_of, opset_of, static_shape
+from ramiel.dialects.onnx import OnnxOp, broadcast_shapes, opset_of, static_shape
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.passes.fuse_gelu import equals
 from ramiel.rewrite import (
     Const,

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from ramiel.dialects.onnx import OnnxOp
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.rewrite import (
     Const,
     Match,
@@ -132,8 +133,6 @@ TANH_FORM = _product(
 
 
 def _types_ok(m: Match, root: OnnxOp) -> bool:
-    from ramiel.dialects.onnx import numpy_dtype_of
-
     x = m.values["x"]
     el = getattr(x.type, "element_type", None)
     return el is not None and numpy_dtype_of(el).name in _FLOATS and x.type == root.results[0].type

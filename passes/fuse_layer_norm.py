@@ -46,7 +46,8 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp,
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.dialects.onnx import OnnxOp, numpy_dtype_of, static_shape
+from ramiel.dialects.onnx import OnnxOp, static_shape
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.passes.fuse_gelu import equals
 from ramiel.rewrite import (
     Const,

@@ -32,6 +32,8 @@ from typing import Any
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
+from ramiel.dtypes import numpy_dtype_of
+
 __all__ = [
     "GENERATED_NAMES",
     "MODULE_NAMESPACE",
@@ -203,8 +205,6 @@ def tensor_type_problem(t: Attribute, *, dynamic_ok: bool = False) -> str | None
 @functools.lru_cache(maxsize=256)
 def _element_size(el: Attribute) -> int | None:
     """Bytes of one element of the torch dtype the printer writes for ``el`` (``None``: none)."""
-    from ramiel.dialects.onnx import numpy_dtype_of
-
     try:
         name = numpy_dtype_of(el).name
     except Exception:  # noqa: BLE001 - an element type the onnx dialect has no dtype for
