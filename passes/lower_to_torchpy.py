@@ -46,7 +46,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DictionaryAttr,
     Float64Type,
     FloatAttr,
     IntegerAttr,
@@ -61,6 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import io_names
 from ramiel.clustering import (
     COST_ATTR,
     THREADS_ATTR,
@@ -75,11 +75,12 @@ from ramiel.dialects.onnx import (
     INPLACE_ATTR,
     NODE_NAME_ATTR,
     OnnxOp,
-    numpy_dtype_of,
     opset_of,
     python_from_attr,
+    schema_info,
 )
 from ramiel.dialects.onnx import YieldOp as OnnxYieldOp
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import (
     DataDependentShapeError,
     DynamicShapeError,
@@ -104,11 +105,11 @@ from ramiel.lowering.api import (
     lower_node,
 )
 from ramiel.lowering.control_flow import check_region_op, lower_region_op
+from ramiel.naming import name_hint, sanitize, unique
 from ramiel.parsing import LocatedOpError
 from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import WEIGHTS_ATTR, constant_value, store_of, value_attr
 
-ONNX_NAME = "onnx.name"
 CONVERSION_ATTR = "ramiel.conversion"
 """On a torchpy op: it converts a tensor to this memory format (placed by the layout)."""
 
@@ -124,40 +125,9 @@ def load_rules() -> None:
         importlib.import_module(f"{pkg.__name__}.{info.name}")
 
 
-_IDENT = re.compile(r"[^A-Za-z0-9_]")
 #: The name a TorchScript export gives a Constant node's output (``/Constant_3_output_0``):
 #: such weights are named after their first user instead, like anonymous initializers.
 _GENERIC_CONSTANT = re.compile(r"Constant(_\d+)?")
-
-
-def sanitize(name: str, fallback: str = "t") -> str:
-    """An ASCII Python identifier made from ``name`` (not a keyword; may still clash)."""
-    import keyword
-
-    s = _IDENT.sub("_", name).strip("_") or fallback
-    if s[0].isdigit():
-        s = f"{fallback}_{s}"
-    if keyword.iskeyword(s) or keyword.issoftkeyword(s):
-        s += "_"
-    return s
-
-
-def io_names(fn: func.FuncOp) -> tuple[list[str], list[str]]:
-    """ONNX names of the graph inputs and outputs of ``@main`` (``onnx.name`` arg/res attrs)."""
-
-    def names(attrs: ArrayAttr | None, n: int, prefix: str) -> list[str]:
-        out = []
-        for i in range(n):
-            d = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
-            text = tp.attr_text(d.data.get(ONNX_NAME)) if isinstance(d, DictionaryAttr) else None
-            out.append(text if text is not None else f"{prefix}{i}")
-        return out
-
-    ft = fn.function_type
-    return (
-        names(fn.arg_attrs, len(ft.inputs.data), "input"),
-        names(fn.res_attrs, len(ft.outputs.data), "output"),
-    )
 
 
 def _is_static(t: Attribute) -> bool:
@@ -473,13 +443,7 @@ class _Lowering:
             hint = const.results[0].name_hint or ""
             if not hint or hint.startswith("onnx__") or _GENERIC_CONSTANT.fullmatch(hint):
                 hint = _user_based_name(const) or hint or "const"
-            base = sanitize(hint, "w")
-            key, i = base, 1
-            while key in self.taken:
-                key = f"{base}_{i}"
-                i += 1
-            self.taken.add(key)
-            self.keys[const] = key
+            self.keys[const] = unique(sanitize(hint, "w"), self.taken)
         return self.keys[const]
 
     def tensor_info(self, v: SSAValue) -> TensorInfo | None:
@@ -699,7 +663,7 @@ class LowerToTorchpy(ModulePass):
                 if isinstance(o, SendOp | RecvOp)
             }
             for name in out_names:
-                outputs[name] = _unique(f"{sanitize(name)}__out", taken)
+                outputs[name] = unique(f"{sanitize(name)}__out", taken)
             # Graph outputs that no cluster computes (a graph input or a constant returned as
             # is) are put on their output channel by the first cluster.
             direct = [
@@ -752,7 +716,7 @@ class LowerToTorchpy(ModulePass):
 
         def on_input(v: BlockArgument) -> SSAValue:
             name = in_names[args.index(v)]
-            ch = _unique(f"{sanitize(name)}__{c.cluster_name}", taken)
+            ch = unique(f"{sanitize(name)}__{c.cluster_name}", taken)
             g = tp.GetOp(ch, v.type)
             g.result.name_hint = v.name_hint
             block.add_op(g)
@@ -900,9 +864,6 @@ def weight_keys(module: ModuleOp) -> dict[Operation, str]:
 
 def _user_based_name(const: Operation) -> str | None:
     """``<user node>_<operand name>`` for a constant, from its first ``onnx`` user."""
-    from ramiel.dialects.onnx import schema_info
-    from ramiel.importer import name_hint
-
     for use in const.results[0].uses:
         user = use.operation
         if isinstance(user, OnnxOp) and user.node_name:
@@ -912,13 +873,3 @@ def _user_based_name(const: Operation) -> str | None:
                 slot = info.inputs[min(use.index, len(info.inputs) - 1)][0]
             return f"{name_hint(user.node_name) or user.op_type}_{slot}".strip("_")
     return None
-
-
-def _unique(base: str, taken: set[str]) -> str:
-    """``base``, or ``base_1``, ``base_2``... : the first name not in ``taken`` (then added)."""
-    name, i = base, 1
-    while name in taken:
-        name = f"{base}_{i}"
-        i += 1
-    taken.add(name)
-    return name

@@ -39,8 +39,6 @@ from google.protobuf.message import DecodeError
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -49,9 +47,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from ramiel.attrs import io_name_attrs
 from ramiel.dialects import onnx as onnx_d
+from ramiel.dtypes import ELEMENT_TYPES, onnx_dtype_of
 from ramiel.errors import DynamicShapeError, ImportError_, InputShapeError, UnsupportedOpError
 from ramiel.files import input_file
+from ramiel.naming import name_hint
 from ramiel.parsing import LocatedVerifyError, verify_located
 from ramiel.weights import WEIGHTS_ATTR, WeightStore, resource_key, value_attr
 
@@ -388,32 +389,6 @@ def _all_nodes(g: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.NodeProto, 
                     yield from _all_nodes(sub, f"{name}/{a.name}{k}/")
 
 
-_HINT_BAD = re.compile(r"[^A-Za-z0-9_]+")
-_OUTPUT_SUFFIX = re.compile(r"_output_\d+$")
-
-
-def name_hint(name: str) -> str | None:
-    """A readable SSA name hint for an ONNX tensor name (``None`` if nothing is left).
-
-    PyTorch exports name tensors by module path (``/layer1/layer1.0/conv1/Conv_output_0``): the
-    hint keeps the innermost scope and the op (``layer1_0_conv1_Conv``), since the full path
-    mostly repeats itself. Other names are kept, with invalid characters replaced by ``_``.
-    Uniqueness is the printer's job.
-    """
-    if "/" in name:
-        parts = [p for p in name.split("/") if p]
-        if parts:
-            last = _OUTPUT_SUFFIX.sub("", parts[-1])
-            scope = parts[-2] if len(parts) >= 2 else ""
-            name = f"{scope}_{last}" if scope else last
-    h = _HINT_BAD.sub("_", name).strip("_")
-    if not h:
-        return None
-    if h[0].isdigit():
-        h = "v" + h
-    return h
-
-
 def import_onnx(
     path_or_model: str | os.PathLike[str] | onnx.ModelProto, options: ImportOptions | None = None
 ) -> ModuleOp:
@@ -455,8 +430,8 @@ def import_onnx(
         "main",
         (arg_types, out_types),
         Region(block),
-        arg_attrs=_name_attrs([i.name for i in graph_inputs]),
-        res_attrs=_name_attrs([o.name for o in g.output]),
+        arg_attrs=io_name_attrs([i.name for i in graph_inputs]),
+        res_attrs=io_name_attrs([o.name for o in g.output]),
     )
     attrs: dict[str, Attribute] = {onnx_d.OPSET_ATTR: IntegerAttr(opset, IntegerType(64))}
     if store is not None and store._pending:
@@ -506,7 +481,7 @@ class _GraphImporter:
 
     def type_of(self, name: str, t: onnx.TypeProto) -> Attribute:
         tt = t.tensor_type
-        if tt.elem_type not in onnx_d.ELEMENT_TYPES:
+        if tt.elem_type not in ELEMENT_TYPES:
             dt = onnx.TensorProto.DataType.Name(tt.elem_type)
             raise UnsupportedOpError([("<tensor>", name, self.opset, f"element type {dt}")])
         shape = None
@@ -697,7 +672,7 @@ def _free_names(g: onnx.GraphProto) -> list[str]:
 def _type_proto(t: Attribute) -> onnx.TypeProto:
     assert isinstance(t, TensorType)
     dims = [d if d >= 0 else None for d in t.get_shape()]
-    return onnx.helper.make_tensor_type_proto(onnx_d.onnx_dtype_of(t.element_type), dims)
+    return onnx.helper.make_tensor_type_proto(onnx_dtype_of(t.element_type), dims)
 
 
 def _infer_subgraph(
@@ -846,14 +821,6 @@ def _correct_inferred_shapes(
                 t.tensor_type.shape.dim.add().dim_value = d
             types[name] = t
             changed.add(name)
-
-
-ONNX_NAME_ATTR = "onnx.name"
-"""Argument/result attribute of ``@main`` holding the ONNX graph input/output name."""
-
-
-def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({ONNX_NAME_ATTR: StringAttr(n)}) for n in names])
 
 
 def _none_type() -> Attribute:

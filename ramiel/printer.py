@@ -48,7 +48,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.onnx import NODE_NAME_ATTR, numpy_dtype_of
+from ramiel.dialects.onnx import NODE_NAME_ATTR
+from ramiel.dtypes import numpy_dtype_of
+from ramiel.naming import sanitize, unique
 from ramiel.pysource import GENERATED_NAMES
 
 #: Names generated code never gives a value or function: the module's own names and builtins
@@ -85,7 +87,6 @@ _INFIX = {
     "operator.getitem": "{0}[{1}]",
 }
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$|^-?\d+(\.\d*)?(e-?\d+)?$")
-_IDENT = re.compile(r"[^A-Za-z0-9_]")
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 
 
@@ -102,17 +103,7 @@ class Names:
         self.weights = weights
 
     def fresh(self, hint: str | None, fallback: str = "t") -> str:
-        base = _IDENT.sub("_", hint or "").strip("_") or fallback
-        if base[0].isdigit():
-            base = f"{fallback}_{base}"
-        if keyword.iskeyword(base) or keyword.issoftkeyword(base):
-            base += "_"
-        name, i = base, 1
-        while name in self.taken:
-            name = f"{base}_{i}"
-            i += 1
-        self.taken.add(name)
-        return name
+        return unique(sanitize(hint or "", fallback), self.taken)
 
     def __getitem__(self, v: SSAValue) -> str:
         if v not in self.names:

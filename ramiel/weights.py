@@ -36,9 +36,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from ramiel.dialects.onnx import numpy_dtype_of, tensor_type
+from ramiel.dialects.onnx import tensor_type
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.files import make_readable
+from ramiel.naming import unique
 
 INLINE_LIMIT = 16
 """Tensors with at most this many elements are printed inline as ``dense<...>``."""
@@ -133,12 +135,7 @@ def resource_key(name: str, taken: set[str]) -> str:
     base = _KEY_RE.sub("_", name) or "t"
     if not (base[0].isascii() and (base[0].isalpha() or base[0] == "_")):
         base = "t" + base  # a bare identifier starts with a letter or '_' (not 9, '$' or '.')
-    key, i = base, 1
-    while key in taken:
-        key = f"{base}_{i}"
-        i += 1
-    taken.add(key)
-    return key
+    return unique(base, taken)
 
 
 class WeightStore:
