@@ -96,8 +96,8 @@ def _is_anchor(op: OnnxOp, module: ModuleOp) -> bool:
         out = static_shape_of(op.results[0])
         return out is not None and len(out) == 4 and out[2] * out[3] > 1  # not a global pooling
     if op.op_type in ("Resize", "Upsample"):
-        from ramiel.lowering.resize import interpolates
-        from ramiel.passes.lower_to_torchpy import _Lowering
+        from ramiel.lowering.resize import interpolates  # lazy: torch
+        from ramiel.passes.lower_to_torchpy import _Lowering  # lazy: torch
 
         return interpolates(_Lowering(module).node_view(op))
     return True

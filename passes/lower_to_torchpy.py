@@ -37,6 +37,8 @@ shapes.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +62,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+import ramiel.lowering as pkg
 from ramiel.attrs import io_names
 from ramiel.clustering import (
     COST_ATTR,
@@ -116,10 +119,6 @@ CONVERSION_ATTR = "ramiel.conversion"
 
 def load_rules() -> None:
     """Import every rule module of :mod:`ramiel.lowering` so that ``RULES`` is complete."""
-    import importlib
-    import pkgutil
-
-    import ramiel.lowering as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
         importlib.import_module(f"{pkg.__name__}.{info.name}")

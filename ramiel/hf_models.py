@@ -56,7 +56,7 @@ class OutputOf(nn.Module):
 
 def _vision(cls_name: str, config_name: str, **config: Any) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
-        import transformers
+        import transformers  # lazy: transformers
 
         cfg = getattr(transformers, config_name)(**config)
         model = getattr(transformers, cls_name)(cfg)
@@ -68,7 +68,7 @@ def _vision(cls_name: str, config_name: str, **config: Any) -> Callable[[], nn.M
 
 def _bert(**config: Any) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
-        import transformers
+        import transformers  # lazy: transformers
 
         model = transformers.BertModel(transformers.BertConfig(**config), add_pooling_layer=False)
         randomise_norms(model)

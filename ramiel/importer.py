@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    NoneType,
     StringAttr,
     TensorType,
 )
@@ -50,7 +51,13 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from ramiel.attrs import io_name_attrs
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dtypes import ELEMENT_TYPES, onnx_dtype_of
-from ramiel.errors import DynamicShapeError, ImportError_, InputShapeError, UnsupportedOpError
+from ramiel.errors import (
+    MAX_TENSOR_BYTES,
+    DynamicShapeError,
+    ImportError_,
+    InputShapeError,
+    UnsupportedOpError,
+)
 from ramiel.files import input_file
 from ramiel.naming import name_hint
 from ramiel.parsing import LocatedVerifyError, verify_located
@@ -84,8 +91,6 @@ def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
     Raises :class:`~ramiel.errors.InputShapeError` (a ``ValueError``): no ``=``, an empty name, an
     empty, non-integer (``a``, ``1.5``), zero or negative dimension, or a size no machine holds.
     """
-    from ramiel.errors import MAX_TENSOR_BYTES
-
     name, sep, dims = spec.rpartition("=")
     if not sep or not name:
         raise InputShapeError(f"--input-shape expects NAME=D0,D1,..., got {spec!r}")
@@ -146,7 +151,7 @@ def _default_opset(model: onnx.ModelProto) -> int:
 
 def _ort_optimize(model: onnx.ModelProto) -> onnx.ModelProto:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    import onnxruntime as ort
+    import onnxruntime as ort  # lazy: onnxruntime
 
     with tempfile.TemporaryDirectory() as d:
         src, dst = os.path.join(d, "in.onnx"), os.path.join(d, "opt.onnx")
@@ -758,7 +763,7 @@ def _correct_inferred_shapes(
     if not any(n.op_type in SHAPE_RULE_OPS for n in model.graph.node):
         return
     import ramiel.lowering  # noqa: F401 - registers the shape rules (imports torch: only now)
-    from ramiel.lowering.api import (
+    from ramiel.lowering.api import (  # lazy: torch
         SHAPE_RULES,
         NodeView,
         TensorInfo,
@@ -824,8 +829,6 @@ def _correct_inferred_shapes(
 
 
 def _none_type() -> Attribute:
-    from xdsl.dialects.builtin import NoneType
-
     return NoneType()
 
 

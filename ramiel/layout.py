@@ -165,7 +165,7 @@ CONV_SPEEDUP = 1.1
 
 def torch_format(name: str):  # type: ignore[no-untyped-def]
     """The ``torch.memory_format`` named ``name`` (:data:`CHANNELS_LAST`, :data:`CONTIGUOUS`)."""
-    import torch
+    import torch  # lazy: torch
 
     if name not in FORMATS:
         raise ValueError(f"unknown memory format {name!r} (use {', '.join(FORMATS)})")

@@ -495,7 +495,7 @@ def _cache_tag(name: str) -> str:
     for a ``transformers`` model the library's version (its modelling code changes exports)."""
     if name in MODELS:
         return f"v{MODELS_VERSION}"
-    import transformers
+    import transformers  # lazy: transformers
 
     return f"v{MODELS_VERSION}-transformers{transformers.__version__}"
 

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from ramiel.dtypes import numpy_dtype_of
+from ramiel.errors import MAX_TENSOR_BYTES
 
 __all__ = [
     "GENERATED_NAMES",
@@ -160,7 +161,7 @@ def _resolve(dotted: str, callable_: bool = False) -> str | None:
 @functools.lru_cache(maxsize=1024)
 def method_problem(method: str) -> str | None:
     """Why ``method`` is not a method of ``torch.Tensor``, or ``None``."""
-    import torch
+    import torch  # lazy: torch
 
     if not callable(getattr(torch.Tensor, method, None)):
         return f"torch.Tensor has no method {method!r}"
@@ -178,7 +179,6 @@ def tensor_type_problem(t: Attribute, *, dynamic_ok: bool = False) -> str | None
     their buffers are allocated at start-up."""
     if not isinstance(t, TensorType):
         return None
-    from ramiel.errors import MAX_TENSOR_BYTES
 
     shape = list(t.get_shape())
     if dynamic_ok:
@@ -209,7 +209,7 @@ def _element_size(el: Attribute) -> int | None:
         name = numpy_dtype_of(el).name
     except Exception:  # noqa: BLE001 - an element type the onnx dialect has no dtype for
         return None
-    import torch
+    import torch  # lazy: torch
 
     dtype = getattr(torch, name, None)
     if not isinstance(dtype, torch.dtype):

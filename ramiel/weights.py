@@ -24,7 +24,9 @@ import struct
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
+import onnx.helper
 from safetensors import safe_open
 from safetensors.numpy import save_file
 from xdsl.dialects.builtin import (
@@ -122,8 +124,6 @@ def _has_nan(flat: np.ndarray) -> bool:
 
 
 def _onnx_dtype(dt: np.dtype) -> int:
-    import onnx.helper
-
     return onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dt))
 
 
@@ -233,8 +233,6 @@ def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
     The format: an 8-byte little-endian header length, a JSON header giving each tensor's dtype,
     shape and byte range in the data that follows (https://github.com/huggingface/safetensors).
     """
-    import ml_dtypes
-
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
         entry = json.loads(f.read(n))[key]
@@ -327,7 +325,7 @@ _TORCH_BITS = {
 def torch_from_numpy(arr: np.ndarray) -> Any:
     """A torch tensor with the values and element type of ``arr`` (ml_dtypes types included);
     shares memory with ``arr`` where torch can (the caller copies if it must)."""
-    import torch
+    import torch  # lazy: torch
 
     bits = _TORCH_BITS.get(arr.dtype.name)
     if bits is not None:
@@ -338,8 +336,7 @@ def torch_from_numpy(arr: np.ndarray) -> Any:
 def numpy_from_torch(t: Any) -> np.ndarray:
     """A numpy array with the values and element type of CPU tensor ``t`` (bfloat16 and float8 as
     their ml_dtypes types)."""
-    import ml_dtypes
-    import torch
+    import torch  # lazy: torch
 
     t = t.detach()
     name = str(t.dtype).removeprefix("torch.")

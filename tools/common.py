@@ -22,7 +22,18 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from ramiel.errors import RamielError, internal_error_message
 
@@ -95,8 +106,6 @@ class ArgumentParser(argparse.ArgumentParser):
 def versions(tool: str) -> str:
     """``--version`` text: ``tool`` and Ramiel's version, then xDSL's, onnx's, onnxruntime's and
     torch's (from the installed distributions' metadata: nothing is imported)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     def of(dist: str) -> str:
         try:
             return version(dist)
@@ -144,15 +153,6 @@ def plain(text: str) -> str:
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr (bar, done/total, elapsed time, ETA) for a long step;
     yields ``update(done, total)``. Drawn only on a terminal; gone when the step ends."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     columns = (
         TextColumn("{task.description}"),
@@ -219,7 +219,7 @@ def seconds(hi: float = 7 * 24 * 3600.0) -> Callable[[str], float]:
 
 def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     """An argparse type: ``NAME=D0,D1,...`` (see :func:`ramiel.importer.parse_input_shape`)."""
-    from ramiel.importer import parse_input_shape
+    from ramiel.importer import parse_input_shape  # lazy: numpy,onnx,xdsl
 
     try:
         return parse_input_shape(text)

@@ -49,6 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ramiel
+from ramiel.errors import UnsupportedOpError
+from ramiel.tools import conformance_expected
 from ramiel.tools.common import HelpFormatter
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -168,7 +171,7 @@ CACHE_FORMAT = 1
 
 def data_root(cache: Path | None = None) -> Path:
     """The directory of this onnx version's data inside the cache."""
-    import onnx
+    import onnx  # lazy: onnx
 
     return (cache or default_cache_dir()) / f"onnx-{onnx.__version__}-v{CACHE_FORMAT}"
 
@@ -214,7 +217,7 @@ class _locked:
 
     def __enter__(self) -> None:
         try:
-            import fcntl
+            import fcntl  # lazy: optional, POSIX only
         except ImportError:  # not POSIX
             return
         self._f = open(self.path, "a")  # noqa: SIM115 - held until __exit__
@@ -226,9 +229,9 @@ class _locked:
 
 
 def _generate(out: Path) -> None:
-    import numpy as np
-    import onnx
-    from onnx.backend.test.case.node import collect_testcases
+    import numpy as np  # lazy: numpy
+    import onnx  # lazy: onnx
+    from onnx.backend.test.case.node import collect_testcases  # lazy: onnx
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -261,7 +264,7 @@ def _generate(out: Path) -> None:
 
 def _write_case(case: Any, d: Path) -> None:
     """Write one case like ``onnx/backend/test/cmd_tools.py`` writes model tests."""
-    from onnx import TensorProto, numpy_helper
+    from onnx import TensorProto, numpy_helper  # lazy: onnx
 
     data = d / "test_data_set_0"
     data.mkdir(parents=True)
@@ -311,7 +314,7 @@ def select_cases(
 
 
 def _backend_test_class() -> type:
-    from onnx.backend.test import BackendTest
+    from onnx.backend.test import BackendTest  # lazy: onnx
 
     class ConformanceTest(BackendTest):
         """``onnx.backend.test.BackendTest`` over chosen cases of the regenerated node data and the
@@ -330,8 +333,8 @@ def _backend_test_class() -> type:
             cases: Sequence[NodeCase],
             zoo: Sequence[str] = ZOO_MODELS,
         ) -> None:
-            from onnx.backend.test.case.test_case import TestCase
-            from onnx.backend.test.loader import load_model_tests
+            from onnx.backend.test.case.test_case import TestCase  # lazy: onnx
+            from onnx.backend.test.loader import load_model_tests  # lazy: onnx
 
             self.backend = backend
             self._parent_module = parent_module
@@ -379,8 +382,6 @@ def make_backend_test(
 def load_expected_failures() -> Any:
     """The expected failures with their reasons (:mod:`ramiel.tools.conformance_expected`,
     installed with the package, so the tool runs from a non-editable install)."""
-    from ramiel.tools import conformance_expected
-
     return conformance_expected
 
 
@@ -426,7 +427,6 @@ class _Recorder(unittest.TestResult):
         self._add(test, "failed", _short(err[1]))
 
     def addError(self, test: unittest.TestCase, err: Any) -> None:  # noqa: N802
-        from ramiel.errors import UnsupportedOpError
 
         status = "unsupported" if isinstance(err[1], UnsupportedOpError) else "error"
         msg = _short(err[1])
@@ -452,7 +452,7 @@ def run_suite(
     cases: Sequence[NodeCase], zoo: Sequence[str] = ZOO_MODELS, progress: bool = True
 ) -> list[Outcome]:
     """Run the BackendTest tests of ``cases`` and ``zoo`` through :mod:`ramiel.backend`."""
-    import ramiel.backend as backend
+    import ramiel.backend as backend  # lazy: numpy,onnx,torch,xdsl
 
     wrapper = ClosingBackend(backend)
     bt = make_backend_test(wrapper, None, cases, zoo)
@@ -512,13 +512,11 @@ def classify(outcomes: Sequence[Outcome], expected: Any) -> dict[str, str]:
 
 
 def versions() -> dict[str, str]:
-    import numpy
-    import onnx
-    import onnxruntime
-    import torch
-    import xdsl
-
-    import ramiel
+    import numpy  # lazy: numpy
+    import onnx  # lazy: onnx
+    import onnxruntime  # lazy: onnxruntime
+    import torch  # lazy: torch
+    import xdsl  # lazy: xdsl
 
     return {
         "ramiel": ramiel.__version__,

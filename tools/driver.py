@@ -26,6 +26,7 @@ See :mod:`ramiel.tools.common`.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -33,6 +34,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 
+from rich.console import Console
+
+from ramiel.errors import InputShapeError, RamielError
+from ramiel.files import input_file, output_file
 from ramiel.tools.common import (
     ArgumentParser,
     add_version,
@@ -50,7 +55,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 def default_model() -> str:
     """``light_inception_v1.onnx`` inside the installed onnx wheel (a real zoo model)."""
-    import onnx
+    import onnx  # lazy: onnx
 
     return os.path.join(
         os.path.dirname(onnx.__file__),
@@ -98,7 +103,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="give ops more intra-op threads while other clusters idle, planned for N cores "
         "(--intra-op-threads)",
     )
-    from ramiel.passes import REWRITE_PASSES
+    from ramiel.passes import REWRITE_PASSES  # lazy: xdsl
 
     for name in REWRITE_PASSES:
         p.add_argument(
@@ -342,7 +347,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from ramiel.compiler import CompileOptions
+    from ramiel.compiler import CompileOptions  # lazy: numpy,onnx,torch,xdsl
 
     return CompileOptions(
         clusters=args.clusters,
@@ -365,14 +370,13 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _progress():  # type: ignore[no-untyped-def]
-    from rich.console import Console
 
     console = Console(stderr=True, log_path=False)  # a log line ends without driver.py:157
     return console, (lambda msg: console.log(f"[bold]{msg}[/bold]"))
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from ramiel.compiler import compile_model
+    from ramiel.compiler import compile_model  # lazy: numpy,onnx,torch,xdsl
 
     console, say = _progress()
     with console.status("compiling"):
@@ -407,15 +411,14 @@ def _median_ms(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import numpy as np
-    import onnxruntime as ort
-    import torch
+    import numpy as np  # lazy: numpy
+    import onnxruntime as ort  # lazy: onnxruntime
+    import torch  # lazy: torch
 
-    from ramiel.compiler import CompiledModel, compile_model
-    from ramiel.errors import RamielError
-    from ramiel.importer import load_model
-    from ramiel.models import randomize_weights
-    from ramiel.runtime.entry import random_inputs
+    from ramiel.compiler import CompiledModel, compile_model  # lazy: numpy,onnx,torch,xdsl
+    from ramiel.importer import load_model  # lazy: numpy,onnx,xdsl
+    from ramiel.models import randomize_weights  # lazy: numpy,onnx,torch
+    from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
 
     model_path = args.model or default_model()
     opts = _options(args)
@@ -445,7 +448,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                 _ort_model(source, opts), so, providers=["CPUExecutionProvider"]
             )
         except Exception as e:  # onnxruntime's own error types
-            from ramiel.errors import RamielError
 
             where = f" (the generated code is in {out_dir})" if args.output else ""
             reason = " ".join(str(e).split())[:300]
@@ -462,7 +464,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             refs = [sess.run(base_outs, f) for f in ort_feeds]
         except Exception as e:  # onnxruntime's own error types
-            from ramiel.errors import RamielError
 
             raise RamielError(
                 "onnxruntime fails to run the model, so 'ramiel run' cannot check Ramiel's "
@@ -559,8 +560,6 @@ def state_pairs(model, specs: Sequence[str]) -> list[tuple[str, str]]:  # type: 
     """The (input, output) pairs of a stateful compiled ``model``: ``IN=OUT`` of ``specs``, or,
     without them, the inputs and outputs of equal shape and element type, paired in order.
     Raises :class:`RamielError` for an unknown name, a shape or type mismatch, or no pair."""
-    from ramiel.errors import RamielError
-
     ins = dict(model.input_specs)
     outs = {n: (tuple(shape), dtype) for n, (shape, dtype) in model.output_specs().items()}
     pairs: list[tuple[str, str]] = []
@@ -596,9 +595,9 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     inputs are random per step, each runtime feeds back its own state outputs) in the parallel
     and the sequential module and in onnxruntime; prints each step's largest error against
     onnxruntime (relative to the largest output) and returns the largest of all."""
-    import torch
+    import torch  # lazy: torch
 
-    from ramiel.runtime.entry import random_inputs
+    from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
 
     print(
         f"stateful run of {steps} steps, state fed back: "
@@ -644,7 +643,7 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
 
 def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-untyped-def]
     """Per module, the segments' compile times (torch.compile), the slowest ``most`` by name."""
-    from ramiel.runtime.compiled import cache_dir
+    from ramiel.runtime.compiled import cache_dir  # lazy: numpy,torch
 
     groups: dict[str, list] = {}  # type: ignore[type-arg]
     for e in events:
@@ -671,7 +670,7 @@ def _sample_names(names: Sequence[str], batch: int) -> list[dict[str, str]]:
     """
     if batch == 1:
         return [{n: n for n in names}]
-    from ramiel.passes.hypercluster import sample_name
+    from ramiel.passes.hypercluster import sample_name  # lazy: numpy,onnx,xdsl
 
     per = len(names) // batch
     suffix = sample_name("", 0)
@@ -685,7 +684,7 @@ def _sample_names(names: Sequence[str], batch: int) -> list[dict[str, str]]:
 def _rel_error(got, ref) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     """Largest absolute error of ``got`` (a tensor) against ``ref`` (an array), relative to the
     largest ``|ref|`` (1 when that is 0); returns (error, that scale)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy
 
     r = np.asarray(ref)
     if not r.size:
@@ -697,7 +696,7 @@ def _rel_error(got, ref) -> tuple[float, float]:  # type: ignore[no-untyped-def]
 
 def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
     """The model as onnxruntime should see it: input shapes bound like Ramiel's."""
-    from ramiel.importer import prepare_model
+    from ramiel.importer import prepare_model  # lazy: numpy,onnx,xdsl
 
     if opts.input_shapes:
         model = prepare_model(model, opts.input_shapes)
@@ -705,8 +704,7 @@ def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from ramiel.files import input_file, output_file
-    from ramiel.profiler import ProfileNoise, profile_model
+    from ramiel.profiler import ProfileNoise, profile_model  # lazy: numpy,onnx,torch,xdsl
 
     input_file(args.model, "ONNX model")
     if args.compare_ort:
@@ -740,9 +738,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  # type: ignore[no-untyped-def]
-    import json
 
-    from ramiel.compare_ort import compare_with_ort
+    from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 
     console, say = _progress()
     tables = []
@@ -768,9 +765,9 @@ def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from ramiel.compiler import CompileOptions
-    from ramiel.cost_model import usable_cores
-    from ramiel.tune import tune
+    from ramiel.compiler import CompileOptions  # lazy: numpy,onnx,torch,xdsl
+    from ramiel.cost_model import usable_cores  # lazy: numpy,onnx,xdsl
+    from ramiel.tune import tune  # lazy: numpy,onnx,torch,xdsl
 
     if args.cores is not None and args.cores > usable_cores():
         print(
@@ -810,7 +807,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from ramiel.runtime.calibrate import DEFAULT_SIZES, calibrate
+    from ramiel.runtime.calibrate import DEFAULT_SIZES, calibrate  # lazy: numpy,torch
 
     try:
         sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else list(DEFAULT_SIZES)
@@ -848,7 +845,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ramiel.bench import run_bench
+    from ramiel.bench import run_bench  # lazy: numpy
 
     console, say = _progress()
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None
@@ -882,8 +879,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     """The ``--input-shape`` bindings (parsed by argparse); a name given twice is an error."""
-    from ramiel.errors import InputShapeError
-
     shapes: dict[str, tuple[int, ...]] = {}
     for name, dims in args.input_shape:
         if name in shapes and shapes[name] != dims:

@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, NoReturn
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
@@ -58,10 +58,11 @@ from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file
 from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
 from ramiel.passes import PASSES
+from ramiel.printer import print_python
 from ramiel.tools.common import HelpFormatter, add_version, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
-from ramiel.weights import set_ir_base_dir
+from ramiel.weights import WEIGHTS_ATTR, WeightStore, set_ir_base_dir, store_of
 
 __all__ = ["RamielOptMain", "format_parse_error", "main", "split_pass_flags"]
 
@@ -214,8 +215,6 @@ class RamielOptMain(xDSLOptMain):
 
     def _emit_python(self, module: ModuleOp, output: IO[str]) -> None:
         """``-t python``: torchpy IR as Python source, as ``ramiel-translate --to-python``."""
-        from ramiel.printer import print_python
-
         if not any(op.name.startswith("torchpy.") for op in module.walk()):
             raise RamielError(
                 "-t python prints torchpy IR; this module holds none (run --lower-to-torchpy)"
@@ -557,8 +556,6 @@ def diagnostics_of(e: Exception, name: str) -> list[Diagnostic]:
     op; any other :class:`~ramiel.errors.RamielError` or xDSL diagnostic an error without a
     location (``expected-error @unknown``).
     """
-    from xdsl.dialects.builtin import FileLineColLoc
-
     if isinstance(e, ParseError):
         loc = e.span.get_location()
         diags = [Diagnostic("error", " ".join(e.msg.split()), loc.file, loc.line, loc.col)]
@@ -648,10 +645,6 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     tensors. ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
     cannot be written.
     """
-    from xdsl.dialects.builtin import StringAttr
-
-    from ramiel.weights import WEIGHTS_ATTR, WeightStore, store_of
-
     if not isinstance(module.attributes.get(WEIGHTS_ATTR), StringAttr):
         return None
     store = store_of(module)
@@ -682,10 +675,6 @@ def rebase_weights_ref(module, input_file: str | None, output_file: str | None) 
     The path is relative to the IR file's directory; ``-o`` elsewhere re-expresses it relative to
     the output's directory (stdout counts as the current directory).
     """
-    from xdsl.dialects.builtin import StringAttr
-
-    from ramiel.weights import WEIGHTS_ATTR
-
     attr = module.attributes.get(WEIGHTS_ATTR)
     if not isinstance(attr, StringAttr) or os.path.isabs(attr.data):
         return

@@ -49,6 +49,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+import onnx
+import onnx.defs
+from onnx import numpy_helper
 
 from ramiel.errors import UnsupportedOpError
 
@@ -300,8 +303,6 @@ def rule(*op_types: str, check: Check | None = None) -> Callable[[Rule], Rule]:
 def schema_defaults(op_type: str, opset: int, domain: str = "") -> tuple[tuple[str, Any], ...]:
     """``(name, default)`` for every attribute of the op's schema at ``opset`` (default None if the
     schema has none). Empty if onnx knows no such schema."""
-    import onnx.defs
-
     try:
         schema = onnx.defs.get_schema(op_type, opset, domain)
     except Exception:  # noqa: BLE001 - onnx raises SchemaError (not exported uniformly)
@@ -317,8 +318,6 @@ def schema_defaults(op_type: str, opset: int, domain: str = "") -> tuple[tuple[s
 
 def attribute_value(attr: Any) -> Any:
     """Convert an ``onnx.AttributeProto`` to a Python value (strings decoded, TENSOR as ndarray)."""
-    import onnx
-    from onnx import numpy_helper
 
     t = attr.type
     A = onnx.AttributeProto

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, NoneType, StringAttr, UnitAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import (
@@ -322,7 +322,6 @@ def _lower_loop(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
 
 
 def _region(block: Block):  # type: ignore[no-untyped-def]
-    from xdsl.ir import Region
 
     return Region(block)
 

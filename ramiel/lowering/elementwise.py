@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import torch
 
-from ramiel.lowering.api import FLOAT8_DTYPES, NodeView, Value, is_float, is_int, rule
+from ramiel.lowering.api import (
+    FLOAT8_DTYPES,
+    SUPPORTED_DTYPES,
+    NodeView,
+    Value,
+    is_float,
+    is_int,
+    rule,
+)
 from ramiel.lowering.common import (
     const,
     dtype,
@@ -434,8 +442,6 @@ def _cast_target(node: NodeView) -> str:
 
 
 def _check_cast(node: NodeView) -> str | None:
-    from ramiel.lowering.api import SUPPORTED_DTYPES
-
     target = _cast_target(node)
     if target not in SUPPORTED_DTYPES | FLOAT8_DTYPES | {"uint16", "uint32", "uint64"}:
         return f"cast to {target}"

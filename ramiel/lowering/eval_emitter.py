@@ -15,11 +15,13 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ramiel.lowering.api import Dtype, MemoryFormat
 from ramiel.runtime import ops
+from ramiel.weights import torch_from_numpy
 
 NAMESPACE: dict[str, Any] = {"torch": torch, "F": F, "ops": ops, "operator": operator, "math": math}
 
@@ -114,10 +116,6 @@ class EvalEmitter:
 
     def constant(self, value: Any, source: Any, tag: str) -> EvalValue:
         """A compile-time constant derived from ``source`` (see ``Emitter.constant``)."""
-        import numpy as np
-
-        from ramiel.weights import torch_from_numpy
-
         name = f"{getattr(source, 'name', 'w')}__{tag}"
         self.lines.append(f"{name} = <constant {tuple(np.shape(value))}>")
         return EvalValue(torch_from_numpy(np.array(value, order="C", copy=True)), name)

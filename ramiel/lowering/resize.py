@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ramiel.lowering.api import NodeView, is_float, rule
+from ramiel.lowering.api import NodeView, is_float, rule, with_defaults
 from ramiel.lowering.common import const, has_input, in_dtype, shape
 from ramiel.lowering.nn import through_channels_last
 
@@ -201,8 +201,6 @@ def _nearest_interpolates(node: NodeView, p: dict, factors: dict[int, int]) -> b
 def interpolates(node: NodeView) -> bool:
     """Whether the Resize/Upsample ``node`` is lowered to one ``F.interpolate`` call (the form
     that runs 10-40x faster on a channels-last tensor, see :mod:`ramiel.layout`)."""
-    from ramiel.lowering.api import with_defaults
-
     node = with_defaults(node)
     p = _resize_plan(node)
     if isinstance(p, str) or _check_resize(node) is not None or not _resized_axes(p):

@@ -99,7 +99,9 @@ def configure_cache() -> str:
     ``import torch._dynamo`` itself sets the variable to inductor's default
     (``/tmp/torchinductor_<user>``) when it is unset, so that value counts as not chosen.
     """
-    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+    from torch._inductor.runtime.cache_dir_utils import (  # lazy: torch._inductor (the compiler)
+        default_cache_dir,
+    )
 
     current = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if not current or os.path.abspath(current) == os.path.abspath(default_cache_dir()):
@@ -195,7 +197,7 @@ class Segment:
             if key in self._entries:  # another thread compiled it meanwhile
                 return self(w, *inputs)
             configure_cache()
-            import torch._inductor.config as inductor_config
+            import torch._inductor.config as inductor_config  # lazy: torch._inductor (the compiler)
 
             _mark_static(w)
             compiled = torch.compile(

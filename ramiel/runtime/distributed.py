@@ -636,7 +636,7 @@ class _Link:
     groups (NCCL, or ``link="ordered"`` on gloo); see the module docstring."""
 
     def __init__(self, program: Program, placement: Placement, rank: int, mode: str):
-        import torch.distributed as dist
+        import torch.distributed as dist  # lazy: torch.distributed (process groups)
 
         self.dist = dist
         self.program = program
@@ -1540,7 +1540,7 @@ def join_group(
         RamielError: a bad placement, a world size the placement does not fit, a CUDA device
             that is not there.
     """
-    import torch.distributed as dist
+    import torch.distributed as dist  # lazy: torch.distributed (process groups)
 
     rank = int(os.environ["RANK"])
     world = int(os.environ["WORLD_SIZE"])
@@ -1658,7 +1658,7 @@ def _rank_main(rank: int, boot: _Boot) -> None:
     if rank != 0:
         boot.start_r.close()
         boot.done_w.close()
-    import torch.distributed as dist
+    import torch.distributed as dist  # lazy: torch.distributed (process groups)
 
 
     def reply(data: bytes) -> None:
@@ -1774,7 +1774,7 @@ class DistributedRunner(Runner):
         start_method: str | None = None,
         startup_timeout_s: float = 120.0,
     ):
-        import torch.distributed as dist
+        import torch.distributed as dist  # lazy: torch.distributed (process groups)
 
 
         if processes._IMPORTING_PROGRAM:

@@ -270,7 +270,7 @@ def _worker_main(boot: _Boot) -> None:
         finally:
             _IMPORTING_PROGRAM = False
         if boot.compiled:
-            import torch._inductor.config as inductor_config
+            import torch._inductor.config as inductor_config  # lazy: torch._inductor (the compiler)
 
             inductor_config.compile_threads = 1
             configure_cache()

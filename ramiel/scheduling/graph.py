@@ -28,6 +28,8 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import networkx as nx  # type: ignore[import-untyped]
+
 from ramiel.errors import SchedulingError
 
 Clustering = list[list[int]]
@@ -221,8 +223,6 @@ class TaskGraph:
         return self._pos
 
     def _cycle_message(self, nodes: set[int]) -> str:
-        import networkx as nx  # type: ignore[import-untyped]
-
         dg = nx.DiGraph()
         dg.add_edges_from((u, v) for (u, v) in self.values if u in nodes and v in nodes)
         cyc = nx.find_cycle(dg)

@@ -24,6 +24,8 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import networkx as nx  # type: ignore[import-untyped]
+
 from ramiel.errors import SchedulingError
 from ramiel.scheduling.graph import Clustering, TaskGraph
 
@@ -318,8 +320,6 @@ def estimate_makespan(
 
 
 def _deadlock_message(g: TaskGraph, cp: _Copies, nxt: list[int], indeg: list[int]) -> str:
-    import networkx as nx  # type: ignore[import-untyped]
-
     stuck = {x for x in range(cp.size) if indeg[x] > 0}
     dg = nx.DiGraph()
     dg.add_edges_from((x, y) for x in stuck for y in [*cp.out[x], nxt[x]] if y in stuck)
