@@ -22,3 +22,49 @@ def test_import_contracts_are_kept() -> None:
     )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "0 broken" in r.stdout
+
+
+#: Modules whose imports inside functions are not yet sorted out: ramiel/bench.py and
+#: ramiel/tune.py borrow from each other until the bench becomes a package (issue #16 part 3).
+#: This list only shrinks.
+UNSORTED = {"ramiel/bench.py", "ramiel/tune.py"}
+#: ... and the profiler's import of the bench's CpuMeter, the same cycle.
+CYCLE_UNTIL_BENCH_SPLIT = {("ramiel/profiler.py", "from ramiel.bench import CpuMeter")}
+
+
+def _nested_imports(path: str) -> list[tuple[int, str]]:
+    import ast
+
+    with open(path) as f:
+        src = f.read()
+    lines = src.splitlines()
+    out: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if in_function and isinstance(child, ast.Import | ast.ImportFrom):
+                out.append((child.lineno, lines[child.lineno - 1]))
+            visit(child, inner)
+
+    visit(ast.parse(src), False)
+    return out
+
+
+def test_imports_inside_functions_only_keep_a_heavy_dependency_lazy() -> None:
+    """An import inside a function says which heavy dependency it keeps lazy (``# lazy: torch``);
+    every other import is at the top of its module (a hidden import cycle cannot hide there)."""
+    bad = []
+    for top in ("ramiel", "dialects", "passes", "tools"):
+        for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+            for name in names:
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, ROOT)
+                if not name.endswith(".py") or rel in UNSORTED:
+                    continue
+                for lineno, line in _nested_imports(path):
+                    if (rel, line.split("#")[0].strip()) in CYCLE_UNTIL_BENCH_SPLIT:
+                        continue
+                    if "# lazy:" not in line and "imports torch" not in line:
+                        bad.append(f"{rel}:{lineno}: {line.strip()}")
+    assert not bad, "imports inside functions without '# lazy: <dependency>':\n" + "\n".join(bad)
