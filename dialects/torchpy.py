@@ -1020,10 +1020,6 @@ def arg_array(items: Sequence[int | str]) -> ArrayAttr:
     return ArrayAttr([arg_item(v) for v in items])
 
 
-def call_like(op: Operation) -> bool:
-    return isinstance(op, CallOp | MethodOp)
-
-
 Torchpy = Dialect(
     "torchpy",
     [

@@ -59,7 +59,7 @@ def _runs(block: Block) -> list[tuple[list[Operation], int | None]]:
     current: list[Operation] = []
     threads: int | None = None
     for op in block.ops:
-        if tp.call_like(op):
+        if isinstance(op, tp.CallOp | tp.MethodOp):
             current.append(op)
             continue
         if isinstance(op, tp.WeightOp):

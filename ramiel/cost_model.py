@@ -9,7 +9,8 @@ Analytic model (the default, deterministic so lit tests can check it)::
   movement (Reshape, Transpose, Concat, ...).
 * ``bytes_moved``: bytes of all tensor operands and results.
 * Rates are per op class, calibrated with PyTorch 2.13 eager on this project's 2-core machine,
-  one intra-op thread (2026-11-29; ``python bench/calibrate_cost_model.py``): dense conv/GEMM
+  one intra-op thread (2026-11-29, by hand: no script was kept; ``ramiel profile MODEL -o
+  profile.json`` measures each op, against which these rates can be checked): dense conv/GEMM
   ~75 GFLOP/s, memory-bound element-wise ~20 GB/s, ~5 µs of framework overhead per op; 2-D
   max/average pooling ~3.5 G window-elements/s on channels-last tensors plus, outside a
   channels-last region, the two conversions around it, LRN ~1.4 G window-elements/s

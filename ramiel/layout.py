@@ -161,12 +161,3 @@ and 7 µs, of (1, 32, 16, 16) 218 µs and 42 µs (1 thread, interleaved medians 
 
 CONV_SPEEDUP = 1.1
 """``F.conv2d`` time contiguous / channels-last (input and kernel), one thread."""
-
-
-def torch_format(name: str):  # type: ignore[no-untyped-def]
-    """The ``torch.memory_format`` named ``name`` (:data:`CHANNELS_LAST`, :data:`CONTIGUOUS`)."""
-    import torch  # lazy: torch
-
-    if name not in FORMATS:
-        raise ValueError(f"unknown memory format {name!r} (use {', '.join(FORMATS)})")
-    return getattr(torch, name)

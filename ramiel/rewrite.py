@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, NoneType
@@ -326,11 +325,6 @@ def is_closed(m: Match) -> bool:
 def shape_of(v: SSAValue) -> tuple[int, ...] | None:
     """The static shape of ``v``'s type, or ``None``."""
     return static_shape(v.type)
-
-
-def attr_is(name: str, value: Any, default: Any = None) -> Callable[[OnnxOp], bool]:
-    """A ``check`` that ONNX attribute ``name`` (``default`` when absent) equals ``value``."""
-    return lambda op: op.attr(name, default) == value
 
 
 def replace_root(root: OnnxOp, new_value: SSAValue, matched: Sequence[Operation]) -> None:

@@ -70,11 +70,6 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="--to-python: floating-point weights as nn.Parameters (else buffers)",
     )
-    p.add_argument(
-        "--sequential-only",
-        action="store_true",
-        help="--to-python: print only the sequential model",
-    )
     add_version(p)
     return p
 

@@ -89,14 +89,6 @@ def _info_from_type(name: str, tp: onnx.TypeProto) -> TensorInfo | None:
     return TensorInfo(name, shape, dtype_name(tt.elem_type))
 
 
-def model_opset(model: onnx.ModelProto, domain: str = "") -> int:
-    """The model's opset version for ``domain`` (the default domain if "")."""
-    for imp in model.opset_import:
-        if (imp.domain or "") == domain or (domain in ONNX_DOMAINS and imp.domain in ONNX_DOMAINS):
-            return int(imp.version)
-    raise ValueError(f"model imports no opset for domain {domain!r}")
-
-
 def _constant_node_value(node: onnx.NodeProto) -> np.ndarray | None:
     for a in node.attribute:
         v = attribute_value(a)

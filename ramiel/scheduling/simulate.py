@@ -68,21 +68,6 @@ class Schedule:
     finish: list[list[float]]
     makespan: float
 
-    def cluster_finish(self, c: int) -> float:
-        """Finish time of cluster ``c``'s last node (0 if it is empty)."""
-        return self.finish[c][-1] if self.finish[c] else 0.0
-
-    def node_finish(self, v: int) -> float:
-        """Earliest finish time over the copies of node ``v``. KeyError if it is in no cluster."""
-        best = None
-        for c, nodes in enumerate(self.clusters):
-            for i, x in enumerate(nodes):
-                if x == v and (best is None or self.finish[c][i] < best):
-                    best = self.finish[c][i]
-        if best is None:
-            raise KeyError(v)
-        return best
-
 
 class _Copies:
     """A clustering as a DAG of copies: copy ``x`` is node ``node[x]`` run by cluster ``ccl[x]``.
@@ -229,11 +214,6 @@ def transfers(g: TaskGraph, clusters: Sequence[Sequence[int]]) -> list[Transfer]
 
 def _per_cluster(cp: _Copies, per_copy: list[float]) -> list[list[float]]:
     return [[per_copy[x] for x in m] for m in cp.members]
-
-
-def _node_lists(cp: _Copies) -> Clustering:
-    node = cp.node
-    return [[node[x] for x in m] for m in cp.members]
 
 
 def estimate_makespan(
