@@ -50,6 +50,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from ramiel.attrs import INPLACE_ATTR, NODE_NAME_ATTR, OPSET_ATTR
 from ramiel.dtypes import (
     ONNX_OF_ELEMENT,
     SCHEMA_TYPE_STRINGS,
@@ -73,8 +74,6 @@ REGION_ATTRS: dict[str, tuple[str, ...]] = {
     "Scan": ("body",),
 }
 
-OPSET_ATTR = "onnx.opset"
-NODE_NAME_ATTR = "onnx_node_name"
 
 def tensor_type(onnx_dtype: int, shape: Sequence[int] | None) -> TensorType | UnrankedTensorType:
     """A ranked ``tensor<...>`` type or unranked if ``shape`` is ``None``.
@@ -549,10 +548,6 @@ def _verify_dims(where: str, what: str, t: Attribute) -> None:
 # In-place ops (the ``ramiel.inplace`` attribute set by ``--inplace``)
 # ---------------------------------------------------------------------------------------------
 
-INPLACE_ATTR = "ramiel.inplace"
-"""Discardable attribute ``ramiel.inplace = i : i64``: the op may write its result into operand
-``i``'s buffer (``torch.relu_(x)``, ``x.add_(y)``). :func:`inplace_violation` states when that
-is allowed; the verifier rejects every other use."""
 
 #: Ops whose lowering rules have an in-place form, and the operands it may overwrite.
 INPLACE_OPS: dict[str, tuple[int, ...]] = {

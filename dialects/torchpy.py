@@ -75,7 +75,6 @@ from typing import Any
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
-    BytesAttr,
     DictionaryAttr,
     IndexType,
     IntegerAttr,
@@ -116,6 +115,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from ramiel.attrs import attr_text
 from ramiel.parsing import LocatedVerifyError
 from ramiel.pysource import (
     GENERATED_NAMES,
@@ -997,16 +997,6 @@ class ProgramOp(IRDLOperation):
         if not all(isinstance(a, ArrayAttr) for a in self.inputs.data):
             raise VerifyException("torchpy.program: each input has an array of channels")
         _verify_module_if_last(self)
-
-
-def attr_text(a: Attribute | None) -> str | None:
-    """The text of a string attribute. xDSL parses a printed string that holds non-ASCII
-    characters back as a ``BytesAttr``; both are accepted (UTF-8)."""
-    if isinstance(a, StringAttr):
-        return a.data
-    if isinstance(a, BytesAttr):
-        return a.data.decode("utf-8", errors="backslashreplace")
-    return None
 
 
 def arg_item(v: int | str) -> Attribute:

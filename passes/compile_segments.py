@@ -45,12 +45,9 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import SEGMENT_OF_ATTR, STATEMENTS_ATTR, THREADS_ATTR
 from ramiel.dialects import torchpy as tp
 from ramiel.errors import RamielError
-
-OWNER_ATTR = "ramiel.segment_of"
-STATEMENTS_ATTR = "ramiel.statements"
-THREADS_ATTR = "ramiel.threads"
 
 
 def _runs(block: Block) -> list[tuple[list[Operation], int | None]]:
@@ -116,7 +113,7 @@ def outline_run(
             mapping[old] = new
     body.add_op(tp.ReturnOp([mapping[v] for v in outputs]))
     seg = tp.FuncOp(name, "segment", body)
-    seg.attributes[OWNER_ATTR] = StringAttr(owner)
+    seg.attributes[SEGMENT_OF_ATTR] = StringAttr(owner)
     seg.attributes[STATEMENTS_ATTR] = IntegerAttr(len(run), IntegerType(64))
     if threads is not None:
         seg.attributes[THREADS_ATTR] = IntegerAttr(threads, IntegerType(64))

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import BYTES_ATTR
 from ramiel.clustering import (
     BACKEND_ATTR,
     TRANSFER_COST_ATTR,
@@ -61,8 +62,6 @@ from ramiel.cost_model import (
 from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.errors import RamielError
-
-BYTES_ATTR = "ramiel.result_bytes"
 
 
 @dataclass(frozen=True)

@@ -56,12 +56,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import ONNX_NAME, io_names
+from ramiel.attrs import BATCH_ATTR, ONNX_NAME, io_names
 from ramiel.clustering import decluster, is_ambient, main_func
 from ramiel.dialects.onnx import NODE_NAME_ATTR
 from ramiel.errors import RamielError
-
-BATCH_ATTR = "ramiel.batch"
 
 
 def sample_name(name: str, k: int) -> str:

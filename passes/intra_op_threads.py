@@ -32,6 +32,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import CORES_ATTR
 from ramiel.clustering import (
     THREADED_COST_ATTR,
     THREADS_ATTR,
@@ -47,9 +48,6 @@ from ramiel.cost_model import (
 )
 from ramiel.errors import SchedulingError
 from ramiel.scheduling.threads import assign_threads
-
-CORES_ATTR = "ramiel.cores"
-"""Module attribute: the cores ``--intra-op-threads`` planned for."""
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 import ramiel.lowering as pkg
-from ramiel.attrs import io_names
+from ramiel.attrs import CONVERSION_ATTR, NUM_OPS_ATTR, io_names
 from ramiel.clustering import (
     COST_ATTR,
     THREADS_ATTR,
@@ -112,9 +112,6 @@ from ramiel.naming import name_hint, sanitize, unique
 from ramiel.parsing import LocatedOpError
 from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import WEIGHTS_ATTR, constant_value, store_of, value_attr
-
-CONVERSION_ATTR = "ramiel.conversion"
-"""On a torchpy op: it converts a tensor to this memory format (placed by the layout)."""
 
 
 def load_rules() -> None:
@@ -742,7 +739,7 @@ class LowerToTorchpy(ModulePass):
         f = tp.FuncOp(f"cluster_{sanitize(c.cluster_name)}", "cluster", block)
         cost = sum(op_cost(o, warn=False) for o in c.body.block.ops if isinstance(o, OnnxOp))
         f.attributes[COST_ATTR] = FloatAttr(round(cost, 3), Float64Type())
-        f.attributes["ramiel.num_ops"] = IntegerAttr(
+        f.attributes[NUM_OPS_ATTR] = IntegerAttr(
             sum(isinstance(o, OnnxOp) for o in c.body.block.ops), IntegerType(64)
         )
         return f

@@ -1,10 +1,24 @@
-"""The IR's attribute keys that passes share, with typed getters and setters.
+"""The IR's attribute keys, in one place, with typed getters and setters.
 
-One home for the string keys Ramiel writes on ops, functions and their arguments, so that a pass
-never spells a key as a literal or imports it from another pass.
+Passes talk to each other through attributes on ops, functions and the module; every key Ramiel
+writes is defined here (never spelled as a literal, never imported from another pass). The
+getters return ``None`` for a missing attribute and raise nothing; the setters replace it.
 
-* ``onnx.name`` (:data:`ONNX_NAME`): argument and result attribute of ``@main``, the ONNX graph
-  input or output name (:func:`io_name_attrs`, :func:`io_names`).
+Keys, by what carries them:
+
+* on ``onnx`` ops: :data:`OPSET_ATTR` (``onnx.opset``, the op's opset), :data:`NODE_NAME_ATTR`
+  (``onnx_node_name``), :data:`COST_ATTR` (``ramiel.cost_us``, ``--estimate-cost``),
+  :data:`BYTES_ATTR` (``ramiel.result_bytes``), :data:`LAYOUT_ATTR` (``ramiel.layout``,
+  ``--assign-layout``), :data:`PREPACK_ATTR` (``ramiel.prepack``, ``--prepack-conv``),
+  :data:`INPLACE_ATTR` (``ramiel.inplace``, ``--inplace``),
+  :data:`THREADS_ATTR` (``ramiel.threads``, ``--intra-op-threads``; also on ``torchpy``
+  segments), :data:`THREADED_COST_ATTR` (``ramiel.threaded_cost_us``);
+* on ``@main``'s arguments and results: :data:`ONNX_NAME` (``onnx.name``);
+* on the module: :data:`WEIGHTS_ATTR` (``ramiel.weights``, the weights file),
+  :data:`BACKEND_ATTR`, :data:`TRANSFER_COST_ATTR`, :data:`CORES_ATTR`, :data:`BATCH_ATTR`;
+* on ``torchpy`` ops and functions: :data:`CONVERSION_ATTR` (``ramiel.conversion``),
+  :data:`SEGMENT_OF_ATTR` (``ramiel.segment_of``), :data:`STATEMENTS_ATTR`,
+  :data:`NUM_OPS_ATTR` (``ramiel.num_ops``).
 """
 
 from __future__ import annotations
@@ -12,12 +26,121 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
-
-from ramiel.dialects.torchpy import attr_text
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BytesAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
 
 ONNX_NAME = "onnx.name"
 """Argument/result attribute of ``@main`` holding the ONNX graph input/output name."""
+
+OPSET_ATTR = "onnx.opset"
+"""On an ``onnx`` op (or the module): the default-domain opset it follows."""
+
+NODE_NAME_ATTR = "onnx_node_name"
+"""On an ``onnx`` op: the ONNX node's name."""
+
+INPLACE_ATTR = "ramiel.inplace"
+"""Discardable attribute ``ramiel.inplace = i : i64``: the op may write its result into operand
+``i``'s buffer (``torch.relu_(x)``, ``x.add_(y)``); see :func:`ramiel.dialects.onnx.inplace_violation`."""
+
+COST_ATTR = "ramiel.cost_us"
+"""Discardable attribute holding an op's estimated cost in µs (set by ``--estimate-cost``)."""
+
+BYTES_ATTR = "ramiel.result_bytes"
+"""Discardable attribute: the bytes of an op's results (``--estimate-cost``)."""
+
+BACKEND_ATTR = "ramiel.backend"
+"""Module attribute: the runtime backend whose transfer costs weight the edges."""
+
+TRANSFER_COST_ATTR = "ramiel.transfer_cost"
+"""Module attribute ``[latency_us, us_per_byte]`` (f64): a measured transfer cost model (from
+``--estimate-cost{transfer-cost=FILE}``) that replaces the backend's default."""
+
+THREADS_ATTR = "ramiel.threads"
+"""Discardable attribute: intra-op threads an op (or a compiled segment) runs with
+(``--intra-op-threads``)."""
+
+THREADED_COST_ATTR = "ramiel.threaded_cost_us"
+"""Discardable attribute: an op's estimated cost with its ``ramiel.threads`` threads (µs)."""
+
+CORES_ATTR = "ramiel.cores"
+"""Module attribute: the cores ``--intra-op-threads`` planned for."""
+
+BATCH_ATTR = "ramiel.batch"
+"""Module attribute: the samples ``--hypercluster{batch=B}`` made of the graph."""
+
+LAYOUT_ATTR = "ramiel.layout"
+"""Discardable op attribute: the memory format the op computes its 4-D activations in."""
+
+WEIGHTS_ATTR = "ramiel.weights"
+"""Module attribute: the safetensors file the module's ``dense_resource`` weights are in."""
+
+PREPACK_ATTR = "ramiel.prepack"
+"""Discardable attribute of an ``onnx.Conv`` (``--prepack-conv``): run by oneDNN with its kernel
+reordered once per process (``ops.conv2d_prepacked``); the value is the activation fused into it
+(``"none"`` or ``"relu"``: the op then computes ``Relu(Conv(...))``)."""
+
+CONVERSION_ATTR = "ramiel.conversion"
+"""On a torchpy op: it converts a tensor to this memory format (placed by the layout)."""
+
+SEGMENT_OF_ATTR = "ramiel.segment_of"
+"""On a torchpy segment function: the function it was cut from (``--compile-segments``)."""
+
+STATEMENTS_ATTR = "ramiel.statements"
+"""On a torchpy segment function: how many statements it holds (``--compile-segments``)."""
+
+NUM_OPS_ATTR = "ramiel.num_ops"
+"""On a torchpy cluster function: how many ONNX ops it computes (the printer's summary)."""
+
+
+def attr_text(a: Attribute | None) -> str | None:
+    """The text of a string attribute. xDSL parses a printed string that holds non-ASCII
+    characters back as a ``BytesAttr``; both are accepted (UTF-8)."""
+    if isinstance(a, StringAttr):
+        return a.data
+    if isinstance(a, BytesAttr):
+        return a.data.decode("utf-8", errors="backslashreplace")
+    return None
+
+
+def get_float(op: Operation, key: str) -> float | None:
+    """The float attribute ``key`` of ``op`` (``None`` when missing or not a float)."""
+    a = op.attributes.get(key)
+    return float(a.value.data) if isinstance(a, FloatAttr) else None
+
+
+def set_float(op: Operation, key: str, value: float) -> None:
+    """Set the f64 attribute ``key`` of ``op``."""
+    op.attributes[key] = FloatAttr(float(value), f64)
+
+
+def get_int(op: Operation, key: str) -> int | None:
+    """The integer attribute ``key`` of ``op`` (``None`` when missing or not an integer)."""
+    a = op.attributes.get(key)
+    return int(a.value.data) if isinstance(a, IntegerAttr) else None
+
+
+def set_int(op: Operation, key: str, value: int) -> None:
+    """Set the i64 attribute ``key`` of ``op``."""
+    op.attributes[key] = IntegerAttr(int(value), i64)
+
+
+def get_str(op: Operation, key: str) -> str | None:
+    """The string attribute ``key`` of ``op`` (``None`` when missing or not a string)."""
+    return attr_text(op.attributes.get(key))
+
+
+def set_str(op: Operation, key: str, value: str) -> None:
+    """Set the string attribute ``key`` of ``op``."""
+    op.attributes[key] = StringAttr(value)
 
 
 def io_name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:

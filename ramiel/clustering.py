@@ -31,6 +31,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from ramiel.attrs import (
+    BACKEND_ATTR,
+    COST_ATTR,
+    NODE_NAME_ATTR,
+    THREADED_COST_ATTR,
+    THREADS_ATTR,
+    TRANSFER_COST_ATTR,
+)
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of, is_ambient
 from ramiel.dialects.onnx import captured_values, dependences, drop_invalid_inplace
@@ -38,16 +46,6 @@ from ramiel.errors import RamielError, SchedulingError
 from ramiel.naming import unique
 from ramiel.scheduling import estimate_makespan, order_clusters
 from ramiel.scheduling.graph import TaskGraph
-
-COST_ATTR = "ramiel.cost_us"
-"""Discardable attribute holding an op's estimated cost in µs (set by ``--estimate-cost``)."""
-
-BACKEND_ATTR = "ramiel.backend"
-"""Module attribute: the runtime backend whose transfer costs weight the edges."""
-
-TRANSFER_COST_ATTR = "ramiel.transfer_cost"
-"""Module attribute ``[latency_us, us_per_byte]`` (f64): a measured transfer cost model (from
-``--estimate-cost{transfer-cost=FILE}``) that replaces the backend's default."""
 
 
 def main_func(module: ModuleOp) -> func.FuncOp:
@@ -150,7 +148,7 @@ def task_graph(
 
 
 def _op_label(op: Operation, i: int) -> str:
-    a = op.attributes.get("onnx_node_name")
+    a = op.attributes.get(NODE_NAME_ATTR)
     return a.data if isinstance(a, StringAttr) else f"{op.name}#{i}"
 
 
@@ -164,7 +162,7 @@ def _clone_key(op: Operation) -> tuple:
         op.name,
         tuple(id(v) for v in op.operands),
         tuple(sorted((k, str(v)) for k, v in op.properties.items())),
-        str(op.attributes.get("onnx_node_name")),
+        str(op.attributes.get(NODE_NAME_ATTR)),
     )
 
 
@@ -405,11 +403,7 @@ def _best_order(g: TaskGraph, clusters: list[list[int]]) -> list[list[int]]:
     return clusters if given <= estimate_makespan(g, ordered).makespan else ordered
 
 
-THREADS_ATTR = "ramiel.threads"
-"""Discardable attribute: intra-op threads an op runs with (set by ``--intra-op-threads``)."""
 
-THREADED_COST_ATTR = "ramiel.threaded_cost_us"
-"""Discardable attribute: an op's estimated cost with its ``ramiel.threads`` threads (µs)."""
 
 
 def cluster_compute_ops(module: ModuleOp) -> list[list[Operation]]:

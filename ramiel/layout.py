@@ -37,15 +37,8 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
+from ramiel.attrs import LAYOUT_ATTR, PREPACK_ATTR
 from ramiel.dialects.cluster import ClusterOp, RecvOp, YieldOp
-
-LAYOUT_ATTR = "ramiel.layout"
-"""Discardable op attribute: the memory format the op computes its 4-D activations in."""
-
-PREPACK_ATTR = "ramiel.prepack"
-"""Discardable attribute of an ``onnx.Conv`` (``--prepack-conv``): run by oneDNN with its kernel
-reordered once per process (``ops.conv2d_prepacked``); the value is the activation fused into it
-(``"none"`` or ``"relu"``: the op then computes ``Relu(Conv(...))``)."""
 
 CHANNELS_LAST = "channels_last"
 """The attribute value (and ``torch.channels_last``'s name) of the channels-last format."""

@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from ramiel.attrs import BACKEND_ATTR, COST_ATTR, NUM_OPS_ATTR, SEGMENT_OF_ATTR, THREADS_ATTR
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import NODE_NAME_ATTR
 from ramiel.dtypes import numpy_dtype_of
@@ -341,8 +342,8 @@ def _int_text(v: SSAValue, names: Names) -> str:
 
 def _func_doc(f: tp.FuncOp) -> str:
     n_calls = sum(isinstance(o, tp.CallOp | tp.MethodOp) for o in f.body.block.ops)
-    cost = f.attributes.get("ramiel.cost_us")
-    n_ops = f.attributes.get("ramiel.num_ops")
+    cost = f.attributes.get(COST_ATTR)
+    n_ops = f.attributes.get(NUM_OPS_ATTR)
     if f.kind.data == "cluster":
         parts = [f"Cluster {f.sym_name.data.removeprefix('cluster_')}"]
         if isinstance(n_ops, IntegerAttr):
@@ -353,13 +354,13 @@ def _func_doc(f: tp.FuncOp) -> str:
             ": ".join([parts[0], ", ".join(parts[1:])]) + "." if len(parts) > 1 else parts[0] + "."
         )
     if f.kind.data == "segment":
-        owner = tp.attr_text(f.attributes.get("ramiel.segment_of")) or ""
+        owner = tp.attr_text(f.attributes.get(SEGMENT_OF_ATTR)) or ""
         where = ""
         if owner.startswith("cluster_"):
             where = f" of cluster {owner.removeprefix('cluster_')}"
         elif owner:
             where = f" of {owner}"
-        threads = f.attributes.get("ramiel.threads")
+        threads = f.attributes.get(THREADS_ATTR)
         with_threads = (
             f", {threads.value.data} intra-op threads" if isinstance(threads, IntegerAttr) else ""
         )
@@ -594,7 +595,7 @@ def print_python(
             "        super().__init__(**runtime_options)\n" + "".join(d + "\n" for d in decls)
         )
         # a module compiled for the distributed backend runs on it by default (and under torchrun)
-        backend = module.attributes.get("ramiel.backend")
+        backend = module.attributes.get(BACKEND_ATTR)
         extra = ", backend='distributed'" if tp.attr_text(backend) == "distributed" else ""
         out.append(
             '\n\nif __name__ == "__main__":\n'

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from ramiel.attrs import WEIGHTS_ATTR
 from ramiel.dialects.onnx import tensor_type
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
@@ -47,7 +48,6 @@ from ramiel.naming import unique
 INLINE_LIMIT = 16
 """Tensors with at most this many elements are printed inline as ``dense<...>``."""
 
-WEIGHTS_ATTR = "ramiel.weights"
 
 
 def dense_from_numpy(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
