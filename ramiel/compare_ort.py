@@ -35,6 +35,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ramiel.bench.configs import Config
+from ramiel.bench.engines import ort_session
+from ramiel.dialects import torchpy as tp
+from ramiel.dialects.onnx import NODE_NAME_ATTR
+from ramiel.dialects.registry import make_context
+from ramiel.importer import load_model, prepare_model
+from ramiel.parsing import parse_module
+from ramiel.printer import print_python, write_weights
+from ramiel.weights import set_ir_base_dir
+
 CONVERSION = "(layout conversion)"
 """The row of memory-format conversions (Ramiel's ``.contiguous(...)``, ORT's reorders)."""
 
@@ -144,14 +154,8 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     """Write ``model_probed.py`` and its weights: the sequential module of the clustered IR at
     ``ir_path``, with ``_probe(i)`` after each node's statements; returns (module path, weights
     path, the op type of each probe)."""
-    from ramiel.dialects import torchpy as tp
-    from ramiel.dialects.onnx import NODE_NAME_ATTR
-    from ramiel.dialects.registry import make_context
-    from ramiel.parsing import parse_module
-    from ramiel.passes.lower_to_torchpy import CONVERSION_ATTR, LowerToTorchpy
-    from ramiel.pipeline import run_passes
-    from ramiel.printer import print_python, write_weights
-    from ramiel.weights import set_ir_base_dir
+    from ramiel.passes.lower_to_torchpy import CONVERSION_ATTR, LowerToTorchpy  # lazy: torch
+    from ramiel.pipeline import run_passes  # lazy: onnx.reference
 
     set_ir_base_dir(os.path.dirname(os.path.abspath(ir_path)))
     with open(ir_path) as f:
@@ -184,8 +188,8 @@ class _ProbedForward:
     """The probed module's ``forward`` and the probe times of its last call."""
 
     def __init__(self, path: str, weights_path: str, n: int):
-        from ramiel.runtime.module import generated_class
-        from ramiel.runtime.program import import_from_path
+        from ramiel.runtime.module import generated_class  # lazy: torch
+        from ramiel.runtime.program import import_from_path  # lazy: torch
 
         self.marks = [0.0] * n
         mod = import_from_path(f"ramiel_probed_{id(self)}", path)
@@ -258,13 +262,14 @@ def compare_with_ort(
     Raises :class:`~ramiel.errors.RamielError` for a model Ramiel cannot compile, and
     ``ValueError`` for a thread or repeat count below 1.
     """
-    import torch
+    import torch  # lazy: torch
 
-    from ramiel.bench.configs import Config
-    from ramiel.bench.engines import ort_session
-    from ramiel.compiler import CompiledModel, CompileOptions, compile_model
-    from ramiel.importer import load_model, prepare_model
-    from ramiel.runtime.entry import random_inputs
+    from ramiel.compiler import (  # lazy: onnx.reference,torch
+        CompiledModel,
+        CompileOptions,
+        compile_model,
+    )
+    from ramiel.runtime.entry import random_inputs  # lazy: torch
 
     if threads < 1 or repeat < 1:
         raise ValueError(f"threads and repeat must be at least 1, got {threads} and {repeat}")

@@ -22,10 +22,16 @@ Nonparametric Statistics*, 3rd ed., section 3.2).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import math
+import multiprocessing as mp
 import os
 import platform
+import resource
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -155,8 +161,6 @@ def measure_interleaved(
 
 def minor_faults() -> int:
     """Minor page faults of this process so far (threads included, child processes not)."""
-    import resource
-
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
@@ -176,8 +180,6 @@ def busy_core(settle_s: float = 0.2) -> Any:
     """Keep one core busy while the block runs: a child process spinning in :data:`SPINNER` at
     normal priority (another user's job, as far as the scheduler can tell), killed afterwards.
     ``settle_s``: seconds to let it start before the block."""
-    import subprocess
-
     proc = subprocess.Popen(
         [sys.executable, "-c", SPINNER], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
     )
@@ -227,9 +229,7 @@ def machine_scaling(workers: int, work_ms: float = 50.0, repeats: int = 5) -> fl
     each) run the same fixed amount of matrix products as one thread does alone; returns
     ``P * t_alone / t_together`` (P on an idle machine with P real cores; less when other
     processes, or the hypervisor, take cores away). The median of ``repeats`` tries."""
-    import threading
-
-    import torch
+    import torch  # lazy: torch
 
     if workers < 2:
         return None
@@ -286,8 +286,6 @@ def tune_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30) -
     its peak instead. Process-wide, affects forked children too; returns False where it is not
     glibc.
     """
-    import ctypes
-    import ctypes.util
 
     if platform.system() != "Linux":
         return False
@@ -454,8 +452,6 @@ class Isolated:
     """
 
     def __init__(self, recipe: Buildable, timeout_s: float = 300.0):
-        import multiprocessing as mp
-
         ctx = mp.get_context("spawn")
         self.timeout_s = timeout_s
         self.conn, child = ctx.Pipe()

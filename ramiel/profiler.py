@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import platform
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,10 +32,18 @@ from typing import Any
 
 import torch
 
+from ramiel.clustering import compute_ops, is_ambient, main_func
 from ramiel.cost_model import ProfileDB, profile_key, threads_key, usable_cores
+from ramiel.dialects.onnx import OnnxOp
+from ramiel.importer import ImportOptions, import_onnx
+from ramiel.layout import CHANNELS_LAST, has_format
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 from ramiel.measure import CpuMeter
+from ramiel.passes.assign_layout import AssignLayout
+from ramiel.passes.dce import DeadCodeElimination
+from ramiel.passes.lower_to_torchpy import _Lowering
+from ramiel.weights import set_ir_base_dir
 
 
 def _time_op(node, args, em, counts: list[int], repeat: int) -> dict[int, list[float]]:  # type: ignore[no-untyped-def]
@@ -130,18 +139,8 @@ def profile_model(
     :data:`RETRIES` times, keeping its least spread timing; ``noise`` (filled in if given) and
     the database's ``meta`` say how noisy the run was (:class:`ProfileNoise`).
     """
-    import tempfile
-
-    from ramiel.clustering import compute_ops, is_ambient, main_func
-    from ramiel.dialects.onnx import OnnxOp
-    from ramiel.importer import ImportOptions, import_onnx
-    from ramiel.layout import CHANNELS_LAST, has_format
-    from ramiel.passes.assign_layout import AssignLayout
-    from ramiel.passes.constant_fold import ConstantFold
-    from ramiel.passes.dce import DeadCodeElimination
-    from ramiel.passes.lower_to_torchpy import _Lowering
-    from ramiel.pipeline import run_passes
-    from ramiel.weights import set_ir_base_dir
+    from ramiel.passes.constant_fold import ConstantFold  # lazy: onnx.reference
+    from ramiel.pipeline import run_passes  # lazy: onnx.reference
 
     db = ProfileDB.load(out) if os.path.exists(out) else ProfileDB(out, {})
     if threads is not None and (not threads or min(threads) < 1):

@@ -33,12 +33,17 @@ import os
 import shlex
 import shutil
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from ramiel.bench.engines import Recipe
+from ramiel.bench.models import COMPILE_TIMEOUT_S
 from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
+from ramiel.cost_model import usable_cores
 from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.measure import Isolated, Plan, measure_interleaved
+from ramiel.profiler import profile_model
+from ramiel.runtime.entry import random_inputs
 
 #: The files of a compiled program that ``tune`` copies from the winner to the output directory.
 PROGRAM_FILES = (
@@ -164,11 +169,6 @@ def tune(
         RamielError: the model does not compile (as ``ramiel compile`` would).
         RuntimeFailure: no candidate ran (each candidate's error in the message).
     """
-    from ramiel.bench.engines import Recipe
-    from ramiel.bench.models import COMPILE_TIMEOUT_S
-    from ramiel.cost_model import usable_cores
-    from ramiel.profiler import profile_model
-    from ramiel.runtime.entry import random_inputs
 
     p = cores if cores is not None else usable_cores()
     if p < 1:
@@ -263,8 +263,6 @@ def tune(
 
 def _moved(r: CompileResult, out_dir: str) -> CompileResult:
     """``r`` with its paths in ``out_dir`` (where ``tune`` copied the winner's files)."""
-    from dataclasses import replace
-
     def here(path: str) -> str:
         return os.path.join(out_dir, os.path.basename(path))
 

@@ -24,12 +24,9 @@ def test_import_contracts_are_kept() -> None:
     assert "0 broken" in r.stdout
 
 
-#: Modules whose imports inside functions are not yet sorted out: ramiel/bench.py and
-#: ramiel/tune.py borrow from each other until the bench becomes a package (issue #16 part 3).
-#: This list only shrinks.
-UNSORTED = {"ramiel/bench.py", "ramiel/tune.py"}
-#: ... and the profiler's import of the bench's CpuMeter, the same cycle.
-CYCLE_UNTIL_BENCH_SPLIT = {("ramiel/profiler.py", "from ramiel.bench import CpuMeter")}
+#: Modules whose imports inside functions are not yet sorted out (this set only shrinks).
+UNSORTED: set[str] = set()
+
 
 
 def _nested_imports(path: str) -> list[tuple[int, str]]:
@@ -63,8 +60,6 @@ def test_imports_inside_functions_only_keep_a_heavy_dependency_lazy() -> None:
                 if not name.endswith(".py") or rel in UNSORTED:
                     continue
                 for lineno, line in _nested_imports(path):
-                    if (rel, line.split("#")[0].strip()) in CYCLE_UNTIL_BENCH_SPLIT:
-                        continue
                     if "# lazy:" not in line and "imports torch" not in line:
                         bad.append(f"{rel}:{lineno}: {line.strip()}")
     assert not bad, "imports inside functions without '# lazy: <dependency>':\n" + "\n".join(bad)

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
+from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 from ramiel.errors import InputShapeError, RamielError
 from ramiel.files import input_file, output_file
 from ramiel.tools.common import (
@@ -738,8 +739,6 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  # type: ignore[no-untyped-def]
-
-    from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 
     console, say = _progress()
     tables = []

@@ -75,7 +75,7 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
     * ``nofold``: the graph rewrites off (``--no-rewrites``: no folding into weights);
     * ``nchw``: activations in NCHW (``--layout nchw``), where the compiler has a layout option.
     """
-    from ramiel.compiler import CompileOptions
+    from ramiel.compiler import CompileOptions  # lazy: onnx.reference,torch
 
     out: dict[str, tuple[str, dict[str, Any]]] = {
         "compiled": ("compiled segments (torch.compile)", {"compile": True}),

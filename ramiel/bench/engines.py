@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ramiel.bench.configs import Config
+from ramiel.importer import load_model, prepare_model
 
 
 def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
@@ -39,9 +40,7 @@ def ort_session(
 ):
     """An onnxruntime session for ``cfg`` on the model at ``path`` (or its serialized bytes);
     ``profile_prefix``: with onnxruntime's profiler on, its JSON written there."""
-    import onnxruntime as ort
-
-    from ramiel.importer import load_model, prepare_model
+    import onnxruntime as ort  # lazy: onnxruntime
 
     so = ort.SessionOptions()
     so.log_severity_level = 3
@@ -92,9 +91,9 @@ class Recipe:
 
 def _build(recipe: Recipe) -> tuple[Callable[[], tuple[Any, ...]], Any]:
     """The callable of ``recipe`` and the object to ``close()`` afterwards (or ``None``)."""
-    import torch
+    import torch  # lazy: torch
 
-    from ramiel.compiler import CompiledModel, CompileOptions
+    from ramiel.compiler import CompiledModel, CompileOptions  # lazy: onnx.reference,torch
 
     feeds = {k: torch.from_numpy(v) for k, v in recipe.feeds.items()}
     if recipe.kind == "seq":
@@ -121,7 +120,7 @@ class _SeqRunner:
         self.args = list(feeds.values())
 
     def __call__(self) -> tuple[Any, ...]:
-        import torch
+        import torch  # lazy: torch
 
         torch.set_num_threads(self.threads)
         with torch.inference_mode():

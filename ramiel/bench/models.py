@@ -8,6 +8,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import onnx
+
 PROJECT_MODELS = ("inception", "transformer")
 """The project's own models (:mod:`ramiel.models`) that ``ramiel bench`` runs by default."""
 
@@ -37,8 +39,6 @@ COMPILE_TIMEOUT_S = 1800.0
 
 def zoo_dir() -> str:
     """``onnx/backend/test/data/light`` of the installed onnx wheel."""
-    import onnx
-
     return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 
 
@@ -60,7 +60,7 @@ class ModelSpec:
         """The ONNX file (exports a project model into the model cache on first use)."""
         if self.path is not None:
             return self.path
-        from ramiel.models import export_model
+        from ramiel.models import export_model  # lazy: torch
 
         assert self.project is not None
         return export_model(self.project)
@@ -83,8 +83,8 @@ def resolve_models(args: Sequence[str]) -> list[ModelSpec]:
     """
     if not args:
         return default_models()
-    from ramiel.hf_models import HF_MODELS
-    from ramiel.models import MODELS
+    from ramiel.hf_models import HF_MODELS  # lazy: torch
+    from ramiel.models import MODELS  # lazy: torch
 
     zoo = zoo_models()
     out = []

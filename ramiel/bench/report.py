@@ -519,10 +519,10 @@ def plot_speedups(results: Sequence[ModelResult], env: Environment, path: str) -
     """Two panels of speed-ups over Ramiel's sequential module with 1 thread, per model: (top)
     Ramiel's own configurations with the bound min(P, W/CP) marked; (bottom) onnxruntime's, with
     the best Ramiel configuration for reference. Bars are medians; whiskers span min..max."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib
 
     rs = [r for r in results if not r.error and r.median("seq-1t")]
     cfgs = [c for c in configs_for(env.workers) if c.key != "seq-1t"]

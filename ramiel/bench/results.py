@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import onnx
+
 from ramiel.measure import Timing, cpu_model, load_average
 
 
@@ -102,9 +104,8 @@ class Environment:
 
     @classmethod
     def capture(cls, command: str, workers: int, quick: bool) -> Environment:
-        import onnx
-        import onnxruntime
-        import torch
+        import onnxruntime  # lazy: onnxruntime
+        import torch  # lazy: torch
 
         return cls(
             date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),

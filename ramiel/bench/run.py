@@ -68,11 +68,15 @@ def _bench_model(
     out_dir: str,
     say: Callable[[str], None],
 ) -> None:
-    import torch
+    import torch  # lazy: torch
 
-    from ramiel.compiler import CompiledModel, CompileOptions, compile_model
-    from ramiel.profiler import profile_model
-    from ramiel.runtime.entry import random_inputs
+    from ramiel.compiler import (  # lazy: onnx.reference,torch
+        CompiledModel,
+        CompileOptions,
+        compile_model,
+    )
+    from ramiel.profiler import profile_model  # lazy: torch
+    from ramiel.runtime.entry import random_inputs  # lazy: torch
 
     p = res.workers
     caller_threads = torch.get_num_threads()
@@ -119,7 +123,7 @@ def _bench_model(
             models[cfg.key] = CompiledModel(best, CompileOptions(clusters=p, layout=plan.layout))
             continue
         if cfg.tuned:
-            from ramiel.tune import tune
+            from ramiel.tune import tune  # lazy: onnx.reference,torch
 
             say(f"{res.name}: ramiel tune")
             t = time.perf_counter()
@@ -388,7 +392,7 @@ def run_bench(
     a variant's own options win: ``nchw`` is ``layout="nchw"``, and is not a default variant when
     ``layout`` is already ``nchw``).
     """
-    import torch
+    import torch  # lazy: torch
 
     if render_from is not None:
         results, env = load_json(render_from)

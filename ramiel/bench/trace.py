@@ -7,10 +7,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import linecache
 import os
 import re
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -39,10 +41,10 @@ def trace_inference(
     table the latency. After export, rows are renamed ``cluster <name>`` and a flow arrow is added
     from each ``put`` to the matching ``get``.
     """
-    import torch
-    from torch.profiler import ProfilerActivity, profile
+    import torch  # lazy: torch
+    from torch.profiler import ProfilerActivity, profile  # lazy: torch
 
-    from ramiel.runtime import start
+    from ramiel.runtime import start  # lazy: torch
 
     traced = dataclasses.replace(
         program,
@@ -81,7 +83,7 @@ class _TracingChannel:
         self._state = state
 
     def get(self, name: str) -> Any:
-        from torch.profiler import record_function
+        from torch.profiler import record_function  # lazy: torch
 
         self._state.in_channel = True
         try:
@@ -91,7 +93,7 @@ class _TracingChannel:
             self._state.in_channel = False
 
     def put(self, name: str, tensor: Any) -> None:
-        from torch.profiler import record_function
+        from torch.profiler import record_function  # lazy: torch
 
         self._state.in_channel = True
         try:
@@ -102,10 +104,8 @@ class _TracingChannel:
 
 
 def _traced_cluster(cluster: str, fn: Callable[..., Any], module_path: str | None):
-    import threading
-
-    from torch.overrides import TorchFunctionMode
-    from torch.profiler import record_function
+    from torch.overrides import TorchFunctionMode  # lazy: torch
+    from torch.profiler import record_function  # lazy: torch
 
     source = os.path.realpath(module_path) if module_path else fn.__code__.co_filename
     state = threading.local()
@@ -133,8 +133,6 @@ def _realpath(filename: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def _line_label(filename: str, lineno: int) -> str:
-    import linecache
-
     line = linecache.getline(filename, lineno)
     m = _NODE_COMMENT.search(line)
     target = line.split("=", 1)[0].strip() if "=" in line else ""
