@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import keyword
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -50,9 +52,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from ramiel.attrs import BACKEND_ATTR, COST_ATTR, NUM_OPS_ATTR, SEGMENT_OF_ATTR, THREADS_ATTR
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import NODE_NAME_ATTR
+from ramiel.dialects.registry import make_context
 from ramiel.dtypes import numpy_dtype_of
+from ramiel.errors import RamielError
+from ramiel.files import input_file
 from ramiel.naming import sanitize, unique
+from ramiel.parsing import parse_module, verify_located
 from ramiel.pysource import GENERATED_NAMES
+from ramiel.weights import constant_value, save_safetensors, set_ir_base_dir
 
 #: Names generated code never gives a value or function: the module's own names and builtins
 #: (the torchpy verifier rejects functions named so, :mod:`ramiel.pysource`).
@@ -741,11 +748,7 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp | None, path: st
     Raises :class:`~ramiel.errors.RamielError` when the file cannot be written or a key names two
     different tensors.
     """
-    import json
-
-    from ramiel.errors import RamielError
-    from ramiel.runtime.weights import FORMATS_METADATA_KEY
-    from ramiel.weights import constant_value, save_safetensors
+    from ramiel.runtime.weights import FORMATS_METADATA_KEY  # lazy: torch
 
     weights: dict[str, tp.WeightOp] = {}
     try:
@@ -795,12 +798,6 @@ def print_python_file(
     that holds no torchpy; xDSL's ``ParseError`` for a syntax error and
     :class:`~ramiel.parsing.LocatedVerifyError` for IR that fails verification (both located).
     """
-    import sys
-
-    from ramiel.dialects.registry import make_context
-    from ramiel.errors import RamielError
-    from ramiel.files import input_file
-    from ramiel.parsing import parse_module, verify_located
 
     name = "-" if path == "-" else os.path.basename(path)
     try:
@@ -827,8 +824,6 @@ def print_python_file(
     except ValueError as e:
         raise RamielError(str(e)) from None
     if weights_out is not None:
-        from ramiel.weights import set_ir_base_dir
-
         set_ir_base_dir(os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd())
         write_weights([module], module, weights_out)
     return source

@@ -22,14 +22,19 @@ the offending line.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from ramiel.dialects.registry import make_context
 from ramiel.errors import RamielError
+from ramiel.files import output_file
 from ramiel.parsing import LocatedVerifyError
 from ramiel.tools.common import (
     ArgumentParser,
@@ -75,11 +80,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _import_onnx(args: argparse.Namespace) -> str:
-    import tempfile
-
-    from ramiel.files import output_file
-    from ramiel.importer import ImportOptions, import_onnx
-    from ramiel.weights import WEIGHTS_ATTR
+    from ramiel.importer import ImportOptions, import_onnx  # lazy: numpy,onnx
+    from ramiel.weights import WEIGHTS_ATTR  # lazy: numpy,onnx
 
     shapes = dict(args.input_shape)
     scratch = None
@@ -117,7 +119,6 @@ def _import_onnx(args: argparse.Namespace) -> str:
         )
     module.verify()
     _reject_data_dependent_shapes(module, out_dir)
-    import io
 
     buf = io.StringIO()
     Printer(stream=buf).print_op(module)
@@ -129,20 +130,17 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
     """Raise :class:`~ramiel.errors.DataDependentShapeError` for a shape that only the input data
     decide (NonZero of an input): what ``ramiel compile`` rejects, so this after constant folding
     (a NonZero of a constant folds away) on a copy of ``module``; the IR printed is not folded."""
-    from xdsl.dialects.builtin import TensorType
-
     def static(t) -> bool:  # type: ignore[no-untyped-def]
         return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape())
 
     onnx_values = [r for op in module.walk() if op.name.startswith("onnx.") for r in op.results]
     if all(static(r.type) or not isinstance(r.type, TensorType) for r in onnx_values):
         return
-    from ramiel.clustering import main_func
-    from ramiel.dialects.registry import make_context
-    from ramiel.passes.constant_fold import ConstantFold
-    from ramiel.passes.dce import DeadCodeElimination
-    from ramiel.passes.lower_to_torchpy import check_static_shapes
-    from ramiel.weights import set_ir_base_dir
+    from ramiel.clustering import main_func  # lazy: numpy,onnx
+    from ramiel.passes.constant_fold import ConstantFold  # lazy: numpy,onnx
+    from ramiel.passes.dce import DeadCodeElimination  # lazy: numpy,onnx
+    from ramiel.passes.lower_to_torchpy import check_static_shapes  # lazy: numpy,onnx,torch
+    from ramiel.weights import set_ir_base_dir  # lazy: numpy,onnx
 
     set_ir_base_dir(ir_dir)
     folded = module.clone()
@@ -153,7 +151,7 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
 
 
 def _to_python(args: argparse.Namespace) -> str:
-    from ramiel.printer import WEIGHTS_FILE, print_python_file
+    from ramiel.printer import WEIGHTS_FILE, print_python_file  # lazy: numpy,onnx
 
     # the weights go where the user said: --weights FILE, else beside -o's file and named after
     # it (model.py -> model.safetensors); the classes load that name from their own directory
@@ -192,14 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _translate(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    from ramiel.files import output_file
 
     if args.output:
         output_file(args.output)
     try:
         text = _import_onnx(args) if args.import_onnx else _to_python(args)
     except ParseError as e:
-        from ramiel.tools.opt import format_parse_error
+        from ramiel.tools.opt import format_parse_error  # lazy: numpy,onnx
 
         print(format_parse_error(e), file=sys.stderr)
         return 1
