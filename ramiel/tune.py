@@ -156,13 +156,16 @@ def tune(
     budget_s: float = 20.0,
     say: Callable[[str], None] = lambda _m: None,
     compile: bool = False,  # noqa: A002 - the option's name (ramiel tune --compile)
+    progress: Callable[[int, int], None] | None = None,
 ) -> TuneResult:
     """Compile the candidates of ``model`` for ``cores`` cores, time them, keep the fastest.
 
     ``profile``: a profile database with per-op times for 1 and ``cores`` threads (made with
     ``ramiel profile --threads 1,P`` into ``out_dir/profile.json`` when not given). ``base``:
     other compile options (input shapes, batch, ...). ``budget_s``: timing budget (seconds; at
-    least 5 rounds are always run). ``compile``: consider compiled candidates too. Writes the winner's program files and ``tune.json`` into
+    least 5 rounds are always run). ``compile``: consider compiled candidates too. ``progress``: called with ``(steps done,
+    steps)`` as the tune goes (profiling, one step per candidate compiled, one per candidate
+    process started, the timing). Writes the winner's program files and ``tune.json`` into
     ``out_dir``; the candidates stay in ``out_dir/candidates/<key>``.
 
     Raises:
@@ -189,6 +192,14 @@ def tune(
     os.makedirs(out_dir, exist_ok=True)
     # an earlier run's candidates (maybe of another model) must not be mistaken for this one's
     shutil.rmtree(os.path.join(out_dir, "candidates"), ignore_errors=True)
+    steps = [0, 2]  # done, total (the total grows once the candidates are known)
+
+    def step(done: int = 1) -> None:
+        steps[0] += done
+        if progress is not None:
+            progress(steps[0], steps[1])
+
+    step(0)
     if profile is None:
         profile = os.path.join(out_dir, "profile.json")
         say(f"profile (1 and {p} threads)")
@@ -201,14 +212,19 @@ def tune(
             threads=sorted({1, p}),
             layout=base.layout if base else "auto",
         )
+    step()
     cands = candidates_for(p, profile, base, compile)
+    steps[1] += 2 * len(cands)
     for c in cands:
         d = os.path.join(out_dir, "candidates", c.key)
         say(f"compile {c.key}")
         c.result = compile_model(model, d, c.options)
         c.clusters = c.result.clusters
+        step()
     # a multi-cluster candidate the merge left with one cluster is a one-cluster program again
+    dropped = len(cands)
     cands = [c for c in cands if c.options.clusters == 1 or c.clusters > 1]
+    steps[1] -= dropped - len(cands)
     if any(c.options.compile for c in cands):
         say("torch.compile of the compiled candidates (each in its own process)")
 
@@ -232,6 +248,7 @@ def tune(
                 fns[c.key] = procs[c.key]
             except Exception as e:  # noqa: BLE001 - recorded, the other candidates go on
                 c.error = f"{type(e).__name__}: {e}"
+            step()
         if not fns:
             raise RuntimeFailure(
                 "ramiel tune: no candidate program ran: "
@@ -240,6 +257,7 @@ def tune(
         say(f"timing {len(fns)} candidates")
         plan = Plan(warmup=2, min_reps=5, max_reps=41, budget_s=budget_s, rel_ci=0.03)
         timings = measure_interleaved(fns, plan)
+        step()
     finally:
         for proc in procs.values():
             proc.close()

@@ -67,6 +67,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def quick_run(tiny: str, tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("bench")
+    calls: list[tuple[int, int]] = []  # the progress reports (models done, models)
     results, env, md = bench.run_bench(
         [tiny],
         workers=2,
@@ -74,8 +75,9 @@ def quick_run(tiny: str, tmp_path_factory: pytest.TempPathFactory):
         json_path=str(out / "extra.json"),
         quick=True,
         malloc_tuning=False,  # process-wide: not in the test process
+        progress=lambda d, t: calls.append((d, t)),
     )
-    return results, env, md, out
+    return results, env, md, out, calls
 
 
 # ----------------------------------------------------------------------------- pure machinery
@@ -243,7 +245,8 @@ def test_resolve_models(tiny: str) -> None:
 
 
 def test_quick_run_times_every_configuration(quick_run) -> None:
-    results, env, _md, _out = quick_run
+    results, env, _md, _out, calls = quick_run
+    assert calls == [(0, 1), (1, 1)]  # progress: before the one model and after it
     (r,) = results
     assert r.error is None, r.error
     assert [c.key for c in r.configs] == [
@@ -268,7 +271,7 @@ def test_quick_run_times_every_configuration(quick_run) -> None:
 
 
 def test_quick_run_writes_markdown_json_and_plot(quick_run) -> None:
-    results, _env, md, out = quick_run
+    results, _env, md, out, _calls = quick_run
     assert (out / "bench.md").read_text() == md
     assert "| tiny |" in md and "par-threads-2x1" in md and "load average" in md
     assert "quick" in md
@@ -386,7 +389,7 @@ def test_timing_is_repeated_while_the_machine_is_busy(tiny: str, tmp_path, monke
 
 
 def test_reports_render_again_from_the_json(quick_run, tmp_path) -> None:
-    _results, _env, md, out = quick_run
+    _results, _env, md, out, _calls = quick_run
     results, env, md2 = bench.run_bench(
         [], out_dir=str(tmp_path), render_from=str(out / "bench.json"), malloc_tuning=False
     )

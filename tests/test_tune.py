@@ -173,6 +173,23 @@ def test_bad_requests_fail_before_any_work(tuned, tmp_path, capsys):
     assert err.count("exists and is not a directory") == 2 and INTERNAL_ERROR not in err
 
 
+def test_progress_counts_every_step(tuned, tmp_path):
+    model, out, _ = tuned
+    calls: list[tuple[int, int]] = []
+    tune(
+        model,
+        str(tmp_path / "p"),
+        cores=1,
+        profile=os.path.join(out, "profile.json"),
+        budget_s=0.5,
+        progress=lambda d, t: calls.append((d, t)),
+    )
+    # one candidate (1x1): the profile step, its compile, its process, the timing
+    assert calls[0] == (0, 2) and calls[-1] == (4, 4)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and all(d <= t for d, t in calls)
+
+
 def test_stale_candidates_are_removed(tuned, tmp_path):
     model, out, _ = tuned
     stale = tmp_path / "o" / "candidates" / "9x9"

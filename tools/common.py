@@ -150,9 +150,11 @@ def plain(text: str) -> str:
 
 
 @contextlib.contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+def progress_bar(description: str, console: Any = None) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr (bar, done/total, elapsed time, ETA) for a long step;
-    yields ``update(done, total)``. Drawn only on a terminal; gone when the step ends."""
+    yields ``update(done, total)``. Drawn only on a terminal; gone when the step ends.
+    ``console``: the rich ``Console`` the step's log lines go to (they then print above the
+    bar instead of through it; default: a new one on stderr)."""
 
     columns = (
         TextColumn("{task.description}"),
@@ -162,7 +164,8 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
         TextColumn("ETA"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    console = console if console is not None else Console(stderr=True)
+    with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(description, total=None)
         yield lambda done, total: bar.update(task, completed=done, total=total)
 

@@ -44,7 +44,7 @@ import traceback
 import unittest
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ from typing import Any
 import ramiel
 from ramiel.errors import UnsupportedOpError
 from ramiel.tools import conformance_expected
-from ramiel.tools.common import HelpFormatter
+from ramiel.tools.common import HelpFormatter, progress_bar
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -399,8 +399,11 @@ class Outcome:
 
 
 class _Recorder(unittest.TestResult):
-    def __init__(self, progress: bool, backend: ClosingBackend) -> None:
+    def __init__(
+        self, progress: Callable[[int, int], None] | None, total: int, backend: ClosingBackend
+    ) -> None:
         super().__init__()
+        self._total = total
         self.outcomes: list[Outcome] = []
         self._backend = backend
         self._t0 = 0.0
@@ -416,9 +419,8 @@ class _Recorder(unittest.TestResult):
         dt = time.perf_counter() - self._t0
         stats = self._backend.close_last()
         self.outcomes.append(Outcome(name, case, status, message, dt, stats))
-        if self._progress:
-            sys.stderr.write({"passed": ".", "failed": "F", "unsupported": "U"}.get(status, "E"))
-            sys.stderr.flush()
+        if self._progress is not None:
+            self._progress(len(self.outcomes), self._total)
 
     def addSuccess(self, test: unittest.TestCase) -> None:  # noqa: N802
         self._add(test, "passed", "")
@@ -449,9 +451,13 @@ def _short(e: BaseException, limit: int = 300) -> str:
 
 
 def run_suite(
-    cases: Sequence[NodeCase], zoo: Sequence[str] = ZOO_MODELS, progress: bool = True
+    cases: Sequence[NodeCase],
+    zoo: Sequence[str] = ZOO_MODELS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Outcome]:
-    """Run the BackendTest tests of ``cases`` and ``zoo`` through :mod:`ramiel.backend`."""
+    """Run the BackendTest tests of ``cases`` and ``zoo`` through :mod:`ramiel.backend`.
+    ``progress``: called with ``(tests done, tests)`` after each test (e.g. the ``update`` of
+    :func:`ramiel.tools.common.progress_bar`)."""
     import ramiel.backend as backend  # lazy: numpy,onnx,torch,xdsl
 
     wrapper = ClosingBackend(backend)
@@ -459,10 +465,10 @@ def run_suite(
     suite = unittest.TestSuite()
     for cls in bt.test_cases.values():
         suite.addTests(unittest.defaultTestLoader.loadTestsFromTestCase(cls))
-    rec = _Recorder(progress, wrapper)
+    rec = _Recorder(progress, suite.countTestCases(), wrapper)
+    if progress is not None:
+        progress(0, rec._total)
     suite.run(rec)
-    if progress:
-        sys.stderr.write("\n")
     return rec.outcomes
 
 
@@ -724,7 +730,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     zoo = () if args.no_zoo else ZOO_MODELS
     print(f"running {len(cases)} node cases and {len(zoo)} zoo models", file=sys.stderr)
     t1 = time.perf_counter()
-    outcomes = run_suite(cases, zoo)
+    with progress_bar("conformance tests") as update:
+        outcomes = run_suite(cases, zoo, progress=update)
     wall = time.perf_counter() - t1
     table = write_table(outcomes, cases, load_expected_failures(), ops, wall)
     out = args.markdown

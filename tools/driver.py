@@ -280,7 +280,8 @@ def _parser() -> argparse.ArgumentParser:
         type=seconds(),
         default=20.0,
         help="seconds for timing the candidates against each other (at least 5 rounds each); "
-        "profiling the model and compiling the candidates come on top of it",
+        "profiling the model, compiling the candidates and starting their processes come on "
+        "top of it (a whole tune of a zoo model with no options takes about a minute on 2 cores)",
     )
     _input_shape(t)
     _layout_arg(t)
@@ -776,7 +777,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         )
     base = CompileOptions(input_shapes=_shapes(args), layout=args.layout)
     console, say = _progress()
-    with console.status("tuning"):
+    with progress_bar("tuning", console) as update:
         res = tune(
             args.model,
             args.output,
@@ -786,6 +787,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             args.budget,
             say=say,
             compile=args.compile,
+            progress=update,
         )
     print(f"tuned {args.model} for {res.cores} core(s): {res.choice}")
     best = min(c.median_ms for c in res.candidates if c.median_ms is not None)
@@ -850,7 +852,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None
     command = shlex.join(["ramiel", *argv]) if argv else None
     try:
-        with console.status("benchmarking"):
+        with progress_bar("benchmarking (models)", console) as update:
             results, _env, md = run_bench(
                 args.models,
                 workers=args.workers,
@@ -867,6 +869,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 variant_names=_variant_list(args.variants),
                 busy_core=not args.no_busy_core,
                 layout=args.layout,
+                progress=update,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -374,6 +374,7 @@ def run_bench(
     variant_names: Sequence[str] | None = None,
     busy_core: bool = True,
     layout: str = "auto",
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[ModelResult], Environment, str]:
     """Benchmark ``models`` (see :func:`resolve_models`); write the report files into ``out_dir``
     (required: the library writes nowhere by default; ``ramiel bench --out``)
@@ -390,7 +391,8 @@ def run_bench(
     models: one small zoo model (:data:`QUICK_MODEL`).
     ``layout``: the memory-format option of every Ramiel configuration (``CompileOptions.layout``;
     a variant's own options win: ``nchw`` is ``layout="nchw"``, and is not a default variant when
-    ``layout`` is already ``nchw``).
+    ``layout`` is already ``nchw``). ``progress``: called with ``(models done, models)`` before
+    the first model and after each one.
     """
     import torch  # lazy: torch
 
@@ -436,10 +438,14 @@ def run_bench(
     caller_threads = torch.get_num_threads()
     results = []
     meter = CpuMeter()
-    for spec in specs:
+    for done, spec in enumerate(specs):
+        if progress is not None:
+            progress(done, len(specs))
         say(f"{spec.name}")
         results.append(bench_model(spec, p, out_dir, plan, trace=trace, say=say))
         torch.set_num_threads(caller_threads)
+    if progress is not None:
+        progress(len(specs), len(specs))
     env.load_after = load_average()
     env.other_cores = meter.other_cores()
     md = _write_reports(results, env, out_dir, json_path, markdown_path, plot, say)

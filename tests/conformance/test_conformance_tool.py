@@ -32,3 +32,14 @@ def test_table_goes_to_stdout_or_markdown_file_only(tmp_path, monkeypatch, capsy
     after = os.stat(docs).st_mtime_ns if os.path.exists(docs) else None
     assert before == after  # the tracked docs/conformance.md is left alone
     assert sys.modules["ramiel.tools.conformance_expected"] is conf.load_expected_failures()
+
+
+def test_run_suite_reports_progress_per_test():
+    index = conf.load_index(conf.ensure_node_data(None))
+    cases = conf.select_cases(index, ["Relu"])
+    calls: list[tuple[int, int]] = []
+    outcomes = conf.run_suite(cases, (), progress=lambda d, t: calls.append((d, t)))
+    total = len(outcomes)
+    assert total >= 1
+    # (0, total) first, then one call per test, ending at (total, total)
+    assert calls == [(i, total) for i in range(total + 1)]
