@@ -159,8 +159,6 @@ def _to_python(args: argparse.Namespace) -> str:
     if weights is None and args.output:
         weights = os.path.splitext(os.path.abspath(args.output))[0] + ".safetensors"
     if weights is not None:
-        from ramiel.files import output_file
-
         output_file(weights, "weights file")
     if args.class_name is not None and not args.class_name.isidentifier():
         raise RamielError(f"--class-name {args.class_name!r} is not a Python identifier")
