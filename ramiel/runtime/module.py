@@ -52,7 +52,13 @@ from safetensors.torch import load_file
 
 from ramiel.errors import RamielError
 from ramiel.runtime.launch import start
-from ramiel.runtime.program import InputMismatch, Program, ProgramError, RunnerClosed
+from ramiel.runtime.program import (
+    InputMismatch,
+    Program,
+    ProgramError,
+    ProgramNames,
+    RunnerClosed,
+)
 from ramiel.runtime.weights import Weights, to_formats
 
 
@@ -69,7 +75,7 @@ def with_state(cls: type, state: Mapping[str, torch.Tensor], **kwargs: Any) -> A
     return model
 
 
-class ParallelModel(torch.nn.Module):
+class ParallelModel(ProgramNames, torch.nn.Module):
     """A task-parallel program whose weights are this module's buffers (see the module docstring).
 
     Args:
@@ -149,16 +155,6 @@ class ParallelModel(torch.nn.Module):
         return with_state(cls, to_formats(state, cls.WEIGHT_FORMATS), **kwargs)
 
     # ---------------------------------------------------------------------------- the workers
-
-    @property
-    def input_names(self) -> list[str]:
-        """ONNX names of the graph inputs, in the order of ``forward``'s positional arguments."""
-        return list(self.program.inputs)
-
-    @property
-    def output_names(self) -> list[str]:
-        """ONNX names of the graph outputs, in the order ``forward`` returns them."""
-        return list(self.program.outputs)
 
     @property
     def runner(self) -> Any:

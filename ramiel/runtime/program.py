@@ -414,6 +414,26 @@ class Program:
         return order if len(order) == len(self.clusters) else None
 
 
+class ProgramNames:
+    """``input_names`` and ``output_names`` of an object that runs ``self.program`` (a
+    :class:`Program`): the :class:`~ramiel.runtime.Runner` and the generated
+    :class:`~ramiel.runtime.ParallelModel` classes."""
+
+    program: Program
+
+    @property
+    def input_names(self) -> list[str]:
+        """ONNX names of the graph inputs, in the order of the positional arguments
+        (``forward``, ``Runner.__call__``)."""
+        return list(self.program.inputs)
+
+    @property
+    def output_names(self) -> list[str]:
+        """ONNX names of the graph outputs, in the order of the tuple ``forward`` and
+        ``Runner.__call__`` return."""
+        return list(self.program.outputs)
+
+
 def load_program(
     path: str | Path, module_name: str | None = None, attr: str = "PROGRAM"
 ) -> Program:

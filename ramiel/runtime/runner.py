@@ -35,6 +35,7 @@ from ramiel.runtime.ownership import HeldMemory, own_outputs
 from ramiel.runtime.program import (
     InputMismatch,
     Program,
+    ProgramNames,
     RunnerClosed,
     check_inputs,
 )
@@ -45,7 +46,7 @@ BACKENDS = ("threads", "processes", "inline", "distributed")
 _open_runners: weakref.WeakSet[Runner] = weakref.WeakSet()
 
 
-class Runner:
+class Runner(ProgramNames):
     """Workers of one program, started once, serving inferences one at a time.
 
     Use :func:`start` to make one. ``run`` and ``__call__`` may be called from any thread; calls are
@@ -83,16 +84,6 @@ class Runner:
         _open_runners.add(self)
 
     # ---------------------------------------------------------------------------------- public API
-
-    @property
-    def input_names(self) -> list[str]:
-        """Graph input names, in the order of ``__call__``'s positional arguments."""
-        return list(self.program.inputs)
-
-    @property
-    def output_names(self) -> list[str]:
-        """Graph output names, in the order of the tuple ``__call__`` returns."""
-        return list(self.program.outputs)
 
     @property
     def closed(self) -> bool:
