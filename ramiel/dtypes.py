@@ -1,9 +1,9 @@
 """Element types: ONNX ``TensorProto.DataType`` <-> MLIR element types <-> numpy dtypes.
 
 The one home of these tables: the ``onnx`` dialect (:mod:`ramiel.dialects.onnx` re-exports
-them), the importer, the verifiers of printable Python (:mod:`ramiel.pysource`) and the folder
-read them from here. Signless integers stand for ONNX's signed ones and ``i1`` for bool, as in
-onnx-mlir.
+them), the importer, the verifiers of printable Python (:mod:`ramiel.pysource`), the folder and
+the lowering (its numpy-style dtype names, :data:`DTYPE_NAMES`) read them from here. Signless
+integers stand for ONNX's signed ones and ``i1`` for bool, as in onnx-mlir.
 """
 
 from __future__ import annotations
@@ -75,6 +75,43 @@ SCHEMA_TYPE_STRINGS = {
     onnx.TensorProto.FLOAT8E5M2FNUZ: "float8e5m2fnuz",
     onnx.TensorProto.FLOAT8E8M0: "float8e8m0",
 }
+
+
+#: ONNX ``TensorProto`` data type -> the numpy-style name the lowering uses for it
+#: (:class:`ramiel.lowering.TensorInfo`'s ``dtype``; torch's names for the float8 types).
+DTYPE_NAMES: dict[int, str] = {
+    onnx.TensorProto.FLOAT: "float32",
+    onnx.TensorProto.DOUBLE: "float64",
+    onnx.TensorProto.FLOAT16: "float16",
+    onnx.TensorProto.BFLOAT16: "bfloat16",
+    onnx.TensorProto.INT8: "int8",
+    onnx.TensorProto.INT16: "int16",
+    onnx.TensorProto.INT32: "int32",
+    onnx.TensorProto.INT64: "int64",
+    onnx.TensorProto.UINT8: "uint8",
+    onnx.TensorProto.UINT16: "uint16",
+    onnx.TensorProto.UINT32: "uint32",
+    onnx.TensorProto.UINT64: "uint64",
+    onnx.TensorProto.BOOL: "bool",
+    onnx.TensorProto.STRING: "string",
+    onnx.TensorProto.COMPLEX64: "complex64",
+    onnx.TensorProto.COMPLEX128: "complex128",
+    onnx.TensorProto.FLOAT8E4M3FN: "float8_e4m3fn",
+    onnx.TensorProto.FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
+    onnx.TensorProto.FLOAT8E5M2: "float8_e5m2",
+    onnx.TensorProto.FLOAT8E5M2FNUZ: "float8_e5m2fnuz",
+    onnx.TensorProto.FLOAT8E8M0: "float8_e8m0fnu",
+}
+
+
+def dtype_name(elem_type: int) -> str:
+    """Numpy-style name of an ONNX element type (``TensorProto.FLOAT`` -> ``"float32"``); a type
+    outside :data:`DTYPE_NAMES` by its ONNX name in lower case, ``UNDEFINED`` as ``"undefined"``."""
+    if elem_type in DTYPE_NAMES:
+        return DTYPE_NAMES[elem_type]
+    if elem_type == onnx.TensorProto.UNDEFINED:
+        return "undefined"
+    return onnx.TensorProto.DataType.Name(elem_type).lower()
 
 
 def element_type_of(onnx_dtype: int) -> Attribute:

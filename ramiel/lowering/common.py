@@ -7,32 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ramiel.dtypes import DTYPE_NAMES
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, is_float, is_int, short_float
-
-# ONNX TensorProto element type codes → numpy-style names (stable across onnx versions).
-ONNX_ELEM_TYPES = {
-    1: "float32",
-    2: "uint8",
-    3: "int8",
-    4: "uint16",
-    5: "int16",
-    6: "int32",
-    7: "int64",
-    8: "string",
-    9: "bool",
-    10: "float16",
-    11: "float64",
-    12: "uint32",
-    13: "uint64",
-    14: "complex64",
-    15: "complex128",
-    16: "bfloat16",
-    17: "float8_e4m3fn",
-    18: "float8_e4m3fnuz",
-    19: "float8_e5m2",
-    20: "float8_e5m2fnuz",
-    24: "float8_e8m0fnu",
-}
 
 # Opset-1 Cast names its target type with a string.
 ONNX_TYPE_STRINGS = {
@@ -54,7 +30,7 @@ def elem_type_name(code: int | str) -> str:
     """Numpy-style name of an ONNX element type code (or an opset-1 type string)."""
     if isinstance(code, str):
         return ONNX_TYPE_STRINGS.get(code.upper(), code.lower())
-    return ONNX_ELEM_TYPES.get(int(code), f"onnx_type_{code}")
+    return DTYPE_NAMES.get(int(code), f"onnx_type_{code}")
 
 
 def dtype(info: TensorInfo | str) -> Dtype:

@@ -20,6 +20,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
+from ramiel.dtypes import dtype_name
 from ramiel.errors import UnsupportedOpError
 from ramiel.lowering.api import (
     ONNX_DOMAINS,
@@ -34,41 +35,8 @@ from ramiel.lowering.api import (
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 from ramiel.weights import numpy_from_torch, torch_from_numpy
 
-_DTYPE_NAMES = {
-    onnx.TensorProto.FLOAT: "float32",
-    onnx.TensorProto.DOUBLE: "float64",
-    onnx.TensorProto.FLOAT16: "float16",
-    onnx.TensorProto.BFLOAT16: "bfloat16",
-    onnx.TensorProto.INT8: "int8",
-    onnx.TensorProto.INT16: "int16",
-    onnx.TensorProto.INT32: "int32",
-    onnx.TensorProto.INT64: "int64",
-    onnx.TensorProto.UINT8: "uint8",
-    onnx.TensorProto.UINT16: "uint16",
-    onnx.TensorProto.UINT32: "uint32",
-    onnx.TensorProto.UINT64: "uint64",
-    onnx.TensorProto.BOOL: "bool",
-    onnx.TensorProto.STRING: "string",
-    onnx.TensorProto.COMPLEX64: "complex64",
-    onnx.TensorProto.COMPLEX128: "complex128",
-    onnx.TensorProto.FLOAT8E4M3FN: "float8_e4m3fn",
-    onnx.TensorProto.FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
-    onnx.TensorProto.FLOAT8E5M2: "float8_e5m2",
-    onnx.TensorProto.FLOAT8E5M2FNUZ: "float8_e5m2fnuz",
-    onnx.TensorProto.FLOAT8E8M0: "float8_e8m0fnu",
-}
-
 #: Constant folding in :func:`node_views` keeps outputs up to this many elements.
 FOLD_LIMIT = 4096
-
-
-def dtype_name(elem_type: int) -> str:
-    """Numpy-style name of an ONNX element type (``TensorProto.FLOAT`` → ``"float32"``)."""
-    if elem_type in _DTYPE_NAMES:
-        return _DTYPE_NAMES[elem_type]
-    if elem_type == onnx.TensorProto.UNDEFINED:
-        return "undefined"
-    return onnx.TensorProto.DataType.Name(elem_type).lower()
 
 
 def _info_from_type(name: str, tp: onnx.TypeProto) -> TensorInfo | None:
