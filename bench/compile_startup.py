@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child[0], args.backend, args.clusters, args.child[1])))
         return 0
 
-    from ramiel.bench import resolve_models
+    from ramiel.bench import resolve_models, write_report
     from ramiel.compiler import CompileOptions, compile_model
 
     load = os.getloadavg()
@@ -153,12 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 lines += block
     load = os.getloadavg()
     tail = f"\n# load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
-    print(tail)
-    lines.append(tail)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out, tail)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import torch
 import torch.nn.functional as F
 from onnx import shape_inference
 
-from ramiel.bench import load_average, median_of, zoo_models
+from ramiel.bench import load_average, median_of, write_report, zoo_models
 
 #: the clock: the calling thread's CPU time with ``--cpu-time`` (on a loaded machine the wall
 #: clock also counts the time other processes hold the core), else the wall clock
@@ -212,12 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(block), flush=True)
         lines += block
     tail = f"# load average {load_average()[0]:.2f} after"
-    print(tail)
-    lines.append(tail)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out, tail)
 
 
 if __name__ == "__main__":

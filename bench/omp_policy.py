@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(args.child, args.rounds, args.calls)))
         return 0
 
+    from ramiel.bench import write_report
     from ramiel.omp import DEFAULTS
 
     CONFIGS["ramiel"] = dict(DEFAULTS)
@@ -129,12 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(line)
     load = os.getloadavg()
     tail = f"# load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
-    print(tail)
-    lines.append(tail)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out, tail)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import onnxruntime as ort
 import torch
 from onnx import TensorProto, helper
 
+from ramiel.bench import write_report
 from ramiel.lowering.rnn import GATES
 
 CONFIGS = [
@@ -142,12 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(line)
             for m in compiled.values():
                 m.close()
-    lines.append(f"# load average after: {_load()}")
-    print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out, f"# load average after: {_load()}")
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         rel_error,
         resolve_models,
         tune_malloc,
+        write_report,
     )
     from ramiel.compiler import CompiledModel, CompileOptions, compile_model
     from ramiel.runtime.entry import random_inputs
@@ -129,12 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# load average {load_average()[0]:.2f} after; other processes kept "
         f"{meter.other_cores()} cores busy on average"
     )
-    print(tail)
-    lines.append(tail)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out, tail)
 
 
 if __name__ == "__main__":

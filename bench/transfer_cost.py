@@ -19,6 +19,7 @@ import sys
 
 import torch
 
+from ramiel.bench import write_report
 from ramiel.runtime.calibrate import DEFAULT_SIZES, fit, measure_run_overhead, round_trips
 
 CONFIGS = [
@@ -86,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"#   TransferCost(latency_us={cost.latency_us:.3g}, us_per_byte={cost.us_per_byte:.3g})"
         )
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out)
 
 
 if __name__ == "__main__":

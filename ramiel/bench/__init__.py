@@ -99,6 +99,7 @@ from ramiel.bench.results import (
     ModelResult,
     load_json,
     to_json,
+    write_report,
 )
 from ramiel.bench.run import (
     bench_model,
@@ -185,6 +186,7 @@ __all__ = [
     "variants",
     "wait_quiet",
     "write_markdown",
+    "write_report",
     "zoo_dir",
     "zoo_models",
 ]

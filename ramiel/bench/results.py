@@ -160,3 +160,17 @@ def load_json(path: str) -> tuple[list[ModelResult], Environment]:
                 fields[k] = Timing(**{**fields[k], "ci": tuple(fields[k]["ci"])})
         results.append(ModelResult(**fields))
     return results, env
+
+
+def write_report(lines: list[str], out: str | None, last: str | None = None) -> int:
+    """End a benchmark script: print ``last`` (its closing line, such as the load average after
+    the run) and append it to ``lines``, then write ``lines``, one a line, to the file ``out``
+    when one is given (its directory made). Returns 0, the script's exit status."""
+    if last is not None:
+        print(last)
+        lines.append(last)
+    if out:
+        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+        with open(out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
