@@ -7,13 +7,8 @@
 #   bash scripts/mypy.sh --update     # write the current counts as the new baseline (only after
 #                                     # fixing errors: the baseline never grows)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
 # shellcheck source=scripts/installed_layout.sh
-. "$root/scripts/installed_layout.sh"
-stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
-installed_layout "$stage"
-cd "$stage"
+. "$(dirname "$0")/installed_layout.sh"  # sets root and stage (the installed layout), cd's there
 status=0
 mypy --config-file "$root/pyproject.toml" --cache-dir "$root/.mypy_cache" -p ramiel \
     > "$stage/mypy.out" 2>&1 || status=$?
