@@ -247,19 +247,31 @@ def verify_program(block: Block) -> None:
             raise VerifyException(
                 f"channel '{ch}' is received by @{rc.cluster_name} but never sent"
             )
-    _check_deadlock_free(clusters, sends, recvs)
+    _check_deadlock_free(clusters)
 
 
-def _check_deadlock_free(
-    clusters: list[ClusterOp],
-    sends: dict[str, tuple[SendOp, ClusterOp]],
-    recvs: dict[str, tuple[RecvOp, ClusterOp]],
-) -> None:
-    # Nodes: (cluster index, position). Edges: program order and send -> recv. Kahn's algorithm on
-    # the cluster "program counters": a cluster advances past a recv only once its send was passed.
+def program_order(
+    clusters: Sequence[ClusterOp],
+) -> tuple[list[tuple[int, Operation]], list[tuple[int, RecvOp]]]:
+    """The clusters' ops in one global order, by their "program counters".
+
+    Kahn's algorithm on the graph whose nodes are (cluster, position) and whose edges are each
+    cluster's program order and every send -> recv of a channel: in turn, each cluster advances
+    until it reaches a recv whose channel no cluster has sent yet, until none can advance.
+
+    Args:
+        clusters: the program's clusters (their index in this sequence names them below).
+
+    Returns:
+        ``(order, stuck)``: ``order`` lists every op passed as ``(cluster index, op)``, in an order
+        that keeps each cluster's order and passes a channel's send before its recv; ``stuck``
+        lists, for each cluster that could not finish, ``(cluster index, the recv it waits at)``:
+        empty exactly when the program is deadlock-free.
+    """
     seqs = [list(c.body.block.ops) for c in clusters]
     pos = [0] * len(seqs)
     sent: set[str] = set()
+    order: list[tuple[int, Operation]] = []
     progress = True
     while progress:
         progress = False
@@ -270,15 +282,23 @@ def _check_deadlock_free(
                     break
                 if isinstance(op, SendOp):
                     sent.add(op.channel.data)
+                order.append((i, op))
                 pos[i] += 1
                 progress = True
-    stuck = [
-        (clusters[i].cluster_name, seq[pos[i]]) for i, seq in enumerate(seqs) if pos[i] < len(seq)
-    ]
+    stuck: list[tuple[int, RecvOp]] = []
+    for i, seq in enumerate(seqs):
+        if pos[i] < len(seq):
+            waits = seq[pos[i]]
+            assert isinstance(waits, RecvOp)  # a cluster stops only at a recv
+            stuck.append((i, waits))
+    return order, stuck
+
+
+def _check_deadlock_free(clusters: list[ClusterOp]) -> None:
+    _, stuck = program_order(clusters)
     if stuck:
         desc = ", ".join(
-            f"@{name} waits on channel '{op.channel.data}'"  # type: ignore[attr-defined]
-            for name, op in stuck
+            f"@{clusters[i].cluster_name} waits on channel '{op.channel.data}'" for i, op in stuck
         )
         raise VerifyException(f"the clustered program can deadlock: {desc}")
 

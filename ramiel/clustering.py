@@ -40,7 +40,15 @@ from ramiel.attrs import (
     TRANSFER_COST_ATTR,
 )
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
-from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of, is_ambient
+from ramiel.dialects.cluster import (
+    ClusterOp,
+    RecvOp,
+    SendOp,
+    YieldOp,
+    clusters_of,
+    is_ambient,
+    program_order,
+)
 from ramiel.dialects.onnx import captured_values, dependences, drop_invalid_inplace
 from ramiel.errors import RamielError, SchedulingError
 from ramiel.naming import unique
@@ -180,42 +188,31 @@ def decluster(fn: func.FuncOp) -> list[list[Operation]]:
         return []
     previous: list[list[Operation]] = [[] for _ in clusters]
     anchor = clusters[0]
-    seqs = [list(c.body.block.ops) for c in clusters]
-    pos = [0] * len(seqs)
+    order, stuck = program_order(clusters)
+    if stuck:
+        raise RamielError("cannot flatten the clustered program: it deadlocks")
     sent: dict[str, SSAValue] = {}
     seen: dict[tuple, Operation] = {}
-    progress = True
-    while progress:
-        progress = False
-        for i, seq in enumerate(seqs):
-            while pos[i] < len(seq):
-                op = seq[pos[i]]
-                if isinstance(op, RecvOp):
-                    ch = op.channel.data
-                    if ch not in sent:
-                        break
-                    op.result.replace_all_uses_with(sent[ch])
-                elif isinstance(op, SendOp):
-                    sent[op.channel.data] = op.value
-                elif isinstance(op, YieldOp):
-                    for res, val in zip(clusters[i].outs, op.values, strict=True):
-                        res.replace_all_uses_with(val)
-                else:
-                    key = _clone_key(op)
-                    twin = seen.get(key)
-                    if twin is not None:
-                        for a, b in zip(op.results, twin.results, strict=True):
-                            a.replace_all_uses_with(b)
-                        previous[i].append(twin)
-                    else:
-                        seen[key] = op
-                        op.detach()
-                        block.insert_op_before(op, anchor)
-                        previous[i].append(op)
-                pos[i] += 1
-                progress = True
-    if any(p < len(s) for p, s in zip(pos, seqs, strict=True)):
-        raise RamielError("cannot flatten the clustered program: it deadlocks")
+    for i, op in order:
+        if isinstance(op, RecvOp):
+            op.result.replace_all_uses_with(sent[op.channel.data])
+        elif isinstance(op, SendOp):
+            sent[op.channel.data] = op.value
+        elif isinstance(op, YieldOp):
+            for res, val in zip(clusters[i].outs, op.values, strict=True):
+                res.replace_all_uses_with(val)
+        else:
+            key = _clone_key(op)
+            twin = seen.get(key)
+            if twin is not None:
+                for a, b in zip(op.results, twin.results, strict=True):
+                    a.replace_all_uses_with(b)
+                previous[i].append(twin)
+            else:
+                seen[key] = op
+                op.detach()
+                block.insert_op_before(op, anchor)
+                previous[i].append(op)
     for c in clusters:
         inner = c.body.block
         for op in reversed(list(inner.ops)):
