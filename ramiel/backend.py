@@ -59,6 +59,7 @@ from safetensors.torch import load_file
 
 from ramiel.compiler import CompileOptions, compile_model
 from ramiel.errors import DynamicShapeError, RamielError, UnsupportedOpError
+from ramiel.lowering.node_view import freeze_inputs
 from ramiel.runtime import Program, Weights, start
 from ramiel.runtime.module import generated_class, with_state
 from ramiel.runtime.program import InputMismatch, import_from_path
@@ -228,7 +229,7 @@ class RamielRep(BackendRep):
         if hit is not None:
             return hit
         while True:
-            model = _freeze(self.onnx_model, {n: feeds[n] for n in self.frozen})
+            model = freeze_inputs(self.onnx_model, {n: feeds[n] for n in self.frozen})
             shapes = {n: tuple(feeds[n].shape) for n in self.input_names if n not in self.frozen}
             try:
                 compiled = _Compiled(model, shapes, self.options, self._out_dir())
@@ -567,20 +568,6 @@ def _named_positions(node: onnx.NodeProto, opset: int, what: str) -> set[int]:
         if formal.name != "input" and re.search(rf"\b{re.escape(formal.name)}\b", what):
             pos.add(i)
     return pos
-
-
-def _freeze(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
-    """A copy of ``model`` where the graph inputs in ``values`` are initializers."""
-    if not values:
-        return model
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    keep = [vi for vi in m.graph.input if vi.name not in values]
-    del m.graph.input[:]
-    m.graph.input.extend(keep)
-    for name, arr in values.items():
-        m.graph.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
-    return m
 
 
 def _to_torch(a: np.ndarray) -> Any:

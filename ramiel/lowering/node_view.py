@@ -313,8 +313,11 @@ def freeze_inputs(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> o
     """A copy of ``model`` where the graph inputs in ``values`` become initializers (constants).
 
     Node tests feed shape-like operands (axes, starts, sizes, K, ...) as graph inputs; in real
-    models they are initializers or Constant nodes, which the rules need to generate static code.
+    models they are initializers or Constant nodes, which the rules need to generate static code
+    (the node tests and :mod:`ramiel.backend` freeze them). With no ``values``, ``model`` itself.
     """
+    if not values:
+        return model
     m = onnx.ModelProto()
     m.CopyFrom(model)
     keep = [vi for vi in m.graph.input if vi.name not in values]
