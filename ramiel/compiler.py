@@ -51,18 +51,10 @@ from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES
 from ramiel.passes import REWRITE_PASSES
-from ramiel.passes.assign_layout import AssignLayout
-from ramiel.passes.clone import Clone
 from ramiel.passes.compile_segments import CompileSegments
-from ramiel.passes.dce import DeadCodeElimination
-from ramiel.passes.estimate_cost import EstimateCost
-from ramiel.passes.hypercluster import Hypercluster
-from ramiel.passes.intra_op_threads import IntraOpThreads
-from ramiel.passes.linear_cluster import LinearCluster
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable, weight_keys
-from ramiel.passes.merge import Merge
 from ramiel.passes.schedule_report import schedule_report
-from ramiel.pipeline import clean_up_passes, late_passes, run_passes
+from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
 from ramiel.printer import WEIGHTS_FILE, make_class_name, print_python, write_weights
 from ramiel.runtime import Weights, load_program
 from ramiel.runtime.compiled import segments_in, take_events
@@ -304,26 +296,28 @@ def compile_model(
 
         t = time.perf_counter()
         say("clean-up and clustering")
-        run_passes(module, clean_up_passes(options.rewrites()))
+        clean_up, passes = split_clean_up(
+            compile_pipeline(
+                options.rewrites(),
+                {
+                    "hypercluster": {"batch": options.batch},
+                    "assign-layout": {"format": options.layout},
+                    "estimate-cost": {
+                        "profile": options.profile,
+                        "backend": options.backend,
+                        "transfer_cost": options.transfer_cost,
+                    },
+                    "merge": {"clusters": n},
+                    "intra-op-threads": {"cores": options.cores, "profile": options.profile},
+                },
+                clone=options.clone,
+                intra_op_threads=options.cores is not None,
+            )
+        )
+        run_passes(module, clean_up)
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
         check_lowerable(module)
-        passes: list[ModulePass] = [
-            Hypercluster(batch=options.batch),
-            AssignLayout(format=options.layout),
-            EstimateCost(
-                profile=options.profile,
-                backend=options.backend,
-                transfer_cost=options.transfer_cost,
-            ),
-            LinearCluster(),
-            Merge(clusters=n),
-        ]
-        if options.clone:
-            passes += [Clone(), DeadCodeElimination()]
-        if options.cores is not None:
-            passes.append(IntraOpThreads(cores=options.cores, profile=options.profile))
-        passes += late_passes(options.rewrites())
         run_passes(module, passes)
         report = schedule_report(module)
         timings["passes"] = time.perf_counter() - t

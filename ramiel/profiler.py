@@ -40,8 +40,6 @@ from ramiel.layout import CHANNELS_LAST, has_format
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 from ramiel.measure import CpuMeter
-from ramiel.passes.assign_layout import AssignLayout
-from ramiel.passes.dce import DeadCodeElimination
 from ramiel.passes.lower_to_torchpy import _Lowering
 from ramiel.weights import set_ir_base_dir
 
@@ -139,8 +137,7 @@ def profile_model(
     :data:`RETRIES` times, keeping its least spread timing; ``noise`` (filled in if given) and
     the database's ``meta`` say how noisy the run was (:class:`ProfileNoise`).
     """
-    from ramiel.passes.constant_fold import ConstantFold  # lazy: onnx.reference
-    from ramiel.pipeline import run_passes  # lazy: onnx.reference
+    from ramiel.pipeline import profile_passes, run_passes  # lazy: onnx.reference
 
     db = ProfileDB.load(out) if os.path.exists(out) else ProfileDB(out, {})
     if threads is not None and (not threads or min(threads) < 1):
@@ -159,7 +156,7 @@ def profile_model(
                 weights_ref="w.safetensors",
             ),
         )
-        run_passes(module, [ConstantFold(), DeadCodeElimination(), AssignLayout(format=layout)])
+        run_passes(module, profile_passes(layout))
         lowering = _Lowering(module)
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived

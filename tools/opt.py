@@ -58,6 +58,7 @@ from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file
 from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
 from ramiel.passes import PASSES
+from ramiel.pipeline import DEFAULT_PIPELINE
 from ramiel.printer import print_python
 from ramiel.tools.common import HelpFormatter, add_version, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
@@ -628,7 +629,9 @@ _EPILOG = """\
 Every pass also has a flag of its own, with options in braces or after '=':
   ramiel-opt --constant-fold --dce --merge{clusters=2} model.mlir -o out.mlir
   ramiel-opt --merge=clusters=2 -              (read stdin)
-Passes run in command-line order; the IR is verified after each (errors at file:line:col)."""
+Passes run in command-line order; the IR is verified after each (errors at file:line:col).
+ramiel compile's default pipeline (ramiel.pipeline.DEFAULT_PIPELINE), on the imported IR:
+  ramiel-opt -p '""" + DEFAULT_PIPELINE + """' model.mlir"""
 
 
 def save_new_weights(  # type: ignore[no-untyped-def]
