@@ -50,9 +50,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 
+from ramiel.attrs import set_str
 from ramiel.dialects.onnx_base import (
     _REPRESENTABLE_NAMES,
     BROADCAST_OPS,
@@ -168,7 +168,8 @@ def create(
         operands=list(operands),
         result_types=list(result_types),
         properties=dict(attrs or {}),
-        attributes={NODE_NAME_ATTR: StringAttr(node_name)} if node_name else {},
         regions=list(regions),
     )
+    if node_name:
+        set_str(op, NODE_NAME_ATTR, node_name)
     return op

@@ -50,7 +50,16 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ramiel.attrs import INPLACE_ATTR, NODE_NAME_ATTR, OPSET_ATTR
+from ramiel.attrs import (
+    INPLACE_ATTR,
+    NODE_NAME_ATTR,
+    OPSET_ATTR,
+    get_attr,
+    get_int,
+    get_str,
+    has,
+    remove,
+)
 from ramiel.dtypes import (
     ONNX_OF_ELEMENT,
     SCHEMA_TYPE_STRINGS,
@@ -259,15 +268,15 @@ def opset_of(op: Operation) -> int:
     that a fusion pass made from a later opset than the model's, such as ``onnx.Gelu`` of opset
     20 in an opset-14 model), else the ``onnx.opset`` of the enclosing module (default
     :data:`LATEST_OPSET`)."""
-    own = op.attributes.get(OPSET_ATTR)
-    if isinstance(own, IntegerAttr):
-        return own.value.data
+    own = get_int(op, OPSET_ATTR)
+    if own is not None:
+        return own
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, ModuleOp):
-            attr = parent.attributes.get(OPSET_ATTR)
-            if isinstance(attr, IntegerAttr):
-                return attr.value.data
+            opset = get_int(parent, OPSET_ATTR)
+            if opset is not None:
+                return opset
         parent = parent.parent_op()
     return LATEST_OPSET
 
@@ -392,12 +401,11 @@ class OnnxOp(IRDLOperation):
 
     @property
     def node_name(self) -> str:
-        a = self.attributes.get(NODE_NAME_ATTR)
-        return a.data if isinstance(a, StringAttr) else ""
+        return get_str(self, NODE_NAME_ATTR) or ""
 
     def verify_(self) -> None:
         where = f"onnx.{self.op_type}" + (f" (node '{self.node_name}')" if self.node_name else "")
-        own = self.attributes.get(OPSET_ATTR)
+        own = get_attr(self, OPSET_ATTR)
         if own is not None and not (
             isinstance(own, IntegerAttr) and MIN_OPSET <= own.value.data <= LATEST_OPSET
         ):
@@ -611,7 +619,7 @@ def inplace_violation(op: Operation) -> str | None:
       result is its own operand's buffer) in the same block: never a graph input, a weight
       (``onnx.Constant``), a received tensor, a view or an alias of any of those.
     """
-    attr = op.attributes.get(INPLACE_ATTR)
+    attr = get_attr(op, INPLACE_ATTR)
     if attr is None:
         return None
     if not isinstance(op, OnnxOp):
@@ -638,7 +646,7 @@ def inplace_violation(op: Operation) -> str | None:
     owner = v.owner
     if not isinstance(owner, OnnxOp) or owner.parent is not op.parent:
         return f"operand {i} is not computed by an onnx op in the same block"
-    if owner.op_type not in FRESH_RESULT_OPS and INPLACE_ATTR not in owner.attributes:
+    if owner.op_type not in FRESH_RESULT_OPS and not has(owner, INPLACE_ATTR):
         return f"operand {i} comes from onnx.{owner.op_type}, whose result may alias other memory"
     return None
 
@@ -649,8 +657,8 @@ def drop_invalid_inplace(root: Operation) -> int:
     whose first link breaks loses the links that relied on it."""
     n = 0
     for op in root.walk():
-        if INPLACE_ATTR in op.attributes and inplace_violation(op) is not None:
-            del op.attributes[INPLACE_ATTR]
+        if has(op, INPLACE_ATTR) and inplace_violation(op) is not None:
+            remove(op, INPLACE_ATTR)
             n += 1
     return n
 

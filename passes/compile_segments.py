@@ -41,11 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import SEGMENT_OF_ATTR, STATEMENTS_ATTR, THREADS_ATTR
+from ramiel.attrs import SEGMENT_OF_ATTR, STATEMENTS_ATTR, THREADS_ATTR, set_int, set_str
 from ramiel.dialects import torchpy as tp
 from ramiel.errors import RamielError
 
@@ -113,10 +113,10 @@ def outline_run(
             mapping[old] = new
     body.add_op(tp.ReturnOp([mapping[v] for v in outputs]))
     seg = tp.FuncOp(name, "segment", body)
-    seg.attributes[SEGMENT_OF_ATTR] = StringAttr(owner)
-    seg.attributes[STATEMENTS_ATTR] = IntegerAttr(len(run), IntegerType(64))
+    set_str(seg, SEGMENT_OF_ATTR, owner)
+    set_int(seg, STATEMENTS_ATTR, len(run))
     if threads is not None:
-        seg.attributes[THREADS_ATTR] = IntegerAttr(threads, IntegerType(64))
+        set_int(seg, THREADS_ATTR, threads)
     call = tp.CallSegmentOp(name, inputs, [v.type for v in outputs])
     block = run[0].parent_block()
     assert block is not None

@@ -91,9 +91,9 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from ramiel.attrs import OPSET_ATTR, WEIGHTS_ATTR, has
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import (
-    OPSET_ATTR,
     OnnxOp,
     opset_of,
     static_shape,
@@ -101,7 +101,6 @@ from ramiel.dialects.onnx import (
 from ramiel.dtypes import ELEMENT_TYPES, numpy_dtype_of, onnx_dtype_of
 from ramiel.weights import (
     INLINE_LIMIT,
-    WEIGHTS_ATTR,
     WeightStore,
     constant_value,
     dense_from_numpy,
@@ -433,7 +432,7 @@ class _Folder:
         self.evaluator = _Evaluator()
         # where large results go: the module's weights file, or inline (a module without one)
         self.store: WeightStore | None = (
-            store_of(module) if WEIGHTS_ATTR in module.attributes else None
+            store_of(module) if has(module, WEIGHTS_ATTR) else None
         )
         self._taken: set[str] | None = None  # the store's keys, read when first needed
 
@@ -766,7 +765,7 @@ class ConstantFold(ModulePass):
                 continue
             block_id = id(o.parent)
             opset = opsets.get(block_id)
-            if OPSET_ATTR in o.attributes:
+            if has(o, OPSET_ATTR):
                 opset = opset_of(o)  # an op of a later opset than the module's (a fused op)
             elif opset is None:
                 opset = opsets[block_id] = opset_of(o)

@@ -30,20 +30,20 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import BYTES_ATTR
-from ramiel.clustering import (
+from ramiel.attrs import (
     BACKEND_ATTR,
+    BYTES_ATTR,
     TRANSFER_COST_ATTR,
+    remove,
+    set_floats,
+    set_ints,
+    set_str,
+)
+from ramiel.clustering import (
     is_ambient,
     main_func,
     op_cost,
@@ -93,28 +93,22 @@ class EstimateCost(ModulePass):
                 continue
             if o.regions:  # If, Loop, Scan: from the costs just set on their regions' ops
                 set_cost(o, region_cost_us(o, lambda x: op_cost(x, warn=False)))
-                o.attributes[BYTES_ATTR] = ArrayAttr(
-                    [IntegerAttr(tensor_bytes(r.type), IntegerType(64)) for r in o.results]
-                )
+                set_ints(o, BYTES_ATTR, [tensor_bytes(r.type) for r in o.results])
                 continue
             us = db.times.get(profile_key(o)) if db is not None else None
             if us is None:
                 missing += db is not None
                 us = analytic_cost_us(o)
             set_cost(o, round(us + conversions_us(o, sends), 3))
-            o.attributes[BYTES_ATTR] = ArrayAttr(
-                [IntegerAttr(tensor_bytes(r.type), IntegerType(64)) for r in o.results]
-            )
+            set_ints(o, BYTES_ATTR, [tensor_bytes(r.type) for r in o.results])
         if missing:
             print(
                 f"warning: {missing} op(s) are not in the profile database {self.profile}; "
                 "their cost is the analytic estimate",
                 file=sys.stderr,
             )
-        op.attributes[BACKEND_ATTR] = StringAttr(self.backend)
+        set_str(op, BACKEND_ATTR, self.backend)
         if model is not None:
-            op.attributes[TRANSFER_COST_ATTR] = ArrayAttr(
-                [FloatAttr(model[0], Float64Type()), FloatAttr(model[1], Float64Type())]
-            )
+            set_floats(op, TRANSFER_COST_ATTR, model)
         else:
-            op.attributes.pop(TRANSFER_COST_ATTR, None)
+            remove(op, TRANSFER_COST_ATTR)

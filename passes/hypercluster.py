@@ -49,16 +49,23 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     StringAttr,
 )
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import BATCH_ATTR, ONNX_NAME, io_names
+from ramiel.attrs import (
+    BATCH_ATTR,
+    NODE_NAME_ATTR,
+    get_attr,
+    has,
+    io_names,
+    set_int,
+    set_str,
+    with_onnx_name,
+)
 from ramiel.clustering import decluster, is_ambient, main_func
-from ramiel.dialects.onnx import NODE_NAME_ATTR
 from ramiel.errors import RamielError
 
 
@@ -80,19 +87,19 @@ class Hypercluster(ModulePass):
             raise RamielError(f"hypercluster: batch must be at least 1, got {self.batch}")
         if self.batch == 1:
             return
-        if BATCH_ATTR in op.attributes:
+        if has(op, BATCH_ATTR):
             raise RamielError(
                 f"hypercluster: the module is already the program for "
-                f"{_int_attr(op.attributes[BATCH_ATTR])} samples ({BATCH_ATTR}); "
+                f"{_int_attr(get_attr(op, BATCH_ATTR))} samples ({BATCH_ATTR}); "
                 "hypercluster the batch-1 module instead"
             )
         fn = main_func(op)
         decluster(fn)
         replicate(fn, self.batch)
-        op.attributes[BATCH_ATTR] = IntegerAttr(self.batch, IntegerType(64))
+        set_int(op, BATCH_ATTR, self.batch)
 
 
-def _int_attr(a: Attribute) -> str:
+def _int_attr(a: Attribute | None) -> str:
     return str(a.value.data) if isinstance(a, IntegerAttr) else str(a)
 
 
@@ -126,9 +133,9 @@ def replicate(fn: func.FuncOp, batch: int) -> None:
             mapping[a] = new_arg
         for o in compute:
             c = o.clone(value_mapper=mapping)
-            name = o.attributes.get(NODE_NAME_ATTR)
+            name = get_attr(o, NODE_NAME_ATTR)
             if isinstance(name, StringAttr):
-                c.attributes[NODE_NAME_ATTR] = StringAttr(f"{name.data}@s{k}")
+                set_str(c, NODE_NAME_ATTR, f"{name.data}@s{k}")
             for r_old, r_new in zip(o.results, c.results, strict=True):
                 r_new.name_hint = f"{r_old.name_hint}_s{k}" if r_old.name_hint else None
                 mapping[r_old] = r_new
@@ -142,9 +149,7 @@ def replicate(fn: func.FuncOp, batch: int) -> None:
         for k in range(batch):
             for i, n in enumerate(names):
                 old = attrs.data[i] if attrs is not None and i < len(attrs.data) else None
-                d = dict(old.data) if isinstance(old, DictionaryAttr) else {}
-                d[ONNX_NAME] = StringAttr(sample_name(n, k))
-                dicts.append(DictionaryAttr(d))
+                dicts.append(with_onnx_name(old, sample_name(n, k)))
         return ArrayAttr(dicts)
 
     arg_attrs = sample_attrs(fn.arg_attrs, in_names)

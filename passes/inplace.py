@@ -39,10 +39,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ramiel.dialects.onnx import INPLACE_ATTR, INPLACE_OPS, OnnxOp, inplace_violation
+from ramiel.attrs import INPLACE_ATTR, has, remove, set_int
+from ramiel.dialects.onnx import INPLACE_OPS, OnnxOp, inplace_violation
 
 __all__ = ["Inplace", "mark_inplace"]
 
@@ -52,14 +53,14 @@ def mark_inplace(module: ModuleOp) -> int:
     ops marked."""
     n = 0
     for op in module.walk():
-        if not isinstance(op, OnnxOp) or INPLACE_ATTR in op.attributes:
+        if not isinstance(op, OnnxOp) or has(op, INPLACE_ATTR):
             continue
         for i in INPLACE_OPS.get(op.op_type, ()):
-            op.attributes[INPLACE_ATTR] = IntegerAttr(i, IntegerType(64))
+            set_int(op, INPLACE_ATTR, i)
             if inplace_violation(op) is None:
                 n += 1
                 break
-            del op.attributes[INPLACE_ATTR]
+            remove(op, INPLACE_ATTR)
     return n
 
 

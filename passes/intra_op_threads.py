@@ -29,10 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import CORES_ATTR
+from ramiel.attrs import CORES_ATTR, set_float, set_int
 from ramiel.clustering import (
     THREADED_COST_ATTR,
     THREADS_ATTR,
@@ -78,6 +78,6 @@ class IntraOpThreads(ModulePass):
         result = assign_threads(gv.graph, clusters, cores, cost_at)
         for ops, ts, cs in zip(per_cluster, result.threads, result.costs, strict=True):
             for o, t, c in zip(ops, ts, cs, strict=True):
-                o.attributes[THREADS_ATTR] = IntegerAttr(t, IntegerType(64))
-                o.attributes[THREADED_COST_ATTR] = FloatAttr(round(c, 3), Float64Type())
-        op.attributes[CORES_ATTR] = IntegerAttr(cores, IntegerType(64))
+                set_int(o, THREADS_ATTR, t)
+                set_float(o, THREADED_COST_ATTR, round(c, 3))
+        set_int(op, CORES_ATTR, cores)

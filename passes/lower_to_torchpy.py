@@ -48,10 +48,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    Float64Type,
-    FloatAttr,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
     NoneType,
     StringAttr,
@@ -63,10 +60,23 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 import ramiel.lowering as pkg
-from ramiel.attrs import CONVERSION_ATTR, NUM_OPS_ATTR, io_names
-from ramiel.clustering import (
+from ramiel.attrs import (
+    CONVERSION_ATTR,
     COST_ATTR,
+    INPLACE_ATTR,
+    NODE_NAME_ATTR,
+    NUM_OPS_ATTR,
     THREADS_ATTR,
+    WEIGHTS_ATTR,
+    get_int,
+    has,
+    io_names,
+    remove,
+    set_float,
+    set_int,
+    set_str,
+)
+from ramiel.clustering import (
     decluster,
     is_ambient,
     main_func,
@@ -75,8 +85,6 @@ from ramiel.clustering import (
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
 from ramiel.dialects.onnx import (
-    INPLACE_ATTR,
-    NODE_NAME_ATTR,
     OnnxOp,
     opset_of,
     python_from_attr,
@@ -111,7 +119,7 @@ from ramiel.lowering.control_flow import check_region_op, lower_region_op
 from ramiel.naming import name_hint, sanitize, unique
 from ramiel.parsing import LocatedOpError
 from ramiel.passes.own_outputs import own_outputs
-from ramiel.weights import WEIGHTS_ATTR, constant_value, store_of, value_attr
+from ramiel.weights import constant_value, store_of, value_attr
 
 
 def load_rules() -> None:
@@ -274,7 +282,7 @@ class _FuncBuilder:
             arr = np.ascontiguousarray(value)
             self.lowering.taken.add(key)
             module = self.lowering.module
-            store = store_of(module) if WEIGHTS_ATTR in module.attributes else None
+            store = store_of(module) if has(module, WEIGHTS_ATTR) else None
             attr = value_attr(arr, key, store)
             w = tp.WeightOp(key, attr, attr.get_type())  # type: ignore[attr-defined]
             w.result.name_hint = key
@@ -356,8 +364,8 @@ class _FuncBuilder:
             hint = onnx_value.name_hint
             op.results[0].name_hint = f"{hint}_{suffix}" if hint else suffix
             what = "channels-last" if fmt == CHANNELS_LAST else "contiguous"
-            op.attributes[NODE_NAME_ATTR] = StringAttr(f"to {what} for {reader}")
-            op.attributes[CONVERSION_ATTR] = StringAttr(fmt)
+            set_str(op, NODE_NAME_ATTR, f"to {what} for {reader}")
+            set_str(op, CONVERSION_ATTR, fmt)
             self.block.add_op(op)
             self.converted[key] = op.results[0]
         return self.converted[key]
@@ -507,18 +515,16 @@ class _Lowering:
     def set_threads(fb: _FuncBuilder, op: Operation) -> None:
         """A ``torchpy.set_threads`` before ``op`` where its ``ramiel.threads`` count differs
         from the last one set (cluster functions only)."""
-        threads = op.attributes.get(THREADS_ATTR)
-        if fb.track_threads and isinstance(threads, IntegerAttr):
-            t = int(threads.value.data)
-            if t != fb.threads:
-                if fb.threads is None:
-                    why = "this cluster's intra-op threads (--intra-op-threads)"
-                elif t > fb.threads:
-                    why = "other clusters idle: more intra-op threads"
-                else:
-                    why = "other clusters busy again"
-                fb.block.add_op(tp.SetThreadsOp(t, why))
-                fb.threads = t
+        t = get_int(op, THREADS_ATTR)
+        if fb.track_threads and t is not None and t != fb.threads:
+            if fb.threads is None:
+                why = "this cluster's intra-op threads (--intra-op-threads)"
+            elif t > fb.threads:
+                why = "other clusters idle: more intra-op threads"
+            else:
+                why = "other clusters busy again"
+            fb.block.add_op(tp.SetThreadsOp(t, why))
+            fb.threads = t
 
     @staticmethod
     def region_inputs(op: OnnxOp, fb: _FuncBuilder, value: Any) -> dict[SSAValue, SSAValue]:
@@ -611,11 +617,13 @@ class _Lowering:
                         o.name_hint = r.name_hint
                     env[r] = o
                 for emitted in fb.node_ops:
-                    emitted.attributes[NODE_NAME_ATTR] = StringAttr(
-                        f"{op.node_name} ({op.op_type})" if op.node_name else op.op_type
+                    set_str(
+                        emitted,
+                        NODE_NAME_ATTR,
+                        f"{op.node_name} ({op.op_type})" if op.node_name else op.op_type,
                     )
                 for emitted in fb.node_ops[:-1]:
-                    emitted.attributes.pop(NODE_NAME_ATTR, None)
+                    remove(emitted, NODE_NAME_ATTR)
             else:
                 raise RamielError(f"cannot lower {op.name} to torchpy")
 
@@ -738,10 +746,8 @@ class LowerToTorchpy(ModulePass):
         block.add_op(tp.ReturnOp())
         f = tp.FuncOp(f"cluster_{sanitize(c.cluster_name)}", "cluster", block)
         cost = sum(op_cost(o, warn=False) for o in c.body.block.ops if isinstance(o, OnnxOp))
-        f.attributes[COST_ATTR] = FloatAttr(round(cost, 3), Float64Type())
-        f.attributes[NUM_OPS_ATTR] = IntegerAttr(
-            sum(isinstance(o, OnnxOp) for o in c.body.block.ops), IntegerType(64)
-        )
+        set_float(f, COST_ATTR, round(cost, 3))
+        set_int(f, NUM_OPS_ATTR, sum(isinstance(o, OnnxOp) for o in c.body.block.ops))
         return f
 
     def _lower_sequential(
@@ -790,8 +796,7 @@ def _in_loop(op: Operation) -> bool:
 
 def _inplace_operand(op: OnnxOp) -> int | None:
     """The operand ``op`` may overwrite (its verified ``ramiel.inplace``), or None."""
-    attr = op.attributes.get(INPLACE_ATTR)
-    return attr.value.data if isinstance(attr, IntegerAttr) else None
+    return get_int(op, INPLACE_ATTR)
 
 
 #: Calls that make a tensor from nothing but literals: in the sequential module they get

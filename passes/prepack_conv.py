@@ -51,9 +51,10 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float32Type, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import set_str
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.layout import CHANNELS_LAST, PREPACK_ATTR, layout_of, static_shape_of
 
@@ -121,7 +122,7 @@ def prepack_convs(module: ModuleOp) -> int:
         if not _packable(op):
             continue
         fused = _fuse_relu(op)
-        op.attributes[PREPACK_ATTR] = StringAttr("relu" if fused else "none")
+        set_str(op, PREPACK_ATTR, "relu" if fused else "none")
         n += 1
     return n
 

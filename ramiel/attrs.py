@@ -111,6 +111,27 @@ def attr_text(a: Attribute | None) -> str | None:
     return None
 
 
+def has(op: Operation, key: str) -> bool:
+    """Whether ``op`` carries the attribute ``key`` (of any type)."""
+    return key in op.attributes
+
+
+def get_attr(op: Operation, key: str) -> Attribute | None:
+    """The attribute ``key`` of ``op`` as it is (``None`` when missing), for a caller that checks
+    its type itself or prints it."""
+    return op.attributes.get(key)
+
+
+def set_attr(op: Operation, key: str, value: Attribute) -> None:
+    """Set the attribute ``key`` of ``op`` to ``value`` (any attribute)."""
+    op.attributes[key] = value
+
+
+def remove(op: Operation, key: str) -> None:
+    """Drop the attribute ``key`` of ``op`` (nothing happens when it is missing)."""
+    op.attributes.pop(key, None)
+
+
 def get_float(op: Operation, key: str) -> float | None:
     """The float attribute ``key`` of ``op`` (``None`` when missing or not a float)."""
     a = op.attributes.get(key)
@@ -143,9 +164,45 @@ def set_str(op: Operation, key: str, value: str) -> None:
     op.attributes[key] = StringAttr(value)
 
 
+def get_ints(op: Operation, key: str) -> list[int] | None:
+    """The integer-array attribute ``key`` of ``op`` (``None`` when missing or not an array of
+    integers)."""
+    a = op.attributes.get(key)
+    if not isinstance(a, ArrayAttr) or not all(isinstance(x, IntegerAttr) for x in a.data):
+        return None
+    return [int(x.value.data) for x in a.data]
+
+
+def set_ints(op: Operation, key: str, values: Sequence[int]) -> None:
+    """Set the attribute ``key`` of ``op`` to an array of i64."""
+    op.attributes[key] = ArrayAttr([IntegerAttr(int(v), i64) for v in values])
+
+
+def get_floats(op: Operation, key: str) -> list[float] | None:
+    """The float-array attribute ``key`` of ``op`` (``None`` when missing or not an array of
+    floats)."""
+    a = op.attributes.get(key)
+    if not isinstance(a, ArrayAttr) or not all(isinstance(x, FloatAttr) for x in a.data):
+        return None
+    return [float(x.value.data) for x in a.data]
+
+
+def set_floats(op: Operation, key: str, values: Sequence[float]) -> None:
+    """Set the attribute ``key`` of ``op`` to an array of f64."""
+    op.attributes[key] = ArrayAttr([FloatAttr(float(v), f64) for v in values])
+
+
 def io_name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
     """``arg_attrs``/``res_attrs`` of ``@main`` that carry ``names`` as :data:`ONNX_NAME`."""
     return ArrayAttr([DictionaryAttr({ONNX_NAME: StringAttr(n)}) for n in names])
+
+
+def with_onnx_name(attrs: Attribute | None, name: str) -> DictionaryAttr:
+    """An argument/result attribute dictionary: ``attrs`` (when a dictionary) with
+    :data:`ONNX_NAME` set to ``name``."""
+    d = dict(attrs.data) if isinstance(attrs, DictionaryAttr) else {}
+    d[ONNX_NAME] = StringAttr(name)
+    return DictionaryAttr(d)
 
 
 def io_names(fn: func.FuncOp) -> tuple[list[str], list[str]]:

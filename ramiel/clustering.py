@@ -22,12 +22,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -38,6 +33,13 @@ from ramiel.attrs import (
     THREADED_COST_ATTR,
     THREADS_ATTR,
     TRANSFER_COST_ATTR,
+    get_attr,
+    get_float,
+    get_floats,
+    get_int,
+    get_str,
+    remove,
+    set_float,
 )
 from ramiel.cost_model import analytic_cost_us, tensor_bytes, transfer_cost_us
 from ramiel.dialects.cluster import (
@@ -78,9 +80,9 @@ def compute_ops(block: Block) -> list[Operation]:
 
 def op_cost(op: Operation, warn: bool = True) -> float:
     """``ramiel.cost_us`` of ``op``; without it, the analytic estimate (with a warning once)."""
-    a = op.attributes.get(COST_ATTR)
-    if isinstance(a, FloatAttr):
-        return float(a.value.data)
+    us = get_float(op, COST_ATTR)
+    if us is not None:
+        return us
     if warn and not _warned:
         _warned.append(True)
         print(
@@ -95,25 +97,20 @@ _warned: list[bool] = []
 
 
 def set_cost(op: Operation, us: float) -> None:
-    op.attributes[COST_ATTR] = FloatAttr(float(us), Float64Type())
+    set_float(op, COST_ATTR, us)
 
 
 def backend_of(module: ModuleOp | None) -> str:
-    if module is not None:
-        a = module.attributes.get(BACKEND_ATTR)
-        if isinstance(a, StringAttr):
-            return a.data
-    return "threads"
+    backend = get_str(module, BACKEND_ATTR) if module is not None else None
+    return backend if backend is not None else "threads"
 
 
 def transfer_model_of(module: ModuleOp | None) -> str | tuple[float, float]:
     """The transfer cost model of ``module``: its ``ramiel.transfer_cost`` ``(latency µs, µs per
     byte)`` if set, else the name of its backend (whose default costs apply)."""
-    if module is not None:
-        a = module.attributes.get(TRANSFER_COST_ATTR)
-        if isinstance(a, ArrayAttr) and len(a.data) == 2:
-            lat, per_byte = (x.value.data for x in a.data if isinstance(x, FloatAttr))
-            return (float(lat), float(per_byte))
+    model = get_floats(module, TRANSFER_COST_ATTR) if module is not None else None
+    if model is not None and len(model) == 2:
+        return (model[0], model[1])
     return backend_of(module)
 
 
@@ -156,8 +153,8 @@ def task_graph(
 
 
 def _op_label(op: Operation, i: int) -> str:
-    a = op.attributes.get(NODE_NAME_ATTR)
-    return a.data if isinstance(a, StringAttr) else f"{op.name}#{i}"
+    name = get_str(op, NODE_NAME_ATTR)
+    return name if name is not None else f"{op.name}#{i}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,7 +167,7 @@ def _clone_key(op: Operation) -> tuple:
         op.name,
         tuple(id(v) for v in op.operands),
         tuple(sorted((k, str(v)) for k, v in op.properties.items())),
-        str(op.attributes.get(NODE_NAME_ATTR)),
+        str(get_attr(op, NODE_NAME_ATTR)),
     )
 
 
@@ -378,8 +375,8 @@ def recluster(
     if not ops:  # nothing to compute (outputs are inputs or constants, or there are none):
         return build_clusters(fn, [[]])  # one cluster that puts them, so the program runs
     for op in ops:  # thread counts belong to the old clustering's schedule
-        op.attributes.pop(THREADS_ATTR, None)
-        op.attributes.pop(THREADED_COST_ATTR, None)
+        remove(op, THREADS_ATTR)
+        remove(op, THREADED_COST_ATTR)
     gv = task_graph(ops, transfer_model_of(module))
     current = [[gv.index[op] for op in c] for c in previous if c]
     result = [list(c) for c in algorithm(gv, current) if c]
@@ -433,12 +430,12 @@ def intra_op_threads(module: ModuleOp) -> tuple[list[list[int]], list[list[float
     for ops in per_cluster:
         ts, cs = [], []
         for op in ops:
-            t = op.attributes.get(THREADS_ATTR)
-            c = op.attributes.get(THREADED_COST_ATTR)
-            if isinstance(t, IntegerAttr) and isinstance(c, FloatAttr):
+            t = get_int(op, THREADS_ATTR)
+            c = get_float(op, THREADED_COST_ATTR)
+            if t is not None and c is not None:
                 found = True
-                ts.append(int(t.value.data))
-                cs.append(float(c.value.data))
+                ts.append(t)
+                cs.append(c)
             else:
                 ts.append(1)
                 cs.append(op_cost(op, warn=False))

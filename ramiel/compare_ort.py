@@ -35,10 +35,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ramiel.attrs import CONVERSION_ATTR, NODE_NAME_ATTR, get_str, has
 from ramiel.bench.configs import Config
 from ramiel.bench.engines import ort_session
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.onnx import NODE_NAME_ATTR
 from ramiel.dialects.registry import make_context
 from ramiel.importer import load_model, prepare_model
 from ramiel.parsing import parse_module
@@ -154,7 +154,7 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     """Write ``model_probed.py`` and its weights: the sequential module of the clustered IR at
     ``ir_path``, with ``_probe(i)`` after each node's statements; returns (module path, weights
     path, the op type of each probe)."""
-    from ramiel.passes.lower_to_torchpy import CONVERSION_ATTR, LowerToTorchpy  # lazy: torch
+    from ramiel.passes.lower_to_torchpy import LowerToTorchpy  # lazy: torch
     from ramiel.pipeline import run_passes  # lazy: onnx.reference
 
     set_ir_base_dir(os.path.dirname(os.path.abspath(ir_path)))
@@ -165,13 +165,12 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     fwd = next(op for op in module.ops if isinstance(op, tp.FuncOp))
     kinds: list[str] = []
     for op in list(fwd.body.block.ops):
-        label = op.attributes.get(NODE_NAME_ATTR)
-        if label is None or not isinstance(op, tp.CallOp | tp.MethodOp):
+        if not has(op, NODE_NAME_ATTR) or not isinstance(op, tp.CallOp | tp.MethodOp):
             continue
-        if CONVERSION_ATTR in op.attributes:
+        if has(op, CONVERSION_ATTR):
             kind = CONVERSION
         else:
-            text = tp.attr_text(label) or ""
+            text = get_str(op, NODE_NAME_ATTR) or ""
             kind = text.rsplit(" (", 1)[1][:-1] if text.endswith(")") and " (" in text else text
         probe = tp.CallOp("_probe", [], [str(len(kinds))], None, [])
         fwd.body.block.insert_op_after(probe, op)

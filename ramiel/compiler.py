@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 import onnx
 import torch
-from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import WEIGHTS_ATTR, has, set_str
 from ramiel.cost_model import ProfileDB, usable_cores
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, generalize_batch
@@ -61,7 +62,7 @@ from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
 from ramiel.runtime.program import import_from_path
 from ramiel.scheduling import ScheduleReport
-from ramiel.weights import WEIGHTS_ATTR, constant_value, dense_from_numpy, set_ir_base_dir
+from ramiel.weights import constant_value, dense_from_numpy, set_ir_base_dir
 
 #: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
 #: imported as ``model.py``/``model_seq.py``; ``id()`` values are reused after garbage collection).
@@ -207,7 +208,7 @@ def _relink_ir_weights(module: ModuleOp, keys: Mapping[str, str], ref: str) -> N
             arr = constant_value(value, module)
             assert arr is not None
             op.properties["value"] = dense_from_numpy(np.asarray(arr))
-    module.attributes[WEIGHTS_ATTR] = StringAttr(ref)
+    set_str(module, WEIGHTS_ATTR, ref)
 
 
 def _keep_ir_weights(module: ModuleOp, lowered: Sequence[ModuleOp]) -> None:
@@ -289,9 +290,9 @@ def compile_model(
                 ort_optimize=options.ort_optimize,
             ),
         )
-        if WEIGHTS_ATTR not in module.attributes:
+        if not has(module, WEIGHTS_ATTR):
             # every initializer was inline; give the weights constant folding adds a file anyway
-            module.attributes[WEIGHTS_ATTR] = StringAttr(scratch)
+            set_str(module, WEIGHTS_ATTR, scratch)
         timings["import"] = time.perf_counter() - t
 
         t = time.perf_counter()

@@ -45,11 +45,11 @@ from typing import Any
 import numpy as np
 import onnx
 import torch
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from ramiel.attrs import NODE_NAME_ATTR, get_str, set_str
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.onnx import NODE_NAME_ATTR
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.importer import ImportOptions, import_onnx
@@ -234,7 +234,7 @@ class _NotPolymorphic(Exception):
 
 
 def _where(op: Operation) -> str:
-    name = tp.attr_text(op.attributes.get(NODE_NAME_ATTR))
+    name = get_str(op, NODE_NAME_ATTR)
     if name:
         return f"node {ascii(name)[1:-1]}"
     return f"statement {op.name}"
@@ -353,7 +353,7 @@ def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
     x = ba.args[batch_arg]
     size = tp.CallOp("operator.getitem", [x], ["$0.shape", "0"], None, [tp.ObjectType()])
     size.results[0].name_hint = BATCH_NAME
-    size.attributes[NODE_NAME_ATTR] = StringAttr("the batch size")
+    set_str(size, NODE_NAME_ATTR, "the batch size")
     rewrites: list[tuple[tp.CallOp | tp.MethodOp, dict[str, str]]] = []
     for oa, ob in zip(ops_a, ops_b, strict=True):
         if type(oa) is not type(ob) or len(oa.operands) != len(ob.operands):
@@ -432,7 +432,7 @@ def _check_batch(module: ModuleOp, names: Sequence[str], bound: int, why: str) -
             None,
             [],
         )
-        chk.attributes[NODE_NAME_ATTR] = StringAttr("the batch size this module is compiled for")
+        set_str(chk, NODE_NAME_ATTR, "the batch size this module is compiled for")
         if first is None:
             block.add_op(chk)
         else:

@@ -39,16 +39,13 @@ from google.protobuf.message import DecodeError
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    IntegerAttr,
-    IntegerType,
     ModuleOp,
     NoneType,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from ramiel.attrs import io_name_attrs
+from ramiel.attrs import OPSET_ATTR, WEIGHTS_ATTR, io_name_attrs, set_int, set_str
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dtypes import ELEMENT_TYPES, onnx_dtype_of
 from ramiel.errors import (
@@ -61,7 +58,7 @@ from ramiel.errors import (
 from ramiel.files import input_file
 from ramiel.naming import name_hint
 from ramiel.parsing import LocatedVerifyError, verify_located
-from ramiel.weights import WEIGHTS_ATTR, WeightStore, resource_key, value_attr
+from ramiel.weights import WeightStore, resource_key, value_attr
 
 __all__ = ["ImportOptions", "import_onnx", "load_model", "prepare_model", "parse_input_shape"]
 
@@ -438,11 +435,11 @@ def import_onnx(
         arg_attrs=io_name_attrs([i.name for i in graph_inputs]),
         res_attrs=io_name_attrs([o.name for o in g.output]),
     )
-    attrs: dict[str, Attribute] = {onnx_d.OPSET_ATTR: IntegerAttr(opset, IntegerType(64))}
+    module = ModuleOp([fn])
+    set_int(module, OPSET_ATTR, opset)
     if store is not None and store._pending:
         store.save()
-        attrs[WEIGHTS_ATTR] = StringAttr(options.weights_ref or options.weights_path or "")
-    module = ModuleOp([fn], attributes=attrs)
+        set_str(module, WEIGHTS_ATTR, options.weights_ref or options.weights_path or "")
     try:  # the model as the dialects see it (a Reshape that cannot hold its input, ...)
         verify_located(module)
     except LocatedVerifyError as e:

@@ -34,10 +34,10 @@ channels-last (PyTorch ignores the strides of size-1 dims): it never needs a con
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
-from ramiel.attrs import LAYOUT_ATTR, PREPACK_ATTR
+from ramiel.attrs import LAYOUT_ATTR, PREPACK_ATTR, get_str, remove, set_str
 from ramiel.dialects.cluster import ClusterOp, RecvOp, YieldOp
 
 CHANNELS_LAST = "channels_last"
@@ -80,23 +80,22 @@ reduced alike; the conversion before them is one per model."""
 def layout_of(op: Operation) -> str:
     """The format ``op`` computes its 4-D activations in (``ramiel.layout``; default
     :data:`CONTIGUOUS`)."""
-    a = op.attributes.get(LAYOUT_ATTR)
-    return a.data if isinstance(a, StringAttr) else CONTIGUOUS
+    fmt = get_str(op, LAYOUT_ATTR)
+    return fmt if fmt is not None else CONTIGUOUS
 
 
 def prepack_of(op: Operation) -> str | None:
     """The activation fused into a prepacked convolution (``ramiel.prepack``: ``"none"``,
     ``"relu"``), or None when ``op`` is not one."""
-    a = op.attributes.get(PREPACK_ATTR)
-    return a.data if isinstance(a, StringAttr) else None
+    return get_str(op, PREPACK_ATTR)
 
 
 def set_layout(op: Operation, fmt: str) -> None:
     """Record ``fmt`` on ``op`` (the attribute is removed for :data:`CONTIGUOUS`)."""
     if fmt == CONTIGUOUS:
-        op.attributes.pop(LAYOUT_ATTR, None)
+        remove(op, LAYOUT_ATTR)
     else:
-        op.attributes[LAYOUT_ATTR] = StringAttr(fmt)
+        set_str(op, LAYOUT_ATTR, fmt)
 
 
 def static_shape_of(v: SSAValue) -> tuple[int, ...] | None:

@@ -41,7 +41,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    FloatAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -49,9 +48,18 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from ramiel.attrs import BACKEND_ATTR, COST_ATTR, NUM_OPS_ATTR, SEGMENT_OF_ATTR, THREADS_ATTR
+from ramiel.attrs import (
+    BACKEND_ATTR,
+    COST_ATTR,
+    NODE_NAME_ATTR,
+    NUM_OPS_ATTR,
+    SEGMENT_OF_ATTR,
+    THREADS_ATTR,
+    get_float,
+    get_int,
+    get_str,
+)
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.onnx import NODE_NAME_ATTR
 from ramiel.dialects.registry import make_context
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
@@ -159,7 +167,7 @@ def _text(a: Attribute) -> str:
 
 
 def _comment(op: Operation) -> str:
-    name = tp.attr_text(op.attributes.get(NODE_NAME_ATTR))
+    name = get_str(op, NODE_NAME_ATTR)
     if name is None:
         return ""
     text = ascii(name)[1:-1]  # escapes newlines and every non-ASCII character
@@ -349,28 +357,26 @@ def _int_text(v: SSAValue, names: Names) -> str:
 
 def _func_doc(f: tp.FuncOp) -> str:
     n_calls = sum(isinstance(o, tp.CallOp | tp.MethodOp) for o in f.body.block.ops)
-    cost = f.attributes.get(COST_ATTR)
-    n_ops = f.attributes.get(NUM_OPS_ATTR)
+    cost = get_float(f, COST_ATTR)
+    n_ops = get_int(f, NUM_OPS_ATTR)
     if f.kind.data == "cluster":
         parts = [f"Cluster {f.sym_name.data.removeprefix('cluster_')}"]
-        if isinstance(n_ops, IntegerAttr):
-            parts.append(f"{n_ops.value.data} ONNX ops")
-        if isinstance(cost, FloatAttr):
-            parts.append(f"estimated {cost.value.data / 1000:.3f} ms")
+        if n_ops is not None:
+            parts.append(f"{n_ops} ONNX ops")
+        if cost is not None:
+            parts.append(f"estimated {cost / 1000:.3f} ms")
         return (
             ": ".join([parts[0], ", ".join(parts[1:])]) + "." if len(parts) > 1 else parts[0] + "."
         )
     if f.kind.data == "segment":
-        owner = tp.attr_text(f.attributes.get(SEGMENT_OF_ATTR)) or ""
+        owner = get_str(f, SEGMENT_OF_ATTR) or ""
         where = ""
         if owner.startswith("cluster_"):
             where = f" of cluster {owner.removeprefix('cluster_')}"
         elif owner:
             where = f" of {owner}"
-        threads = f.attributes.get(THREADS_ATTR)
-        with_threads = (
-            f", {threads.value.data} intra-op threads" if isinstance(threads, IntegerAttr) else ""
-        )
+        threads = get_int(f, THREADS_ATTR)
+        with_threads = f", {threads} intra-op threads" if threads is not None else ""
         count = f"{n_calls} statement" + ("s" if n_calls != 1 else "")
         return (
             f"Compiled segment{where} ({count}{with_threads}): one torch.compile graph, "
@@ -602,8 +608,7 @@ def print_python(
             "        super().__init__(**runtime_options)\n" + "".join(d + "\n" for d in decls)
         )
         # a module compiled for the distributed backend runs on it by default (and under torchrun)
-        backend = module.attributes.get(BACKEND_ATTR)
-        extra = ", backend='distributed'" if tp.attr_text(backend) == "distributed" else ""
+        extra = ", backend='distributed'" if get_str(module, BACKEND_ATTR) == "distributed" else ""
         out.append(
             '\n\nif __name__ == "__main__":\n'
             "    from ramiel.runtime.entry import main\n\n"

@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, NoneType
+from xdsl.dialects.builtin import ModuleOp, NoneType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from ramiel.attrs import OPSET_ATTR, WEIGHTS_ATTR, has, set_int
 from ramiel.dialects import onnx as onnx_d
-from ramiel.dialects.onnx import OPSET_ATTR, OnnxOp, opset_of, python_from_attr, static_shape
+from ramiel.dialects.onnx import OnnxOp, opset_of, python_from_attr, static_shape
 from ramiel.weights import (
-    WEIGHTS_ATTR,
     WeightStore,
     constant_value,
     dense_splat,
@@ -116,7 +116,7 @@ def create_op(
     new = onnx_d.create(op_type, operands, result_types, attrs, like.node_name or None)
     new.location = like.location
     if since is not None and opset_of(like) < since:
-        new.attributes[OPSET_ATTR] = IntegerAttr(since, IntegerType(64))
+        set_int(new, OPSET_ATTR, since)
     return new
 
 
@@ -131,7 +131,7 @@ class ConstantMaker:
     def __init__(self, module: ModuleOp):
         self.module = module
         self.store: WeightStore | None = (
-            store_of(module) if WEIGHTS_ATTR in module.attributes else None
+            store_of(module) if has(module, WEIGHTS_ATTR) else None
         )
         self._taken: set[str] | None = None
 

@@ -34,11 +34,10 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute
 
-from ramiel.attrs import WEIGHTS_ATTR
+from ramiel.attrs import WEIGHTS_ATTR, get_str
 from ramiel.dialects.onnx import tensor_type
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
@@ -364,10 +363,9 @@ def store_of(module: ModuleOp) -> WeightStore:
     A cached store whose file was rewritten since (and that holds no unsaved tensors) is dropped,
     so that a model imported again into the same path is never read from stale arrays.
     """
-    attr = module.attributes.get(WEIGHTS_ATTR)
-    if not isinstance(attr, StringAttr):
+    path = get_str(module, WEIGHTS_ATTR)
+    if path is None:
         return WeightStore(None)
-    path = attr.data
     if not os.path.isabs(path):
         path = os.path.join(_BASE_DIR[0], path)
     path = os.path.normpath(path)

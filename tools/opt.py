@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, NoReturn
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
@@ -53,6 +53,7 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from ramiel.attrs import WEIGHTS_ATTR, get_str, set_str
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file
@@ -63,7 +64,7 @@ from ramiel.printer import print_python
 from ramiel.tools.common import HelpFormatter, add_version, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
-from ramiel.weights import WEIGHTS_ATTR, WeightStore, set_ir_base_dir, store_of
+from ramiel.weights import WeightStore, set_ir_base_dir, store_of
 
 __all__ = ["RamielOptMain", "format_parse_error", "main", "split_pass_flags"]
 
@@ -648,7 +649,7 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     tensors. ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
     cannot be written.
     """
-    if not isinstance(module.attributes.get(WEIGHTS_ATTR), StringAttr):
+    if get_str(module, WEIGHTS_ATTR) is None:
         return None
     store = store_of(module)
     if not store.new_keys():
@@ -668,7 +669,7 @@ def save_new_weights(  # type: ignore[no-untyped-def]
         copy.add(key, store.get(key))
     copy.save(path)
     out_dir = os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd()
-    module.attributes[WEIGHTS_ATTR] = StringAttr(os.path.relpath(path, out_dir))
+    set_str(module, WEIGHTS_ATTR, os.path.relpath(path, out_dir))
     return path
 
 
@@ -678,14 +679,14 @@ def rebase_weights_ref(module, input_file: str | None, output_file: str | None) 
     The path is relative to the IR file's directory; ``-o`` elsewhere re-expresses it relative to
     the output's directory (stdout counts as the current directory).
     """
-    attr = module.attributes.get(WEIGHTS_ATTR)
-    if not isinstance(attr, StringAttr) or os.path.isabs(attr.data):
+    ref = get_str(module, WEIGHTS_ATTR)
+    if ref is None or os.path.isabs(ref):
         return
     src_dir = os.path.dirname(os.path.abspath(input_file)) if input_file else os.getcwd()
     dst_dir = os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd()
     if src_dir != dst_dir:
-        target = os.path.normpath(os.path.join(src_dir, attr.data))
-        module.attributes[WEIGHTS_ATTR] = StringAttr(os.path.relpath(target, dst_dir))
+        target = os.path.normpath(os.path.join(src_dir, ref))
+        set_str(module, WEIGHTS_ATTR, os.path.relpath(target, dst_dir))
 
 
 #: Characters of the offending line shown under a syntax error (a window around the column).

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from ramiel.attrs import WEIGHTS_ATTR, get_str
 from ramiel.dialects.registry import make_context
 from ramiel.errors import RamielError
 from ramiel.files import output_file
@@ -81,7 +82,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def _import_onnx(args: argparse.Namespace) -> str:
     from ramiel.importer import ImportOptions, import_onnx  # lazy: numpy,onnx
-    from ramiel.weights import WEIGHTS_ATTR  # lazy: numpy,onnx
 
     shapes = dict(args.input_shape)
     scratch = None
@@ -109,8 +109,8 @@ def _import_onnx(args: argparse.Namespace) -> str:
     finally:
         if scratch is not None:
             scratch.cleanup()
-    if scratch is not None and os.path.basename(weights_path) in str(
-        module.attributes.get(WEIGHTS_ATTR, "")
+    if scratch is not None and os.path.basename(weights_path) in (
+        get_str(module, WEIGHTS_ATTR) or ""
     ):
         raise RamielError(
             f"{args.input}: the model has large initializers, which Ramiel keeps in a weights "

@@ -40,12 +40,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, NoneType, StringAttr, UnitAttr
+from xdsl.dialects.builtin import IntegerAttr, NoneType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from ramiel.attrs import NODE_NAME_ATTR, set_str
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import (
-    NODE_NAME_ATTR,
     OnnxOp,
     loop_trip_count,
     opset_of,
@@ -186,8 +186,10 @@ def lower_region_op(
 
 
 def _name(op: Operation, onnx_op: OnnxOp) -> None:
-    op.attributes[NODE_NAME_ATTR] = StringAttr(
-        f"{onnx_op.node_name} ({onnx_op.op_type})" if onnx_op.node_name else onnx_op.op_type
+    set_str(
+        op,
+        NODE_NAME_ATTR,
+        f"{onnx_op.node_name} ({onnx_op.op_type})" if onnx_op.node_name else onnx_op.op_type,
     )
 
 
@@ -451,7 +453,7 @@ def _lower_scan8(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
         operands=[], result_types=[], properties={"count": IntegerAttr(batch, 64)},
         regions=[_region(block)],
     )  # fmt: skip
-    loop.attributes[NODE_NAME_ATTR] = StringAttr(f"{op.node_name or 'Scan'}: batch")
+    set_str(loop, NODE_NAME_ATTR, f"{op.node_name or 'Scan'}: batch")
     fb.block.add_op(loop)
     return [
         _stack(fb, acc, 0, False, r.name_hint) for acc, r in zip(per_batch, op.results, strict=True)
