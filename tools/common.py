@@ -41,6 +41,7 @@ __all__ = [
     "ArgumentParser",
     "HelpFormatter",
     "MAX_COUNT",
+    "add_input_shape",
     "count",
     "counts",
     "input_shape",
@@ -229,6 +230,19 @@ def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e).removeprefix("--input-shape ")) from None
 
+
+
+def add_input_shape(p: argparse.ArgumentParser) -> None:
+    """The ``--input-shape NAME=D0,D1,...`` option (repeatable; :func:`input_shape` values in
+    ``args.input_shape``) of ``ramiel-translate --import-onnx`` and the ``ramiel`` subcommands."""
+    p.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        type=input_shape,
+        metavar="NAME=D0,D1,...",
+        help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
+    )
 
 def path(text: str) -> str:
     """An argparse type: a non-empty path (``-o ''`` is an error, not the current directory)."""

@@ -41,10 +41,10 @@ from ramiel.errors import InputShapeError, RamielError
 from ramiel.files import input_file, output_file
 from ramiel.tools.common import (
     ArgumentParser,
+    add_input_shape,
     add_version,
     count,
     counts,
-    input_shape,
     path,
     progress_bar,
     run_command,
@@ -88,7 +88,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threads-per-worker", type=count(), default=1, help="intra-op threads per worker"
     )
-    _input_shape(p)
+    add_input_shape(p)
     p.add_argument(
         "--profile", type=path, help="profile database (from 'ramiel profile') for op costs"
     )
@@ -154,17 +154,6 @@ def _layout_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _input_shape(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        type=input_shape,
-        metavar="NAME=D0,D1,...",
-        help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
-    )
-
-
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -222,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:
         help="intra-op thread counts to time each op with (default: 1 and the number of cores; "
         "--compare-ort: 1)",
     )
-    _input_shape(pr)
+    add_input_shape(pr)
     pr.add_argument(
         "--compare-ort",
         action="store_true",
@@ -283,7 +272,7 @@ def _parser() -> argparse.ArgumentParser:
         "profiling the model, compiling the candidates and starting their processes come on "
         "top of it (a whole tune of a zoo model with no options takes about a minute on 2 cores)",
     )
-    _input_shape(t)
+    add_input_shape(t)
     _layout_arg(t)
     t.add_argument(
         "--compile",

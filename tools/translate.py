@@ -39,8 +39,8 @@ from ramiel.files import output_file
 from ramiel.parsing import LocatedVerifyError
 from ramiel.tools.common import (
     ArgumentParser,
+    add_input_shape,
     add_version,
-    input_shape,
     path,
     plain,
     run_command,
@@ -54,14 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--to-python", action="store_true", help="torchpy IR -> Python source")
     p.add_argument("input", type=path, help="input file ('-' for stdin with --to-python)")
     p.add_argument("-o", "--output", type=path, help="output file (default: stdout)")
-    p.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        type=input_shape,
-        metavar="NAME=D0,D1,...",
-        help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
-    )
+    add_input_shape(p)
     p.add_argument(
         "--weights",
         type=path,
