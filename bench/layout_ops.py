@@ -4,7 +4,9 @@ Usage::
 
     python bench/layout_ops.py [GROUP ...] [--repeats 31] [--threads 1] [--out FILE]
 
-Groups: ``lrn``, ``maxpool``, ``avgpool``, ``resize``, ``conv``, ``convert`` (default: all). For
+Groups: ``lrn``, ``maxpool``, ``avgpool``, ``resize``, ``conv``, ``convert``, ``shuffle``
+(light_shufflenet's channel shuffles), ``depthwise`` (depthwise 3x3 convolutions of
+light_shufflenet and MobileNetV2) (default: all). For
 every case (shapes and attributes of the zoo models' ops: light_inception_v1, light_bvlc_alexnet,
 light_inception_v2, light_densenet121, light_resnet50) the candidate forms are timed
 **interleaved** in one process (every round runs each candidate once, rotating the order) on
@@ -171,6 +173,68 @@ def conv_cases() -> list[tuple[str, torch.Tensor, dict[str, Callable]]]:
     return out
 
 
+def shuffle_cases() -> list[tuple[str, torch.Tensor, dict[str, Callable]]]:
+    """light_shufflenet's channel shuffles (4 groups): the exported 5-D form and the
+    candidates of ``--fuse-channel-shuffle``'s lowering."""
+    out = []
+    for c, hw in [(112, 56), (136, 28), (272, 14), (544, 7)]:
+        g = 4
+        perm = torch.arange(c).reshape(g, c // g).t().reshape(-1)
+
+        def five_d(t, c=c, hw=hw, g=g):
+            return t.reshape(1, g, c // g, hw, hw).permute(0, 2, 1, 3, 4).reshape(1, c, hw, hw)
+
+        out.append(
+            (
+                f"channel shuffle (1, {c}, {hw}, {hw}), 4 groups",
+                torch.randn(1, c, hw, hw),
+                {
+                    "5-D reshape/permute nchw": (five_d, "nchw"),
+                    "5-D reshape/permute cl": (five_d, "cl"),
+                    "F.channel_shuffle nchw": (lambda t, g=g: F.channel_shuffle(t, g), "nchw"),
+                    "F.channel_shuffle cl": (lambda t, g=g: F.channel_shuffle(t, g), "cl"),
+                    "index_select nchw": (lambda t, p=perm: t.index_select(1, p), "nchw"),
+                    "index_select cl": (lambda t, p=perm: t.index_select(1, p), "cl"),
+                    "x[:, p] nchw": (lambda t, p=perm: t[:, p], "nchw"),
+                },
+            )
+        )
+    return out
+
+
+def depthwise_cases() -> list[tuple[str, torch.Tensor, dict[str, Callable]]]:
+    """Depthwise 3x3 convolutions (groups = channels) of light_shufflenet and MobileNetV2."""
+    out = []
+    for c, hw, s in [
+        (112, 56, 2), (136, 28, 1), (136, 28, 2), (272, 14, 1), (544, 7, 1),
+        (32, 112, 1), (96, 112, 2), (144, 56, 1), (192, 28, 1), (384, 14, 1), (960, 7, 1),
+    ]:  # fmt: skip
+        w = torch.randn(c, 1, 3, 3) * 0.3
+        b = torch.randn(c)
+        wcl = _cl(w)
+        out.append(
+            (
+                f"depthwise 3x3 (1, {c}, {hw}, {hw}) stride {s}",
+                torch.randn(1, c, hw, hw),
+                {
+                    "nchw": (
+                        lambda t, w=w, b=b, s=s, c=c: F.conv2d(t, w, b, s, 1, groups=c),
+                        "nchw",
+                    ),
+                    "cl input and kernel": (
+                        lambda t, w=wcl, b=b, s=s, c=c: F.conv2d(t, w, b, s, 1, groups=c),
+                        "cl",
+                    ),
+                    "via cl (2 conversions)": (
+                        _via_cl(lambda t, w=wcl, b=b, s=s, c=c: F.conv2d(t, w, b, s, 1, groups=c)),
+                        "nchw",
+                    ),
+                },
+            )
+        )
+    return out
+
+
 def convert_cases() -> list[tuple[str, torch.Tensor, dict[str, Callable]]]:
     out = []
     for shape in [(1, 3, 224, 224), (1, 64, 112, 112), (1, 192, 56, 56), (1, 480, 14, 14)]:
@@ -196,6 +260,8 @@ GROUPS: dict[str, Callable[[], list]] = {
     "resize": resize_cases,
     "conv": conv_cases,
     "convert": convert_cases,
+    "shuffle": shuffle_cases,
+    "depthwise": depthwise_cases,
 }
 
 

@@ -30,7 +30,8 @@ from ramiel.passes import LATE_REWRITES, PASSES, REWRITE_PASSES
 #: options change it as :func:`compile_pipeline` says; ``--lower-to-torchpy`` and
 #: ``ramiel-translate --to-python`` follow.
 DEFAULT_PIPELINE = (
-    "constant-fold,dce,fuse-layer-norm,fuse-gelu,fuse-attention,fold-into-weights,dce,"
+    "constant-fold,dce,fuse-layer-norm,fuse-gelu,fuse-attention,fuse-channel-shuffle,"
+    "fold-into-weights,dce,"
     "hypercluster,assign-layout,estimate-cost,linear-cluster,merge{clusters=2},clone,dce,"
     "prepack-conv,inplace"
 )

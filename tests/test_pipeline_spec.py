@@ -66,8 +66,9 @@ def test_default_pipeline_is_canonical_and_registered():
                 layout="nchw",
                 disable=("inplace", "fuse-gelu"),
             ),
-            "constant-fold,dce,fuse-layer-norm,fuse-attention,fold-into-weights,dce,"
-            'hypercluster{batch=2},assign-layout{format="nchw"},estimate-cost,linear-cluster,'
+            "constant-fold,dce,fuse-layer-norm,fuse-attention,fuse-channel-shuffle,"
+            'fold-into-weights,dce,hypercluster{batch=2},assign-layout{format="nchw"},'
+            "estimate-cost,linear-cluster,"
             "merge{clusters=3},intra-op-threads{cores=2},prepack-conv",
         ),
         (

@@ -5,7 +5,8 @@ again after an in-place write, and is the plain ``F.conv2d`` where tracing, auto
 dtype/format needs it; compiled programs print it for the channels-last convolutions and keep
 onnxruntime's numerics on both backends (the zoo and project models: ``test_pipeline_zoo``,
 ``test_module``, which also traces, exports and compiles them). Grouped 1x1 convolutions on
-contiguous inputs as batched matrix products (``ops.conv1x1_grouped``).
+contiguous inputs as batched matrix products (``ops.conv1x1_grouped``); ShuffleNet's channel
+shuffle as ``F.channel_shuffle``.
 """
 
 from __future__ import annotations
@@ -184,7 +185,9 @@ def test_conv1x1_grouped_is_f_conv2d(batch, has_bias):
 
 def test_shufflenet_grouped_convs_are_batched_products(tmp_path, zoo_models, pipeline_helpers):
     """light_shufflenet (contiguous under format=auto): its 32 grouped 1x1 convolutions are
-    ``ops.conv1x1_grouped``, the depthwise and dense ones ``F.conv2d``; onnxruntime's outputs."""
+    ``ops.conv1x1_grouped``, the depthwise and dense ones ``F.conv2d``, its 16 channel shuffles
+    (Reshape/Transpose/Reshape, ``--fuse-channel-shuffle``) ``F.channel_shuffle``;
+    onnxruntime's outputs."""
     model = randomize_weights(onnx.load(zoo_models["light_shufflenet"]), seed=1)
     path = str(tmp_path / "shufflenet.onnx")
     onnx.save(model, path)
@@ -198,6 +201,7 @@ def test_shufflenet_grouped_convs_are_batched_products(tmp_path, zoo_models, pip
     with open(res.sequential_path) as f:
         src = f.read()
     assert src.count("ops.conv1x1_grouped(") == 32 and src.count("F.conv2d(") == 17
+    assert src.count("F.channel_shuffle(") == 16 and ".permute(" not in src
     with CompiledModel(res, opts) as m:
         seq = m.sequential(torch.from_numpy(x))
     pipeline_helpers.assert_close(seq, ref[0], 1e-3, "sequential")

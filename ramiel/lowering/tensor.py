@@ -460,10 +460,36 @@ def _check_gather(node: NodeView) -> str | None:
     return None
 
 
+def shuffle_groups(node: NodeView) -> int | None:
+    """``g`` when ``node`` (a Gather) is a channel shuffle of ``g`` groups: axis 1 of a 4-D
+    input with ``C`` channels, constant indices ``p[j * g + i] = i * (C / g) + j`` (what
+    ``--fuse-channel-shuffle`` makes of ShuffleNet's Reshape/Transpose/Reshape), else None."""
+    xs, c = shape(node, 0), const(node, 1)
+    if xs is None or len(xs) != 4 or c is None or np.ndim(c) != 1 or len(c) != xs[1]:
+        return None
+    if norm_axis(node.attrs["axis"], 4) != 1 or len(c) < 3:
+        return None
+    per_group = int(c[1])  # p[1] = C / g
+    if per_group < 1 or xs[1] % per_group or not 1 < xs[1] // per_group < xs[1]:
+        return None
+    groups = xs[1] // per_group
+    order = np.arange(xs[1]).reshape(groups, per_group).T.reshape(-1)
+    return groups if np.array_equal(np.asarray(c), order) else None
+
+
 @rule("Gather", check=_check_gather)
 def _gather(node: NodeView, args, em):
     """Gather along ``axis``: ``x[:, ..., indices]`` (torch indexing takes negative indices as
-    ONNX does; a constant scalar index becomes an int literal)."""
+    ONNX does; a constant scalar index becomes an int literal).
+
+    A channel shuffle (:func:`shuffle_groups`) → ``F.channel_shuffle(x, g)``: one copy that
+    keeps the input's memory format; on light_shufflenet's shapes 0.24-0.31x the time of
+    ``x[:, p]`` and 0.64-0.90x that of the exported 5-D Reshape/Transpose/Reshape contiguous,
+    0.20-0.31x channels-last (measurements: :mod:`ramiel.passes.fuse_channel_shuffle`).
+    """
+    groups = shuffle_groups(node)
+    if groups is not None:
+        return [em.call("F.channel_shuffle", args[0], groups)]
     r = rank(node, 0)
     axis = node.attrs["axis"]
     if r is not None:
