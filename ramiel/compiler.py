@@ -334,7 +334,7 @@ def compile_model(
         dynamic: tuple[str, ...] = ()
         if batch.inputs:
             say("batch dimension")
-            general = generalize_batch(onnx_model, batch, seq, options)
+            general = generalize_batch(onnx_model, batch, seq, options, decided=module)
             notes += general.notes
             seq, dynamic = general.module, general.dynamic
         if segments:

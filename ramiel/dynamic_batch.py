@@ -11,10 +11,13 @@ batch size when the graph says the batch is free:
   with a fixed batch of 1); ``False`` turns this off. The parallel program is compiled for the
   batch that ``input_shapes`` binds, else the model's own fixed value, else 1 (a note says so).
 * **How** (:func:`generalize_batch`). The sequential module is lowered twice more, with the batch
-  bound to :data:`SAMPLE_BATCHES` (two primes no model is built around), and the two ``torchpy``
-  functions are compared statement by statement. They must be the same program (same calls,
-  operands, weights and keywords) whose literals differ only in integers ``n_a, n_b`` with
-  ``n_a / B_a == n_b / B_b == k`` (an integer): each such integer is a multiple of the batch and
+  bound to :data:`SAMPLE_BATCHES` (two primes no model is built around), with the optimisations
+  of the static program that hold at any batch size (its memory formats, :func:`copy_layout`;
+  ``--prepack-conv``, whose helper packs a kernel once per input shape; ``--inplace``), and the
+  two ``torchpy`` functions are compared statement by statement. They must be the same program
+  (same calls, operands, weights and keywords) whose literals differ only in integers ``n_a,
+  n_b`` with ``n_a / B_a == n_b / B_b == k`` (an integer): each such integer is a multiple of the
+  batch and
   becomes ``k * batch``, where ``batch = x.shape[0]`` is the first statement of ``forward``. So a
   Reshape's folded target ``(17, 1000)`` becomes ``(batch, 1000)``, an Expand's ``(17, 4, 64)``
   ``(batch, 4, 64)``, a folded shape tensor ``torch.tensor([17, 64])`` ``torch.tensor([batch, 64])``.
@@ -50,11 +53,13 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from ramiel.attrs import NODE_NAME_ATTR, get_str, set_str
 from ramiel.dialects import torchpy as tp
+from ramiel.dialects.onnx import OnnxOp
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.importer import ImportOptions, import_onnx
+from ramiel.layout import CONTIGUOUS, layout_of, set_layout
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy, rebuild_call
-from ramiel.pipeline import clean_up_passes, run_passes
+from ramiel.pipeline import clean_up_passes, late_passes, run_passes
 from ramiel.printer import print_python
 from ramiel.runtime.module import generated_class
 from ramiel.runtime.program import import_from_path
@@ -206,11 +211,42 @@ def free_batch_dims(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelP
     return m
 
 
+def copy_layout(decided: ModuleOp, module: ModuleOp) -> int:
+    """Give every ``onnx`` op of ``module`` the memory format (``ramiel.layout``) that
+    ``--assign-layout`` gave the op of the same ONNX node in ``decided`` (ops of a node name
+    that ``decided`` has in several formats, or not at all, stay contiguous); returns the
+    number of ops made channels-last.
+
+    The samples take the static program's formats instead of deciding their own: with
+    ``format=auto`` the cost model weighs each region's gain against its conversions at the
+    sample's batch size, and two samples whose formats differed would not be one program."""
+    formats: dict[str, set[str]] = {}
+    for op in decided.walk():
+        if isinstance(op, OnnxOp) and op.node_name:
+            formats.setdefault(op.node_name, set()).add(layout_of(op))
+    n = 0
+    for op in module.walk():
+        if not isinstance(op, OnnxOp):
+            continue
+        found = formats.get(op.node_name, set()) if op.node_name else set()
+        fmt = next(iter(found)) if len(found) == 1 else CONTIGUOUS
+        set_layout(op, fmt)
+        n += fmt != CONTIGUOUS
+    return n
+
+
 def _sample_module(
-    model: onnx.ModelProto, plan: BatchPlan, batch: int, options: Any, work: str
+    model: onnx.ModelProto,
+    plan: BatchPlan,
+    batch: int,
+    options: Any,
+    work: str,
+    decided: ModuleOp | None = None,
 ) -> ModuleOp:
-    """The sequential ``torchpy`` module of ``model`` at batch size ``batch`` (the compiler's
-    clean-up stage, then the sequential lowering)."""
+    """The sequential ``torchpy`` module of ``model`` at batch size ``batch``: the compiler's
+    clean-up stage; the memory formats of ``decided`` (the static program before lowering,
+    :func:`copy_layout`); the late rewrites (``--prepack-conv``, ``--inplace``: without
+    clusters, no tensor crosses a channel); then the sequential lowering."""
 
     shapes = {
         k: (batch, *v[1:]) if k in plan.inputs else v for k, v in (plan.bound_shapes or {}).items()
@@ -225,7 +261,10 @@ def _sample_module(
             ort_optimize=options.ort_optimize,
         ),
     )
-    run_passes(module, [*clean_up_passes(options.rewrites()), LowerToTorchpy(mode="sequential")])
+    run_passes(module, clean_up_passes(options.rewrites()))
+    if decided is not None:
+        copy_layout(decided, module)
+    run_passes(module, [*late_passes(options.rewrites()), LowerToTorchpy(mode="sequential")])
     return module
 
 
@@ -448,11 +487,17 @@ def _input_order(module: ModuleOp) -> list[str]:
 
 
 def generalize_batch(
-    model: onnx.ModelProto, plan: BatchPlan, static: ModuleOp, options: Any
+    model: onnx.ModelProto,
+    plan: BatchPlan,
+    static: ModuleOp,
+    options: Any,
+    decided: ModuleOp | None = None,
 ) -> Generalized:
     """The sequential module for any batch size, or ``static`` with a batch-size check and a
     note saying why (see the module docstring). ``options``: the
-    :class:`~ramiel.compiler.CompileOptions` (the clean-up stage's options)."""
+    :class:`~ramiel.compiler.CompileOptions` (the clean-up stage's options); ``decided``: the
+    static program's ``onnx`` module after its passes, whose memory formats the samples take
+    (``None``: contiguous)."""
     names = list(plan.inputs)
     order = _input_order(static)
     source = free_batch_dims(model, names) if plan.free else model
@@ -460,8 +505,8 @@ def generalize_batch(
     try:
         with tempfile.TemporaryDirectory(prefix="ramiel-batch-") as work:
             try:
-                a = _sample_module(source, plan, SAMPLE_BATCHES[0], options, work)
-                b = _sample_module(source, plan, SAMPLE_BATCHES[1], options, work)
+                a = _sample_module(source, plan, SAMPLE_BATCHES[0], options, work, decided)
+                b = _sample_module(source, plan, SAMPLE_BATCHES[1], options, work, decided)
             except RamielError as e:
                 raise _NotPolymorphic(
                     f"at batch size {SAMPLE_BATCHES[0]} it does not compile: {e}"

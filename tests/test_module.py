@@ -223,7 +223,8 @@ def _free_squeezenet(path: str) -> str:
 def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
     """A model whose input dimension 0 is symbolic (PyTorch's ``dynamic_axes`` export, whose
     reshapes come from ``Shape -> Gather -> Concat`` chains; squeezenet with a free batch): the
-    sequential module matches onnxruntime at batch 1, 3 and 8, and exports once with a dynamic
+    sequential module (with the static program's memory formats, prepacked convolutions and
+    in-place ops) matches onnxruntime at batch 1, 3 and 8, and exports once with a dynamic
     batch dimension; the parallel program stays compiled for batch 1 and says so."""
     import ramiel
     from ramiel.runtime import InputMismatch
@@ -242,6 +243,8 @@ def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
         with open(compiled.result.sequential_path) as f:
             source = f.read()
         assert "batch = " in source or name == "inception"
+        if name != "transformer":  # the CNNs: the static program's formats, in-place activations
+            assert "memory_format=torch.channels_last" in source and "torch.relu_(" in source
         seq = compiled.sequential
         g = torch.Generator().manual_seed(0)
         for b in (1, 3, 8):
@@ -256,9 +259,9 @@ def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
             for o, r in zip(got, ref, strict=True):
                 assert o.shape[0] == b
                 pipeline_helpers.assert_close(o, r, RTOL, f"{name} at batch {b}")
-            if b == 1:  # the parallel program (bound shapes) runs its large channels-last
-                # convolutions prepacked (oneDNN), the batch-generic sequential module F.conv2d
-                # in NCHW: the same values up to rounding
+            if b == 1:  # the parallel program (bound shapes) and the batch-generic sequential
+                # module (the same formats, prepacked convolutions and in-place ops): the same
+                # values up to rounding
                 pipeline_helpers.assert_close(outputs(compiled(x))[0], got[0], 1e-5, "parallel")
             else:
                 with pytest.raises(InputMismatch, match="sequential module takes any batch"):
