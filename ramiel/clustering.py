@@ -4,7 +4,9 @@ The clustering passes (``--linear-cluster``, ``--merge``, ``--clone``, ``--sched
 follow the same three steps:
 
 1. :func:`decluster` flattens a clustered ``func.func @main`` back to one sequential op list (receives
-   are replaced by the sent values; clones of one op are merged back);
+   are replaced by the sent values; clones of one op are merged back); :func:`current_clustering`
+   reads the same flat graph and clustering without rewriting anything (the schedule report and
+   ``--intra-op-threads`` ask it);
 2. :func:`task_graph` builds a :class:`~ramiel.scheduling.graph.TaskGraph` whose nodes are the
    compute ops (constants and graph inputs are read-only and shared by all clusters) weighted by
    ``ramiel.cost_us`` and whose edges are weighted by the transfer cost of the tensor;
@@ -124,7 +126,9 @@ class GraphView:
 
 
 def task_graph(
-    ops: Sequence[Operation], backend: str | tuple[float, float] = "threads"
+    ops: Sequence[Operation],
+    backend: str | tuple[float, float] = "threads",
+    resolve: Callable[[SSAValue], SSAValue] | None = None,
 ) -> GraphView:
     """The task graph of the compute ops ``ops`` (a flat function body in order).
 
@@ -132,13 +136,18 @@ def task_graph(
     reads, weighted by :func:`~ramiel.cost_model.transfer_cost_us` of its bytes (``backend``: a
     backend name or a ``(latency µs, µs per byte)`` model, see :func:`transfer_model_of`). A
     region op (``onnx.If``/``Loop``/``Scan``) is one node; it reads its operands and the values
-    its regions capture (:func:`~ramiel.dialects.onnx.dependences`).
+    its regions capture (:func:`~ramiel.dialects.onnx.dependences`). ``resolve`` maps a value an
+    op reads to the value it stands for (a received tensor to the sent one, see
+    :func:`current_clustering`); by default every value stands for itself.
     """
     index = {op: i for i, op in enumerate(ops)}
     costs = [op_cost(op) for op in ops]
     edges: dict[tuple[int, int], tuple[float, int]] = {}
     for v, op in enumerate(ops):
-        for operand in dependences(op):
+        deps = dependences(op)
+        if resolve is not None:
+            deps = list(dict.fromkeys(resolve(d) for d in deps))
+        for operand in deps:
             owner = operand.owner
             u = index.get(owner) if isinstance(owner, Operation) else None
             if u is None or u == v:
@@ -162,10 +171,10 @@ def _op_label(op: Operation, i: int) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def _clone_key(op: Operation) -> tuple:
+def _clone_key(op: Operation, resolve: Callable[[SSAValue], SSAValue] = lambda v: v) -> tuple:
     return (
         op.name,
-        tuple(id(v) for v in op.operands),
+        tuple(id(resolve(v)) for v in op.operands),
         tuple(sorted((k, str(v)) for k, v in op.properties.items())),
         str(get_attr(op, NODE_NAME_ATTR)),
     )
@@ -183,40 +192,69 @@ def decluster(fn: func.FuncOp) -> list[list[Operation]]:
     clusters = clusters_of(block)
     if not clusters:
         return []
-    previous: list[list[Operation]] = [[] for _ in clusters]
     anchor = clusters[0]
-    order, stuck = program_order(clusters)
-    if stuck:
-        raise RamielError("cannot flatten the clustered program: it deadlocks")
-    sent: dict[str, SSAValue] = {}
-    seen: dict[tuple, Operation] = {}
-    for i, op in order:
-        if isinstance(op, RecvOp):
-            op.result.replace_all_uses_with(sent[op.channel.data])
-        elif isinstance(op, SendOp):
-            sent[op.channel.data] = op.value
-        elif isinstance(op, YieldOp):
-            for res, val in zip(clusters[i].outs, op.values, strict=True):
-                res.replace_all_uses_with(val)
-        else:
-            key = _clone_key(op)
-            twin = seen.get(key)
-            if twin is not None:
-                for a, b in zip(op.results, twin.results, strict=True):
-                    a.replace_all_uses_with(b)
-                previous[i].append(twin)
-            else:
-                seen[key] = op
-                op.detach()
-                block.insert_op_before(op, anchor)
-                previous[i].append(op)
+    program = _read_program(block, clusters, "flatten")
+    for v in program.alias:
+        v.replace_all_uses_with(program.resolve(v))
+    for op in program.flat:
+        op.detach()
+        block.insert_op_before(op, anchor)
     for c in clusters:
         inner = c.body.block
         for op in reversed(list(inner.ops)):
             inner.erase_op(op, safe_erase=False)
         block.erase_op(c, safe_erase=False)
     drop_invalid_inplace(fn)  # merged clones may give an overwritten operand a second reader
-    return previous
+    return program.previous
+
+
+@dataclass
+class _Program:
+    """A clustered program read along :func:`~ramiel.dialects.cluster.program_order`."""
+
+    flat: list[Operation]
+    """The ops of the clusters in that order, a cloned op once (its first copy)."""
+    previous: list[list[Operation]]
+    """Per cluster, its ops among ``flat`` (a cloned op in every cluster holding a copy)."""
+    alias: dict[SSAValue, SSAValue]
+    """A received tensor -> the sent one, a cluster's result -> the yielded value, a copy's
+    result -> its first copy's (:meth:`resolve` follows them)."""
+
+    def resolve(self, v: SSAValue) -> SSAValue:
+        while v in self.alias:
+            v = self.alias[v]
+        return v
+
+
+def _read_program(block: Block, clusters: Sequence[ClusterOp], what: str) -> _Program:
+    """Read the clustered program of ``block`` without changing it; raises :class:`RamielError`
+    (``cannot <what> the clustered program``) if it deadlocks."""
+    order, stuck = program_order(clusters)
+    if stuck:
+        raise RamielError(f"cannot {what} the clustered program: it deadlocks")
+    program = _Program([], [[] for _ in clusters], {})
+    sent: dict[str, SSAValue] = {}
+    seen: dict[tuple, Operation] = {}
+    for i, op in order:
+        if isinstance(op, RecvOp):
+            program.alias[op.result] = sent[op.channel.data]
+        elif isinstance(op, SendOp):
+            sent[op.channel.data] = program.resolve(op.value)
+        elif isinstance(op, YieldOp):
+            for res, val in zip(clusters[i].outs, op.values, strict=True):
+                program.alias[res] = program.resolve(val)
+        else:
+            key = _clone_key(op, program.resolve)
+            twin = seen.get(key)
+            if twin is not None:
+                for a, b in zip(op.results, twin.results, strict=True):
+                    program.alias[a] = b
+                program.previous[i].append(twin)
+            else:
+                seen[key] = op
+                program.flat.append(op)
+                program.previous[i].append(op)
+    return program
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,14 +483,26 @@ def intra_op_threads(module: ModuleOp) -> tuple[list[list[int]], list[list[float
 
 
 def current_clustering(module: ModuleOp) -> tuple[GraphView, list[list[int]]]:
-    """The task graph of ``@main`` and its clustering (one cluster if flat), without changing it.
+    """The task graph of ``@main`` and its clustering (one cluster if flat), read from the IR as it
+    is (nothing is rewritten or cloned).
 
-    Works on a clone of the module.
+    The graph is the one :func:`decluster` would leave (same nodes in the same order, same costs,
+    edges and names): its nodes are ``@main``'s compute ops, the ops of the clusters in
+    :func:`~ramiel.dialects.cluster.program_order` in place of the first cluster, a cloned op
+    once (its first copy in that order); a received tensor stands for the sent one and a
+    cluster's result for the value it yields. ``clusters[c]`` lists the nodes of the ``c``-th cluster that computes something, in
+    its order (a cloned op's node in every cluster holding a copy). Raises :class:`RamielError`
+    if the clustered program deadlocks.
     """
-    clone = module.clone()
-    fn = main_func(clone)
-    previous = decluster(fn)
-    ops = compute_ops(fn.body.block)
-    gv = task_graph(ops, transfer_model_of(module))
-    clusters = [[gv.index[op] for op in c] for c in previous if c] or [list(range(len(ops)))]
-    return gv, clusters
+    block = main_func(module).body.block
+    clusters = clusters_of(block)
+    program = _read_program(block, clusters, "read")
+    ops: list[Operation] = []
+    for op in block.ops:
+        if clusters and op is clusters[0]:
+            ops += [o for o in program.flat if not is_ambient(o)]
+        elif not is_ambient(op) and not isinstance(op, func.ReturnOp | ClusterOp):
+            ops.append(op)
+    gv = task_graph(ops, transfer_model_of(module), program.resolve)
+    result = [[gv.index[op] for op in c] for c in program.previous if c]
+    return gv, result or [list(range(len(ops)))]

@@ -27,9 +27,12 @@ from xdsl.ir import Operation
 from ramiel.clustering import (
     build_clusters,
     compute_ops,
+    current_clustering,
     decluster,
     main_func,
     op_cost,
+    task_graph,
+    transfer_model_of,
 )
 from ramiel.dialects.cluster import ClusterOp, RecvOp, SendOp, YieldOp, clusters_of
 from ramiel.dialects.onnx import OnnxOp
@@ -132,6 +135,58 @@ def test_cluster_round_trip(name, zoo_ir, ramiel_ctx):
     m.verify()
     assert not clusters_of(main_func(m).body.block)
     assert _flat_signature(m) == flat
+
+
+def _clustering_by_decluster(module: ModuleOp):
+    """``current_clustering`` as it was before the read-only query: :func:`decluster` on a clone
+    of the module (the reference the query must equal)."""
+    fn = main_func(module.clone())
+    previous = decluster(fn)
+    ops = compute_ops(fn.body.block)
+    gv = task_graph(ops, transfer_model_of(module))
+    return gv, [[gv.index[op] for op in c] for c in previous if c] or [list(range(len(ops)))]
+
+
+def _graph_fields(gv) -> tuple:
+    g = gv.graph
+    return (g.names, g.cost, g.succs, g.succ_comm, g.preds, g.pred_comm, g.values)
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_current_clustering_reads_without_rewriting(name, zoo_ir, ramiel_ctx):
+    """The read-only :func:`current_clustering` gives what declustering a clone gave (the same
+    task graph: nodes, names, costs, edges with their bytes, and the same clusters) on the flat
+    model, after --linear-cluster, after a split of the ops over three clusters round robin (in
+    program order: deadlock-free, with many channels; a third of the ops in two clusters, whose
+    copies merge back into one node) and after --clone --dce, and leaves the IR as it was (printed
+    text equal)."""
+
+    def round_robin(module: ModuleOp) -> None:
+        fn = main_func(module)
+        decluster(fn)
+        ops = compute_ops(fn.body.block)
+        # cluster 0 also computes cluster 1's ops (clones): ops i % 3 != 2, i % 3 == 1, i % 3 == 2
+        build_clusters(fn, [[o for i, o in enumerate(ops) if i % 3 != 2], ops[1::3], ops[2::3]])
+
+    m = zoo_ir(name)
+    def run(*passes):
+        return lambda module: [p.apply(ramiel_ctx, module) for p in passes]
+
+    stages = [run(), run(LinearCluster()), round_robin, run(Clone(), DeadCodeElimination())]
+    sizes = []
+    for stage in stages:
+        stage(m)
+        before = str(m)
+        gv, clusters = current_clustering(m)
+        assert str(m) == before
+        ref_gv, ref_clusters = _clustering_by_decluster(m)
+        assert clusters == ref_clusters
+        assert _graph_fields(gv) == _graph_fields(ref_gv)
+        assert [o.name for o in gv.ops] == [o.name for o in ref_gv.ops]
+        assert all(o.parent_op() is not None for o in gv.ops)  # the module's own ops
+        sizes.append((len(clusters), sum(map(len, clusters)) - len(gv.ops), len(gv.ops)))
+    assert sizes[0][:2] == (1, 0) and sizes[2][0] == 3, sizes  # flat, then three clusters
+    assert sizes[2][1] == len(range(1, sizes[2][2], 3)), sizes  # ops i % 3 == 1: two copies
 
 
 @pytest.mark.parametrize("name", ZOO)
