@@ -152,4 +152,16 @@ of (1, 16, 8, 8) measured 15 µs contiguous and 12 µs through channels-last, of
 and 7 µs, of (1, 32, 16, 16) 218 µs and 42 µs (1 thread, interleaved medians of 41, load 12.6)."""
 
 CONV_SPEEDUP = 1.1
-"""``F.conv2d`` time contiguous / channels-last (input and kernel), one thread."""
+"""``F.conv2d`` time contiguous / channels-last (input and kernel), one thread.
+
+Depthwise convolutions (``groups`` = channels) gain more and stay anchors: 3x3 kernels
+measured 1.28-1.64x faster channels-last on 7x7 to 28x28 inputs (light_shufflenet's and
+MobileNetV2's later stages), 1.77x on light_shufflenet's 56x56 one (stride 2), 0.92-1.20x on
+MobileNetV2's 56x56 and 112x112 ones, but 1.2-8.2x slower than contiguous when computed
+contiguous-in, contiguous-out through two conversions (``python bench/layout_ops.py
+depthwise``, ``bench/results/layout_ops_shuffle_depthwise.txt``: 1 thread, medians of 41,
+load average 7.5). So a depthwise convolution pays off only inside a channels-last region:
+MobileNetV2 (``hf_mobilenet_v2``) is one region under ``format=auto`` (one conversion at the
+input, one before the global pooling); light_shufflenet's depthwise convolutions stay
+contiguous, between channel shuffles and grouped 1x1 convolutions that are faster contiguous
+(``ops.conv1x1_grouped``, :mod:`ramiel.passes.fuse_channel_shuffle`)."""
