@@ -52,13 +52,11 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from ramiel.clustering import is_ambient, main_func
 from ramiel.cost_model import analytic_cost_us, conversion_cost_us
 from ramiel.dialects.cluster import SendOp
 from ramiel.dialects.onnx import OnnxOp
-from ramiel.errors import RamielError
 from ramiel.layout import (
     ANCHOR_OPS,
     CHANNELS_LAST,
@@ -67,11 +65,13 @@ from ramiel.layout import (
     LAYOUT_MODES,
     THROUGH_CL_MIN_ELEMENTS,
     TRANSPARENT_OPS,
+    LayoutMode,
     has_format,
     set_layout,
     source_value,
     static_shape_of,
 )
+from ramiel.passes import TypedOptions, check_choice
 
 
 def _activations(op: Operation) -> list[SSAValue]:
@@ -148,10 +148,7 @@ class _Regions:
 def assign_layout(module: ModuleOp, mode: str = "auto") -> int:
     """Assign formats in ``module`` (see the module docstring); returns the number of ops in
     channels-last."""
-    if mode not in LAYOUT_MODES:
-        raise RamielError(
-            f"assign-layout: format must be one of {', '.join(LAYOUT_MODES)}, not '{mode}'"
-        )
+    check_choice("assign-layout", "format", LAYOUT_MODES, mode)
     fn = main_func(module)
     every = [o for o in fn.body.walk() if isinstance(o, OnnxOp) and not is_ambient(o)]
     for o in every:
@@ -240,12 +237,12 @@ def _gain_us(op: OnnxOp) -> float:
 
 
 @dataclass(frozen=True)
-class AssignLayout(ModulePass):
+class AssignLayout(TypedOptions):
     """See the module docstring."""
 
     name = "assign-layout"
 
-    format: str = "auto"
+    format: LayoutMode = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         assign_layout(op, self.format)

@@ -32,7 +32,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ModuleOp,
 )
-from xdsl.passes import ModulePass
 
 from ramiel.attrs import (
     BACKEND_ATTR,
@@ -50,7 +49,7 @@ from ramiel.clustering import (
     set_cost,
 )
 from ramiel.cost_model import (
-    TRANSFER_COST,
+    Backend,
     ProfileDB,
     analytic_cost_us,
     conversions_us,
@@ -61,24 +60,20 @@ from ramiel.cost_model import (
 )
 from ramiel.dialects.cluster import RecvOp, SendOp, YieldOp
 from ramiel.dialects.onnx import OnnxOp
-from ramiel.errors import RamielError
+from ramiel.passes import TypedOptions
 
 
 @dataclass(frozen=True)
-class EstimateCost(ModulePass):
+class EstimateCost(TypedOptions):
     """See the module docstring."""
 
     name = "estimate-cost"
 
     profile: str | None = None
-    backend: str = "threads"
+    backend: Backend = "threads"
     transfer_cost: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.backend not in TRANSFER_COST:
-            raise RamielError(
-                f"estimate-cost: unknown backend '{self.backend}' (use {', '.join(TRANSFER_COST)})"
-            )
         model = load_transfer_cost(self.transfer_cost) if self.transfer_cost else None
         db = ProfileDB.load(self.profile) if self.profile else None
         fn = main_func(op)

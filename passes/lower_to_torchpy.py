@@ -41,7 +41,7 @@ import importlib
 import pkgutil
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from xdsl.context import Context
@@ -57,7 +57,6 @@ from xdsl.dialects.builtin import (
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
 
 import ramiel.lowering as pkg
 from ramiel.attrs import (
@@ -118,6 +117,7 @@ from ramiel.lowering.api import (
 from ramiel.lowering.control_flow import check_region_op, lower_region_op
 from ramiel.naming import name_hint, sanitize, unique
 from ramiel.parsing import LocatedOpError
+from ramiel.passes import TypedOptions
 from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import constant_value, store_of, value_attr
 
@@ -629,16 +629,14 @@ class _Lowering:
 
 
 @dataclass(frozen=True)
-class LowerToTorchpy(ModulePass):
+class LowerToTorchpy(TypedOptions):
     """See the module docstring."""
 
     name = "lower-to-torchpy"
 
-    mode: str = "auto"
+    mode: Literal["auto", "sequential"] = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in ("auto", "sequential"):
-            raise RamielError(f"lower-to-torchpy: mode must be auto or sequential, not {self.mode}")
         fn = main_func(op)
         if self.mode == "sequential":
             decluster(fn)

@@ -34,6 +34,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, NoneType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -79,6 +80,9 @@ LRN_RATE = 1400.0
 ELEMENTWISE_RATE = 2e4
 """Vectorised element-wise arithmetic, FLOP/µs (20 GFLOP/s)."""
 
+Backend = Literal["threads", "processes", "distributed"]
+"""The runtime backends (``--estimate-cost{backend=...}``, ``ramiel compile --backend``); the
+keys of :data:`TRANSFER_COST`."""
 
 #: (latency µs, µs per byte) per runtime backend: the values of
 #: ``ramiel.runtime.calibrate.DEFAULT_TRANSFER_COST`` (measured with ``python

@@ -34,6 +34,8 @@ channels-last (PyTorch ignores the strides of size-1 dims): it never needs a con
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
@@ -48,8 +50,11 @@ CONTIGUOUS = "contiguous_format"
 
 FORMATS = (CONTIGUOUS, CHANNELS_LAST)
 
-LAYOUT_MODES = ("auto", "channels-last", "nchw")
-"""Values of ``--assign-layout{format=...}``, ``ramiel compile --layout`` and ``layout=``."""
+LayoutMode = Literal["auto", "channels-last", "nchw"]
+"""Type of ``--assign-layout{format=...}``, ``ramiel compile --layout`` and ``layout=``."""
+
+LAYOUT_MODES: tuple[str, ...] = get_args(LayoutMode)
+"""The values of :data:`LayoutMode`."""
 
 #: Faster in channels-last (see the module docstring for the measurements).
 ANCHOR_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "Resize", "Upsample"})

@@ -17,6 +17,7 @@ import textwrap
 from xdsl.passes import ModulePass
 
 from ramiel.errors import RamielError
+from ramiel.passes import literal_options
 from ramiel.tools.common import plain
 
 __all__ = ["pass_help", "pass_options", "pass_summary", "passes_help"]
@@ -45,10 +46,13 @@ def pass_options(cls: type[ModulePass]) -> list[tuple[str, str, str]]:
     """``(name, type, default)`` of every option of the pass (its dataclass fields), in order;
     ``default`` is ``required`` for an option without one."""
     options = []
+    choices = literal_options(cls) if dataclasses.is_dataclass(cls) else {}
     for f in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
         if f.name.startswith("_") or not f.init:
             continue
         kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        if f.name in choices:  # Literal["a", "b"]: the values a user may give
+            kind = "|".join(map(str, choices[f.name]))
         if f.default is not dataclasses.MISSING:
             default = _show(f.default)
         elif f.default_factory is not dataclasses.MISSING:

@@ -11,7 +11,7 @@
 // RUN: ramiel-opt %s --split-input-file '--assign-layout{format=nchw}' | filecheck %s --check-prefix=NCHW
 // RUN: %not ramiel-opt %s --split-input-file '--assign-layout{format=nhwc}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// BAD: error: assign-layout: format must be one of auto, channels-last, nchw, not 'nhwc'
+// BAD: error: assign-layout: option 'format' must be one of auto, channels-last, nchw, not 'nhwc'{{$}}
 // NCHW-NOT: ramiel.layout
 
 // A conv stack: every op computes in channels-last; the graph input is converted once, before

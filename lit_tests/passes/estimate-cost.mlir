@@ -42,7 +42,7 @@
 // PROF-NEXT: %pool = "onnx.MaxPool"{{.*}}ramiel.cost_us = 4.785310e+02 : f64
 // PROF-WARN: warning: 3 op(s) are not in the profile database {{.*}}.json; their cost is the analytic estimate
 // MISSING: error: profile database {{.*}}.missing.json not found (create it with 'ramiel profile')
-// BACKEND: error: estimate-cost: unknown backend 'gpu' (use threads, processes, distributed)
+// BACKEND: error: estimate-cost: option 'backend' must be one of threads, processes, distributed, not 'gpu'{{$}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<1x3x8x8xf32>, %y: tensor<1x64x56x56xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x64x28x28xf32>, tensor<64x3136xf32>) {
   %none = "onnx.NoValue"() : () -> none

@@ -139,7 +139,7 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, t
 
 // Every unsupported op is listed at once, with its node names.
 // NOSUPPORT: error: unsupported ONNX operator(s): Bernoulli (2 nodes 'coin1', 'coin2'; opset 17): no lowering rule for this operator; RandomNormalLike (node 'noise'; opset 17): no lowering rule for this operator
-// MODE: error: lower-to-torchpy: mode must be auto or sequential, not parallel
+// MODE: error: lower-to-torchpy: option 'mode' must be one of auto, sequential, not 'parallel'{{$}}
 // Shapes the input data decide (NonZero; Reshape to a shape given at run time): named where they
 // stop being static (not the Cast computed from NonZero's result), at compile time.
 // DYNSHAPE: error: shape not static: it depends on the input data, and Ramiel sizes every tensor and channel buffer at compile time: NonZero node 'where nonzero' (opset 17): result 'nz' has shape 2x?; Reshape node 'reshape' (opset 17): result 'z' has shape ?x?{{$}}
