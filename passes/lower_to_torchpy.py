@@ -37,8 +37,6 @@ shapes.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -58,7 +56,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-import ramiel.lowering as pkg
 from ramiel.attrs import (
     CONVERSION_ATTR,
     COST_ATTR,
@@ -106,6 +103,9 @@ from ramiel.layout import (
     static_shape_of,
     value_format,
 )
+
+# (importing ramiel.lowering.api runs ramiel/lowering/__init__.py, which imports every rule
+# module: RULES is complete)
 from ramiel.lowering.api import (
     Dtype,
     MemoryFormat,
@@ -120,14 +120,6 @@ from ramiel.parsing import LocatedOpError
 from ramiel.passes import TypedOptions
 from ramiel.passes.own_outputs import own_outputs
 from ramiel.weights import constant_value, store_of, value_attr
-
-
-def load_rules() -> None:
-    """Import every rule module of :mod:`ramiel.lowering` so that ``RULES`` is complete."""
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{pkg.__name__}.{info.name}")
-
 
 #: The name a TorchScript export gives a Constant node's output (``/Constant_3_output_0``):
 #: such weights are named after their first user instead, like anonymous initializers.
@@ -400,7 +392,6 @@ def check_lowerable(module: ModuleOp) -> None:
 
 class _Lowering:
     def __init__(self, module: ModuleOp):
-        load_rules()
         self.module = module
         self.keys: dict[Operation, str] = {}
         # keys become attribute names of the generated nn.Module classes (self.<key>)

@@ -202,16 +202,39 @@ def tensor_type_problem(t: Attribute, *, dynamic_ok: bool = False) -> str | None
     return None
 
 
+TORCH_DTYPE_NAMES = frozenset(
+    {
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float8_e4m3fn",
+        "float8_e4m3fnuz",
+        "float8_e5m2",
+        "float8_e5m2fnuz",
+        "float8_e8m0fnu",
+    }
+)
+"""Names of the torch dtypes (``torch.<name>``) the printer writes for tensor element types,
+spelled as numpy (and ml_dtypes) spell them; a torch dtype's element size equals the numpy
+dtype's of the same name. Written out rather than read from torch so that checking IR does not
+import torch (``tests/test_pysource.py`` compares the table with torch)."""
+
+
 @functools.lru_cache(maxsize=256)
 def _element_size(el: Attribute) -> int | None:
     """Bytes of one element of the torch dtype the printer writes for ``el`` (``None``: none)."""
     try:
-        name = numpy_dtype_of(el).name
+        dtype = numpy_dtype_of(el)
     except Exception:  # noqa: BLE001 - an element type the onnx dialect has no dtype for
         return None
-    import torch  # lazy: torch
-
-    dtype = getattr(torch, name, None)
-    if not isinstance(dtype, torch.dtype):
-        return None
-    return dtype.itemsize
+    return dtype.itemsize if dtype.name in TORCH_DTYPE_NAMES else None

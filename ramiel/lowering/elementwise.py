@@ -7,8 +7,6 @@ broadcasting; before opset 7 the ``broadcast``/``axis`` attributes align the sec
 
 from __future__ import annotations
 
-import torch
-
 from ramiel.lowering.api import (
     FLOAT8_DTYPES,
     SUPPORTED_DTYPES,
@@ -336,11 +334,11 @@ def _pow(node: NodeView, args, em):
     b = _legacy_broadcast(node, args, em)
     y = em.call("torch.pow", args[0], b)
     ta, tb = in_dtype(node, 0), in_dtype(node, 1)
-    if (
-        ta != tb
-        and tb != "uint64"
-        and torch.promote_types(getattr(torch, ta), getattr(torch, tb)) != getattr(torch, ta)
-    ):
+    if ta == tb or tb == "uint64":
+        return [y]
+    import torch  # lazy: torch (only here, for torch's promotion of two dtypes)
+
+    if torch.promote_types(getattr(torch, ta), getattr(torch, tb)) != getattr(torch, ta):
         y = em.method(y, "to", dtype(ta))
     return [y]
 

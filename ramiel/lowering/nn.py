@@ -26,7 +26,7 @@ from ramiel.lowering.common import (
     rank,
     shape,
 )
-from ramiel.runtime.ops import pool_output_size
+from ramiel.shapes import pool_output_size
 
 # -- padding helpers ---------------------------------------------------------------------------
 

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
+from ramiel.shapes import pool_output_size
+
 Tensor = torch.Tensor
 
 
@@ -216,22 +218,6 @@ def to_float32_round_to_odd(x: Tensor) -> Tensor:
     y = torch.where(back.abs() > x.abs(), torch.nextafter(y, torch.zeros_like(y)), y)
     inexact = (y.to(torch.float64) != x) & ~torch.isnan(x)
     return (y.view(torch.int32) | inexact.to(torch.int32)).view(torch.float32)
-
-
-def pool_output_size(
-    size: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int, ceil: bool
-) -> int:
-    """Output length of a pooling window sliding over ``size`` input elements.
-
-    ``floor_or_ceil((size + pad_begin + pad_end - ((kernel - 1) * dilation + 1)) / stride) + 1``;
-    in ceil mode a last window that would start in the end padding is dropped (PyTorch's and
-    onnxruntime's rule, and ONNX shape inference's from opset 22).
-    """
-    span = size + pad_begin + pad_end - ((kernel - 1) * dilation + 1)
-    out = (-(-span // stride) if ceil else span // stride) + 1
-    if ceil and (out - 1) * stride >= size + pad_begin:
-        out -= 1
-    return out
 
 
 def _pad_list(begin: Sequence[int], end: Sequence[int]) -> list[int]:
