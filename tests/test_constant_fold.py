@@ -237,7 +237,7 @@ def test_large_results_stay_inline_without_a_weights_file():
     ],
 )
 def test_fits_budget(results, operands, fits):
-    from ramiel.passes.constant_fold import Const, fits_budget
+    from ramiel.folding import Const, fits_budget
 
     def full(shape):
         return Const.of(np.zeros(shape, np.float32))
