@@ -51,9 +51,10 @@ from ramiel.errors import RamielError, SchedulingError
 from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES
+from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
-from ramiel.passes.lower_to_torchpy import LowerToTorchpy, check_lowerable, weight_keys
+from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 from ramiel.passes.schedule_report import schedule_report
 from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
 from ramiel.printer import WEIGHTS_FILE, make_class_name, print_python, write_weights

@@ -58,7 +58,8 @@ from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.layout import CONTIGUOUS, layout_of, set_layout
-from ramiel.passes.lower_to_torchpy import LowerToTorchpy, rebuild_call
+from ramiel.lowering.to_torchpy import rebuild_call
+from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 from ramiel.pipeline import clean_up_passes, late_passes, run_passes
 from ramiel.printer import print_python
 from ramiel.runtime.module import generated_class

@@ -50,7 +50,7 @@ class DataDependentShapeError(RamielError):
     input data (NonZero, a Reshape or Expand whose shape operand is computed at run time, ...).
 
     Ramiel sizes every tensor and channel buffer at compile time, so such a model cannot be
-    compiled; :class:`~ramiel.passes.lower_to_torchpy.LowerToTorchpy` raises this before
+    compiled; :func:`~ramiel.lowering.to_torchpy.lower_to_torchpy` raises this before
     lowering. ``items`` lists ``(op_type, node_name, opset, value, shape)`` tuples, one per op
     whose inputs are static but whose result is not (values computed from such a result are
     not listed again): ``value`` is the result's SSA name (from the ONNX tensor name) and

@@ -39,8 +39,8 @@ from ramiel.importer import ImportOptions, import_onnx
 from ramiel.layout import CHANNELS_LAST, has_format
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
+from ramiel.lowering.to_torchpy import _Lowering
 from ramiel.measure import CpuMeter
-from ramiel.passes.lower_to_torchpy import _Lowering
 from ramiel.weights import set_ir_base_dir
 
 

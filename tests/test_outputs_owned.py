@@ -218,7 +218,7 @@ def test_fresh_ops_never_alias_their_operands(monkeypatch):
 
     from ramiel.errors import RamielError
     from ramiel.lowering import eval_emitter, node_view
-    from ramiel.passes.own_outputs import FRESH_CALLEES, FRESH_METHODS
+    from ramiel.lowering.outputs import FRESH_CALLEES, FRESH_METHODS
 
     violations: list[str] = []
     checked: set[str] = set()

@@ -130,9 +130,9 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
     if all(static(r.type) or not isinstance(r.type, TensorType) for r in onnx_values):
         return
     from ramiel.clustering import main_func  # lazy: numpy,onnx
+    from ramiel.lowering.to_torchpy import check_static_shapes  # lazy: numpy,onnx,torch
     from ramiel.passes.constant_fold import ConstantFold  # lazy: numpy,onnx
     from ramiel.passes.dce import DeadCodeElimination  # lazy: numpy,onnx
-    from ramiel.passes.lower_to_torchpy import check_static_shapes  # lazy: numpy,onnx,torch
     from ramiel.weights import set_ir_base_dir  # lazy: numpy,onnx
 
     set_ir_base_dir(ir_dir)
