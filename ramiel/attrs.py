@@ -164,13 +164,19 @@ def set_str(op: Operation, key: str, value: str) -> None:
     op.attributes[key] = StringAttr(value)
 
 
+def _array(op: Operation, key: str, kind: type[IntegerAttr] | type[FloatAttr]) -> list | None:
+    """The values of the array attribute ``key`` of ``op`` when every element is a ``kind``."""
+    a = op.attributes.get(key)
+    if not isinstance(a, ArrayAttr) or not all(isinstance(x, kind) for x in a.data):
+        return None
+    return [x.value.data for x in a.data]
+
+
 def get_ints(op: Operation, key: str) -> list[int] | None:
     """The integer-array attribute ``key`` of ``op`` (``None`` when missing or not an array of
     integers)."""
-    a = op.attributes.get(key)
-    if not isinstance(a, ArrayAttr) or not all(isinstance(x, IntegerAttr) for x in a.data):
-        return None
-    return [int(x.value.data) for x in a.data]
+    values = _array(op, key, IntegerAttr)
+    return None if values is None else [int(v) for v in values]
 
 
 def set_ints(op: Operation, key: str, values: Sequence[int]) -> None:
@@ -181,10 +187,8 @@ def set_ints(op: Operation, key: str, values: Sequence[int]) -> None:
 def get_floats(op: Operation, key: str) -> list[float] | None:
     """The float-array attribute ``key`` of ``op`` (``None`` when missing or not an array of
     floats)."""
-    a = op.attributes.get(key)
-    if not isinstance(a, ArrayAttr) or not all(isinstance(x, FloatAttr) for x in a.data):
-        return None
-    return [float(x.value.data) for x in a.data]
+    values = _array(op, key, FloatAttr)
+    return None if values is None else [float(v) for v in values]
 
 
 def set_floats(op: Operation, key: str, values: Sequence[float]) -> None:
