@@ -571,6 +571,7 @@ INPLACE_OPS: dict[str, tuple[int, ...]] = {
     "Mul": (0, 1),
     "Sub": (0,),
     "Div": (0,),
+    "Sum": (0, 1),
 }
 
 #: Ops whose float result is always a new tensor that shares memory with no other value (their
@@ -602,6 +603,10 @@ FRESH_RESULT_OPS = frozenset(
     ]
 )
 
+#: Variadic ops whose result is a new tensor only with two or more inputs (with one, the lowering
+#: returns that input itself): fresh, like :data:`FRESH_RESULT_OPS`, from the second input on.
+FRESH_RESULT_VARIADIC_OPS = frozenset(["Sum"])
+
 _INPLACE_FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
@@ -615,7 +620,8 @@ def inplace_violation(op: Operation) -> str | None:
     * the operand has exactly one use, this one: it is not a graph output (``func.return``), does
       not cross a channel (``cluster.send``) or leave a cluster (``cluster.yield``), and no other
       op reads it;
-    * it is the result of an op of :data:`FRESH_RESULT_OPS` (or of another in-place op, whose
+    * it is the result of an op of :data:`FRESH_RESULT_OPS` (or of
+      :data:`FRESH_RESULT_VARIADIC_OPS` with two or more inputs, or of another in-place op, whose
       result is its own operand's buffer) in the same block: never a graph input, a weight
       (``onnx.Constant``), a received tensor, a view or an alias of any of those.
     """
@@ -646,7 +652,10 @@ def inplace_violation(op: Operation) -> str | None:
     owner = v.owner
     if not isinstance(owner, OnnxOp) or owner.parent is not op.parent:
         return f"operand {i} is not computed by an onnx op in the same block"
-    if owner.op_type not in FRESH_RESULT_OPS and not has(owner, INPLACE_ATTR):
+    fresh = owner.op_type in FRESH_RESULT_OPS or (
+        owner.op_type in FRESH_RESULT_VARIADIC_OPS and len(owner.operands) >= 2
+    )
+    if not fresh and not has(owner, INPLACE_ATTR):
         return f"operand {i} comes from onnx.{owner.op_type}, whose result may alias other memory"
     return None
 

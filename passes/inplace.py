@@ -2,10 +2,10 @@
 
 What it does
     An activation or an element-wise op whose input is a fresh tensor that nothing else reads
-    (a Conv's output read only by its ReLU, a residual Add read only by the ReLU after it, the
-    Sigmoid of a SiLU read only by its Mul) can overwrite that tensor instead of allocating a new
+    (a Conv's output read only by its ReLU, a residual Add or ONNX Sum read only by the ReLU
+    after it, the Sigmoid of a SiLU read only by its Mul) can overwrite that tensor instead of allocating a new
     one: ``torch.relu_(conv)``, ``conv.add_(identity)``, ``F.hardswish(x, inplace=True)``,
-    ``torch.clamp_(x, 0.0, 6.0)``. The pass sets ``ramiel.inplace = i`` on each such op (``i``:
+    ``torch.clamp_(x, 0.0, 6.0)``, ``conv.add_(identity)`` for a two-input ``Sum``. The pass sets ``ramiel.inplace = i`` on each such op (``i``:
     the operand it overwrites); ``--lower-to-torchpy`` emits the in-place form for it and the
     usual form for every other op. Chains work: a ReLU after an in-place Add overwrites the same
     buffer.

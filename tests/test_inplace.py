@@ -171,3 +171,63 @@ def test_flattening_drops_broken_claims(ramiel_ctx):
     assert "torch.relu_(" in print_python(par, "test")
     code = print_python(seq, "test")
     assert "torch.relu_(" not in code and "torch.relu(" in code
+
+
+def _sum_joins_model() -> onnx.ModelProto:
+    """Residual joins written as ONNX ``Sum`` (the zoo's ResNet-50 exports them so): a two-input
+    Sum of a Conv and the block input, a three-input Sum, a one-input Sum of a graph output."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((4, 4, 3, 3)).astype(np.float32) * 0.2, "w")
+    n = helper.make_node
+    nodes = [
+        n("Relu", ["x"], ["r"]),
+        n("Conv", ["r", "w"], ["c"], pads=[1, 1, 1, 1]),
+        n("Sum", ["c", "r"], ["s"]),
+        n("Relu", ["s"], ["y"]),
+        n("Conv", ["y", "w"], ["c2"], pads=[1, 1, 1, 1]),
+        n("Conv", ["y", "w"], ["c3"], pads=[1, 1, 1, 1]),
+        n("Sum", ["y", "c2", "c3"], ["s3"]),
+        n("Relu", ["s3"], ["z"]),
+        n("Conv", ["z", "w"], ["c4"], pads=[1, 1, 1, 1]),
+        n("Sum", ["c4"], ["one"]),
+        n("Relu", ["one"], ["out1"]),
+    ]
+    t = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes,
+        "sum_joins",
+        [t("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [t("out1", TensorProto.FLOAT, [1, 4, 8, 8]), t("c4", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_sum_joins_in_place(tmp_path, pipeline_helpers, backend):
+    """ONNX Sum joins overwrite their fresh Conv input (``c.add_(r)``, the three-input one
+    ``c2.add_(y).add_(c3)``) and the Relu after each runs in place; the one-input Sum is its
+    input, a graph output, so the Relu after it must not overwrite it. Outputs match
+    onnxruntime on the parallel and the sequential module, inputs and weights unchanged."""
+    model = _sum_joins_model()
+    feeds = {
+        "x": torch.from_numpy(
+            np.random.default_rng(4).standard_normal((1, 4, 8, 8)).astype(np.float32)
+        )
+    }
+    ref = pipeline_helpers.ort_run(model, feeds)
+    opts = CompileOptions(clusters=2, backend=backend)
+    res = compile_model(model, str(tmp_path), opts)
+    with open(res.sequential_path) as f:
+        code = f.read()
+    assert code.count(".add_(") == 3, code
+    assert code.count("torch.relu_(") == 2 and code.count("torch.relu(") == 2, code
+    with CompiledModel(res, opts) as m:
+        par, seq = _run_twice(m, dict(feeds))
+    for k, (name, r) in enumerate(zip(["out1", "c4"], ref, strict=True)):
+        pipeline_helpers.assert_close(par[name], r, 1e-4, f"{name} parallel")
+        pipeline_helpers.assert_close(seq[k], r, 1e-4, f"{name} sequential")

@@ -73,3 +73,30 @@ func.func @clustered(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x
   func.return %a, %b : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
 }
+
+// -----
+
+// ONNX Sum (the residual join of the zoo's ResNet-50): a two-input Sum overwrites the Conv's
+// fresh result (operand 0; operand 1, the block input, is read twice), and the Relu after it
+// overwrites the Sum's buffer. A one-input Sum is its input itself (the lowering returns it), so
+// the Relu after %one is not in place; neither is a Sum whose inputs are both read elsewhere.
+// CHECK-LABEL: func.func @sum_join
+// CHECK:         %s = "onnx.Sum"(%c, %r) {ramiel.inplace = 0 : i64}
+// CHECK:         %y = "onnx.Relu"(%s) {ramiel.inplace = 0 : i64}
+// CHECK:         %one = "onnx.Sum"(%c3) :
+// CHECK:         %z = "onnx.Relu"(%one) :
+// CHECK:         %both = "onnx.Sum"(%y, %r) :
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @sum_join(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<2x2x1x1xf32>}> : () -> tensor<2x2x1x1xf32>
+  %r = "onnx.Relu"(%x) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = "onnx.Conv"(%r, %w) <{kernel_shape = [1 : si64, 1 : si64]}> : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %s = "onnx.Sum"(%c, %r) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %y = "onnx.Relu"(%s) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %c3 = "onnx.Conv"(%x, %w) <{kernel_shape = [1 : si64, 1 : si64]}> : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %one = "onnx.Sum"(%c3) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %z = "onnx.Relu"(%one) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %both = "onnx.Sum"(%y, %r) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  func.return %y, %z, %both, %r, %c3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+}

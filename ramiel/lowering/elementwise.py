@@ -368,8 +368,19 @@ def _fold(args: list[Value], fn: str, em) -> Value:
 
 @rule("Sum")
 def _sum(node: NodeView, args, em):
-    """Sum of 1..N inputs with broadcasting."""
-    return [_fold([a for a in args if a is not None], "operator.add", em)]
+    """Sum of 1..N inputs with broadcasting; in place (``node.inplace = i``, set by ``--inplace``
+    where input ``i`` is a fresh tensor of the result's shape nobody else reads):
+    ``x_i.add_(x_j)`` for every other input in order, no new tensor (a residual block's
+    ``conv.add_(identity)``)."""
+    xs = [a for a in args if a is not None]
+    i = node.inplace
+    if i is not None and len(xs) >= 2 and i < len(xs) and None not in args[: len(xs)]:
+        y = xs[i]
+        for j, a in enumerate(xs):
+            if j != i:
+                y = em.method(y, "add_", a)
+        return [y]
+    return [_fold(xs, "operator.add", em)]
 
 
 @rule("Mean")
