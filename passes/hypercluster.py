@@ -47,7 +47,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    FunctionType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -142,7 +141,6 @@ def replicate(fn: func.FuncOp, batch: int) -> None:
             new_block.add_op(c)
         outputs += [mapping.get(v, v) for v in ret.operands]
     new_block.add_op(func.ReturnOp(*outputs))
-    out_types = [v.type for v in ret.operands] * batch
 
     def sample_attrs(attrs: ArrayAttr | None, names: list[str]) -> ArrayAttr[DictionaryAttr]:
         dicts = []
@@ -158,6 +156,6 @@ def replicate(fn: func.FuncOp, batch: int) -> None:
         block.erase_op(o, safe_erase=False)
     fn.body.detach_block(block)
     fn.body.add_block(new_block)
-    fn.function_type = FunctionType.from_lists(arg_types * batch, out_types)
+    fn.update_function_type()  # the arguments and the results of new_block
     fn.arg_attrs = arg_attrs
     fn.res_attrs = res_attrs

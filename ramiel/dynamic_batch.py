@@ -50,6 +50,7 @@ import onnx
 import torch
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from ramiel.attrs import NODE_NAME_ATTR, get_str, set_str
 from ramiel.dialects import torchpy as tp
@@ -519,10 +520,10 @@ def generalize_batch(
             }
             general = generalize(a, b, order.index(names[0]))
             _same_weights(general, static)
-            # INPUTS lists the bound shapes
+            # INPUTS lists the bound shapes (the printed table)
             fs, fg = _forward(static), _forward(general)
             for ga, sa in zip(fg.body.block.args, fs.body.block.args, strict=True):
-                ga._type = sa.type  # noqa: SLF001 - the printed INPUTS table: the bound shape
+                Rewriter.replace_value_with_new_type(ga, sa.type)
             _run_on_meta(general, static, names, expected, work)
     except _NotPolymorphic as e:
         why = str(e)

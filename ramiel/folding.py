@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
-    FunctionType,
     ModuleOp,
     NoneType,
     TensorType,
@@ -686,7 +685,7 @@ def _sync_signature(fn: func.FuncOp) -> None:
     outs = [v.type for v in ret.operands]
     old = list(fn.function_type.outputs.data)
     if outs != old and all(n == o or _is_refinement(n, o) for n, o in zip(outs, old, strict=True)):
-        fn.function_type = FunctionType.from_lists(list(fn.function_type.inputs.data), outs)
+        fn.update_function_type()
 
 
 def fold_constants(module: ModuleOp) -> None:

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     UnregisteredOp,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from ramiel.attrs import (
     CONVERSION_ATTR,
@@ -552,7 +553,8 @@ class _Lowering:
                 )
                 for r, o in zip(op.results, outs, strict=True):
                     if isinstance(o.type, tp.ObjectType):
-                        o._type = r.type  # noqa: SLF001 - the stacked scan output's type
+                        # the stacked scan output's type
+                        o = Rewriter.replace_value_with_new_type(o, r.type)
                     env[r] = o
             elif isinstance(op, OnnxOp):
                 args = [value(v) if not isinstance(v.type, NoneType) else None for v in op.operands]
@@ -571,7 +573,8 @@ class _Lowering:
                     o = fb.materialize(o)
                     if isinstance(o.owner, tp.CallOp | tp.MethodOp) and o.owner in fb.node_ops:
                         if isinstance(o.type, tp.ObjectType):
-                            o._type = r.type  # noqa: SLF001 - the node's result type is now known
+                            # the node's result type is now known
+                            o = Rewriter.replace_value_with_new_type(o, r.type)
                         o.name_hint = r.name_hint
                     env[r] = o
                 for emitted in fb.node_ops:
