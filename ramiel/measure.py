@@ -22,8 +22,6 @@ Nonparametric Statistics*, 3rd ed., section 3.2).
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import math
 import multiprocessing as mp
 import os
@@ -38,6 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+
+from ramiel.runtime.memory import ENV_DISABLE as MALLOC_ENV_DISABLE
+from ramiel.runtime.memory import reuse_freed_memory
 
 
 @dataclass
@@ -275,29 +276,11 @@ def machine_scaling(workers: int, work_ms: float = 50.0, repeats: int = 5) -> fl
 
 
 def tune_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30) -> bool:
-    """Stop glibc's malloc from handing tensor memory back to the kernel after every inference.
-
-    PyTorch's CPU allocator takes every tensor from ``malloc``. With glibc's defaults, big blocks
-    are ``mmap``-ed and ``munmap``-ed per allocation, and the per-thread arenas of worker threads
-    are trimmed as soon as they are free, so every inference page-faults its activations in again
-    (measured here: ~31,000 minor faults per inference of light_densenet121 with the threads
-    backend, ~3,700 sequentially). ``mallopt(M_MMAP_THRESHOLD, 32 MiB)`` (the largest value glibc
-    takes) and ``mallopt(M_TRIM_THRESHOLD, 1 GiB)`` keep freed blocks for reuse; memory stays at
-    its peak instead. Process-wide, affects forked children too; returns False where it is not
-    glibc.
+    """Stop glibc's malloc from handing tensor memory back to the kernel after every inference:
+    :func:`ramiel.runtime.memory.reuse_freed_memory` (the measurements are there), which every
+    Ramiel program also calls when it loads; process-wide, returns False where it is not glibc.
     """
-
-    if platform.system() != "Linux":
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    return bool(mallopt(m_mmap_threshold, mmap_threshold)) and bool(
-        mallopt(m_trim_threshold, trim_threshold)
-    )
+    return reuse_freed_memory(mmap_threshold, trim_threshold)
 
 
 def cpu_model() -> str:
@@ -415,6 +398,8 @@ def _serve(conn: Any, recipe: Buildable) -> None:
     try:
         if recipe.malloc_tuning:
             tune_malloc()
+        else:  # glibc's defaults, also for the program the recipe loads (it would tune them)
+            os.environ[MALLOC_ENV_DISABLE] = "0"
         fn, closer = recipe.build()
         report = closer.compile_report() if hasattr(closer, "compile_report") else []
         conn.send(("ready", report))

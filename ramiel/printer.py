@@ -477,7 +477,10 @@ _LOADER = """\
         Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
         \"\"\"
         from safetensors.torch import load_file
+
+        from ramiel.runtime.memory import reuse_freed_memory
 {formats_import}
+        reuse_freed_memory()  # freed tensor memory kept for reuse (RAMIEL_MALLOC=0: off)
         if path is None:
             path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
         with torch.device("meta"):  # no memory for weights that are replaced at once
@@ -498,7 +501,7 @@ def _loader_text(formats: bool) -> str:
         )
     return _LOADER.format(
         formats_doc="; the weights of\n        ``WEIGHT_FORMATS`` converted once into their memory format",
-        formats_import="\n        from ramiel.runtime.weights import to_formats\n",
+        formats_import="        from ramiel.runtime.weights import to_formats\n",
         load='        state = load_file(str(path), device=str(device or "cpu"))\n'
         "        model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)\n",
     )

@@ -52,6 +52,7 @@ from safetensors.torch import load_file
 
 from ramiel.errors import RamielError
 from ramiel.runtime.launch import start
+from ramiel.runtime.memory import reuse_freed_memory
 from ramiel.runtime.program import (
     InputMismatch,
     Program,
@@ -106,6 +107,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         **options: Any,
     ):
         super().__init__()
+        reuse_freed_memory()  # freed tensor memory kept for the next call (RAMIEL_MALLOC=0: off)
         prog = program if program is not None else type(self).PROGRAM
         if not isinstance(prog, Program):
             raise ProgramError(f"{type(self).__name__} has no PROGRAM (a ramiel.runtime.Program)")

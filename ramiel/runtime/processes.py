@@ -82,6 +82,7 @@ import torch.multiprocessing  # noqa: F401 - registers the shared-memory tensor 
 
 from ramiel.runtime.channels import Aborted, ShmEndpoint, ShmLayout
 from ramiel.runtime.compiled import configure_cache, program_segments, segments_in, take_events
+from ramiel.runtime.memory import reuse_freed_memory
 from ramiel.runtime.program import (
     ChannelError,
     Program,
@@ -256,6 +257,7 @@ class _Boot:
 
 def _worker_main(boot: _Boot) -> None:
     torch.set_num_threads(boot.threads)  # first, before any torch compute in this process
+    reuse_freed_memory()  # a spawned worker is a fresh process: its own malloc settings
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for conn in boot.close_in_child:
         conn.close()
