@@ -97,9 +97,9 @@ def _is_anchor(op: OnnxOp, module: ModuleOp) -> bool:
         return out is not None and len(out) == 4 and out[2] * out[3] > 1  # not a global pooling
     if op.op_type in ("Resize", "Upsample"):
         from ramiel.lowering.resize import interpolates  # lazy: torch
-        from ramiel.lowering.to_torchpy import _Lowering  # lazy: torch
+        from ramiel.lowering.to_torchpy import Lowering  # lazy: torch
 
-        return interpolates(_Lowering(module).node_view(op))
+        return interpolates(Lowering(module).node_view(op))
     return True
 
 

@@ -39,7 +39,7 @@ from ramiel.importer import ImportOptions, import_onnx
 from ramiel.layout import CHANNELS_LAST, has_format
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
-from ramiel.lowering.to_torchpy import _Lowering
+from ramiel.lowering.to_torchpy import Lowering
 from ramiel.measure import CpuMeter
 from ramiel.weights import set_ir_base_dir
 
@@ -157,7 +157,7 @@ def profile_model(
             ),
         )
         run_passes(module, profile_passes(layout))
-        lowering = _Lowering(module)
+        lowering = Lowering(module)
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived
         # from theirs (ramiel.cost_model.region_cost_us)

@@ -209,7 +209,7 @@ class _Lazy:
 class _FuncBuilder:
     """Builds one ``torchpy.func`` body."""
 
-    lowering: _Lowering
+    lowering: Lowering
     block: Block
     weights: dict[Operation, SSAValue] = field(default_factory=dict)
     node_ops: list[Operation] = field(default_factory=list)
@@ -355,10 +355,17 @@ def check_lowerable(module: ModuleOp) -> None:
     clustering, which would size channels with the shapes."""
     fn = main_func(module)
     check_static_inputs(fn)
-    _Lowering(module).check(list(fn.body.block.ops))
+    Lowering(module).check(list(fn.body.block.ops))
 
 
-class _Lowering:
+class Lowering:
+    """The lowering of one module to ``torchpy``: the module's weight keys, the formats of its
+    channels, the ONNX ops' node views (:meth:`node_view`, what a lowering rule of
+    :mod:`ramiel.lowering` reads) and the lowerability checks (:meth:`check`).
+    :func:`lower_to_torchpy` runs it; the profiler and ``--assign-layout``'s cost probe make one
+    to read node views (``Lowering(module).node_view(op)``).
+    """
+
     def __init__(self, module: ModuleOp):
         self.module = module
         self.keys: dict[Operation, str] = {}
@@ -663,7 +670,7 @@ def rebuild_call(
 def weight_keys(module: ModuleOp) -> dict[Operation, str]:
     """The weight key every constant of ``@main`` gets when ``module`` is lowered (either mode):
     constant op -> key (the buffer name of the generated classes and of the weights file)."""
-    lowering = _Lowering(module)
+    lowering = Lowering(module)
     lowering.assign_weight_keys(main_func(module))
     return dict(lowering.keys)
 
@@ -687,7 +694,7 @@ def lower_to_torchpy(op: ModuleOp, mode: str = "auto") -> None:
     fn = main_func(op)
     if mode == "sequential":
         decluster(fn)
-    lowering = _Lowering(op)
+    lowering = Lowering(op)
     lowering.assign_weight_keys(fn)
     block = fn.body.block
     clusters = clusters_of(block)
@@ -744,7 +751,7 @@ def lower_to_torchpy(op: ModuleOp, mode: str = "auto") -> None:
     op.body.block.add_ops([*new_ops, prog])
 
 def _lower_cluster(
-    lowering: _Lowering,
+    lowering: Lowering,
     fn: func.FuncOp,
     c: ClusterOp,
     in_names: list[str],
@@ -795,7 +802,7 @@ def _lower_cluster(
     return f
 
 def _lower_sequential(
-    lowering: _Lowering, fn: func.FuncOp, block: Block, in_names: list[str]
+    lowering: Lowering, fn: func.FuncOp, block: Block, in_names: list[str]
 ) -> tp.FuncOp:
     body = Block(arg_types=[a.type for a in block.args])
     env: dict[SSAValue, Any] = {}
