@@ -56,14 +56,12 @@ def estimate_with(ir_path: str, model: dict[str, float]):  # type: ignore[no-unt
     from xdsl.dialects.builtin import ArrayAttr, Float64Type, FloatAttr
 
     from ramiel.clustering import TRANSFER_COST_ATTR
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
     from ramiel.parsing import parse_module
     from ramiel.passes.schedule_report import schedule_report
-    from ramiel.weights import set_ir_base_dir
 
-    set_ir_base_dir(os.path.dirname(ir_path))
     with open(ir_path) as f:
-        module = parse_module(make_context(), f.read(), ir_path)
+        module = parse_module(make_context(os.path.dirname(ir_path)), f.read(), ir_path)
     module.attributes[TRANSFER_COST_ATTR] = ArrayAttr(
         [
             FloatAttr(model["latency_us"], Float64Type()),

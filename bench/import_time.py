@@ -38,8 +38,8 @@ import time
 import onnx
 from xdsl.printer import Printer
 
+from ramiel.context import make_context
 from ramiel.dialects.onnx import OnnxOp
-from ramiel.dialects.registry import make_context
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.parsing import parse_module
 from ramiel.passes.constant_fold import ConstantFold

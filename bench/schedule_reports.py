@@ -17,6 +17,7 @@ import tempfile
 
 import onnx
 
+from ramiel.context import make_context
 from ramiel.importer import ImportOptions, import_onnx
 from ramiel.passes.constant_fold import ConstantFold
 from ramiel.passes.dce import DeadCodeElimination
@@ -25,7 +26,6 @@ from ramiel.passes.linear_cluster import LinearCluster
 from ramiel.passes.merge import Merge
 from ramiel.passes.schedule_report import schedule_report
 from ramiel.pipeline import run_passes
-from ramiel.weights import set_ir_base_dir
 
 MODELS = ("light_inception_v1", "light_inception_v2", "light_squeezenet")
 WORKERS = (2, 12)
@@ -39,7 +39,7 @@ def main() -> None:
         "",
     ]
     with tempfile.TemporaryDirectory() as d:
-        set_ir_base_dir(d)
+        ctx = make_context(d)
         for name in MODELS:
             for p in WORKERS:
                 m = import_onnx(
@@ -57,6 +57,7 @@ def main() -> None:
                         LinearCluster(),
                         Merge(clusters=p),
                     ],
+                    ctx,
                 )
                 r = schedule_report(m)
                 out.append(

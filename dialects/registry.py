@@ -1,4 +1,7 @@
-"""The dialects Ramiel's tools load: builtin, func, and Ramiel's own (onnx, cluster, torchpy)."""
+"""The dialects Ramiel's tools load: builtin, func, and Ramiel's own (onnx, cluster, torchpy).
+
+The context the tools make (with the weight stores) is :func:`ramiel.context.make_context`.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +36,3 @@ def register_dialects(ctx: Context) -> Context:
         ctx.register_dialect(name, lambda m=m, attr=attr: getattr(m, attr))
     return ctx
 
-
-def make_context() -> Context:
-    """A fresh context with all of Ramiel's dialects registered."""
-    return register_dialects(Context())

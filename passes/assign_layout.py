@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ramiel.clustering import is_ambient, main_func
+from ramiel.context import module_store
 from ramiel.cost_model import analytic_cost_us, conversion_cost_us
 from ramiel.dialects.cluster import SendOp
 from ramiel.dialects.onnx import OnnxOp
@@ -72,6 +73,7 @@ from ramiel.layout import (
     static_shape_of,
 )
 from ramiel.passes import TypedOptions, check_choice
+from ramiel.weights import WeightStore
 
 
 def _activations(op: Operation) -> list[SSAValue]:
@@ -85,7 +87,7 @@ def _activations(op: Operation) -> list[SSAValue]:
     return out
 
 
-def _is_anchor(op: OnnxOp, module: ModuleOp) -> bool:
+def _is_anchor(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
     """An anchor op on a 4-D input (a Resize only where it is one ``F.interpolate``)."""
     if op.op_type not in ANCHOR_OPS or not op.operands:
         return False
@@ -99,7 +101,7 @@ def _is_anchor(op: OnnxOp, module: ModuleOp) -> bool:
         from ramiel.lowering.resize import interpolates  # lazy: torch
         from ramiel.lowering.to_torchpy import Lowering  # lazy: torch
 
-        return interpolates(Lowering(module).node_view(op))
+        return interpolates(Lowering(module, store).node_view(op))
     return True
 
 
@@ -145,9 +147,9 @@ class _Regions:
             self.parent[rb] = ra
 
 
-def assign_layout(module: ModuleOp, mode: str = "auto") -> int:
-    """Assign formats in ``module`` (see the module docstring); returns the number of ops in
-    channels-last."""
+def assign_layout(module: ModuleOp, mode: str, store: WeightStore | None) -> int:
+    """Assign formats in ``module`` (see the module docstring; ``store``: its weights, ``None``
+    if it names no weights file); returns the number of ops in channels-last."""
     check_choice("assign-layout", "format", LAYOUT_MODES, mode)
     fn = main_func(module)
     every = [o for o in fn.body.walk() if isinstance(o, OnnxOp) and not is_ambient(o)]
@@ -169,7 +171,7 @@ def assign_layout(module: ModuleOp, mode: str = "auto") -> int:
         for o in ops:
             if o in cl:
                 continue
-            if _is_anchor(o, module) or (_is_transparent(o) and any(map(is_cl, _activations(o)))):
+            if _is_anchor(o, module, store) or (_is_transparent(o) and any(map(is_cl, _activations(o)))):
                 cl.add(o)
                 changed = True
     if mode == "auto":
@@ -245,4 +247,4 @@ class AssignLayout(TypedOptions):
     format: LayoutMode = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        assign_layout(op, self.format)
+        assign_layout(op, self.format, module_store(ctx, op))

@@ -31,7 +31,7 @@ Which results become constants (the size policy)
       own: a Transpose, Reshape, Gather or Mul of a weight folds, an Expand or Tile of a
       non-splat weight does not (it stays an op, computed at every inference). The result becomes
       a new ``dense_resource`` tensor of the module's weight store (the ``ramiel.weights``
-      file, :func:`ramiel.weights.store_of`), held in memory until the IR is written: ``ramiel
+      file, read through the context's :class:`~ramiel.weights.WeightStores`), held in memory until the IR is written: ``ramiel
       compile`` saves it into its one ``weights.safetensors`` (which ``model.mlir`` refers to)
       like any other weight; ``ramiel-opt`` writes the module's weights beside its output (see
       :mod:`ramiel.tools.opt`). The input weights file is never modified. A module without a
@@ -70,6 +70,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from ramiel.context import module_store
 from ramiel.folding import fold_constants
 
 __all__ = ["ConstantFold"]
@@ -82,4 +83,4 @@ class ConstantFold(ModulePass):
     name = "constant-fold"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fold_constants(op)
+        fold_constants(op, module_store(ctx, op))

@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, NoneType, f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
+from ramiel.context import module_store
 from ramiel.dialects.onnx import OnnxOp, opset_of, static_shape
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.rewrite import (
@@ -72,6 +73,7 @@ from ramiel.rewrite import (
     is_splat_view,
     sole_user,
 )
+from ramiel.weights import WeightStore
 
 __all__ = ["FoldIntoWeights"]
 
@@ -107,7 +109,7 @@ def _only_user(v: SSAValue, user: OnnxOp) -> bool:
     return sole_user(v) is user and v.owner is not None and v.owner.parent is user.parent
 
 
-def _producer(v: SSAValue, follower: OnnxOp, module: ModuleOp) -> _Producer | None:
+def _producer(v: SSAValue, follower: OnnxOp, store: WeightStore | None) -> _Producer | None:
     """The affine producer of ``v`` that only ``follower`` reads, or ``None``."""
     op = v.owner
     if not isinstance(op, OnnxOp) or not _only_user(v, follower):
@@ -117,22 +119,22 @@ def _producer(v: SSAValue, follower: OnnxOp, module: ModuleOp) -> _Producer | No
         return None
     t = op.op_type
     if t in ("Conv", "ConvTranspose"):
-        w = constant_array(op.operands[1], module)
-        b = _optional_const(op, 2, module)
+        w = constant_array(op.operands[1], store)
+        b = _optional_const(op, 2, store)
         if w is None or b is False:
             return None
         return _Producer(op, None, v, w, b, out_shape[1], 1)  # type: ignore[arg-type]
     if t == "Gemm":
-        w = constant_array(op.operands[1], module)
-        c = _optional_const(op, 2, module)
+        w = constant_array(op.operands[1], store)
+        c = _optional_const(op, 2, store)
         if w is None or c is False or w.ndim != 2:
             return None
         return _Producer(op, None, v, w, c, out_shape[1], 1)  # type: ignore[arg-type]
     if t == "MatMul":
-        return _matmul(op, None, v, None, module)
-    if t == "BatchNormalization" and _batch_norm(op, module) is not None:
+        return _matmul(op, None, v, None, store)
+    if t == "BatchNormalization" and _batch_norm(op, store) is not None:
         # y = (x - mean) / sqrt(var + eps) * scale + B: per channel affine in (scale, B)
-        scale, b = (constant_array(op.operands[i], module) for i in (1, 2))
+        scale, b = (constant_array(op.operands[i], store) for i in (1, 2))
         assert scale is not None and b is not None
         if scale.shape != (out_shape[1],) or b.shape != (out_shape[1],):
             return None
@@ -140,28 +142,28 @@ def _producer(v: SSAValue, follower: OnnxOp, module: ModuleOp) -> _Producer | No
     if t == "Add":
         for i in (0, 1):
             mm = op.operands[i].owner
-            b = constant_array(op.operands[1 - i], module)
+            b = constant_array(op.operands[1 - i], store)
             if isinstance(mm, OnnxOp) and mm.op_type == "MatMul" and b is not None:
                 if not _only_user(op.operands[i], op):
                     return None
                 if _channel_vector(b, out_shape, -1) is None:
                     return None
-                return _matmul(mm, op, v, b, module)
+                return _matmul(mm, op, v, b, store)
     return None
 
 
-def _optional_const(op: OnnxOp, i: int, module: ModuleOp) -> np.ndarray | None | bool:
+def _optional_const(op: OnnxOp, i: int, store: WeightStore | None) -> np.ndarray | None | bool:
     """Operand ``i``'s constant value, ``None`` if absent, ``False`` if it is not a constant."""
     if i >= len(op.operands) or isinstance(op.operands[i].type, NoneType):
         return None
-    arr = constant_array(op.operands[i], module)
+    arr = constant_array(op.operands[i], store)
     return False if arr is None else arr
 
 
 def _matmul(
-    mm: OnnxOp, add: OnnxOp | None, out: SSAValue, bias: np.ndarray | None, module: ModuleOp
+    mm: OnnxOp, add: OnnxOp | None, out: SSAValue, bias: np.ndarray | None, store: WeightStore | None
 ) -> _Producer | None:
-    w = constant_array(mm.operands[1], module)
+    w = constant_array(mm.operands[1], store)
     shape = static_shape(out.type)
     if w is None or w.ndim != 2 or shape is None:
         return None
@@ -184,19 +186,19 @@ def _channel_vector(c: np.ndarray, out_shape: tuple[int, ...], axis: int) -> np.
 
 
 def _follower_affine(
-    op: OnnxOp, module: ModuleOp
+    op: OnnxOp, store: WeightStore | None
 ) -> tuple[SSAValue, np.ndarray | None, np.ndarray | None, int] | None:
     """(data operand, scale, shift, channel axis or 0 meaning "the producer's") of a follower,
     scale and shift per channel of the data operand's shape, or ``None``."""
     t = op.op_type
     if t == "BatchNormalization":
-        return _batch_norm(op, module)
+        return _batch_norm(op, store)
     if t not in ("Mul", "Div", "Add", "Sub") or len(op.operands) != 2:
         return None
     for i in (0, 1):
         if t == "Div" and i == 1:
             break  # c / y is not affine in y
-        x, c = op.operands[i], constant_array(op.operands[1 - i], module)
+        x, c = op.operands[i], constant_array(op.operands[1 - i], store)
         if c is None or isinstance(x.owner, OnnxOp) and x.owner.op_type == "Constant":
             continue
         if not all_finite(c):
@@ -206,7 +208,7 @@ def _follower_affine(
 
 
 def _batch_norm(
-    op: OnnxOp, module: ModuleOp
+    op: OnnxOp, store: WeightStore | None
 ) -> tuple[SSAValue, np.ndarray | None, np.ndarray | None, int] | None:
     opset = opset_of(op)
     if any(r.uses for r in op.results[1:] if not isinstance(r.type, NoneType)):
@@ -217,7 +219,7 @@ def _batch_norm(
         return None
     if len(op.operands) != 5:
         return None
-    params = [constant_array(v, module) for v in op.operands[1:]]
+    params = [constant_array(v, store) for v in op.operands[1:]]
     if any(p is None for p in params):
         return None
     scale, b, mean, var = (np.asarray(p, np.float64).reshape(-1) for p in params)  # type: ignore[arg-type]
@@ -325,11 +327,11 @@ def _hint(v: SSAValue | None, suffix: str) -> str:
 
 
 def _fold(follower: OnnxOp, consts: ConstantMaker) -> bool:
-    module = consts.module
-    info = _follower_affine(follower, module)
+    store = consts.store
+    info = _follower_affine(follower, store)
     if info is None:
         return False
-    p = _producer(info[0], follower, module)
+    p = _producer(info[0], follower, store)
     if p is None:
         return False
     res = follower.results[0]
@@ -407,9 +409,10 @@ def _fold(follower: OnnxOp, consts: ConstantMaker) -> bool:
     return True
 
 
-def fold_into_weights(module: ModuleOp) -> int:
-    """Run the pass on ``module``; returns the number of followers folded."""
-    consts = ConstantMaker(module)
+def fold_into_weights(module: ModuleOp, store: WeightStore | None) -> int:
+    """Run the pass on ``module`` (``store``: its weights, ``None`` if it names no weights
+    file); returns the number of followers folded."""
+    consts = ConstantMaker(module, store)
     n = 0
     for op in list(module.walk()):
         if isinstance(op, OnnxOp) and op.parent is not None and op.results:
@@ -424,4 +427,4 @@ class FoldIntoWeights(ModulePass):
     name = "fold-into-weights"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fold_into_weights(op)
+        fold_into_weights(op, module_store(ctx, op))

@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from ramiel.context import module_store
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import OnnxOp, broadcast_shapes, opset_of, static_shape
 from ramiel.dtypes import numpy_dtype_of
@@ -75,6 +76,7 @@ from ramiel.rewrite import (
     replace_root,
     scalar,
 )
+from ramiel.weights import WeightStore
 
 __all__ = ["FuseAttention", "fuse_attention"]
 
@@ -107,25 +109,25 @@ _FINITE_THROUGH = frozenset(
 )
 
 
-def provably_finite(v: SSAValue, module: ModuleOp, depth: int = 0) -> bool:
+def provably_finite(v: SSAValue, store: WeightStore | None, depth: int = 0) -> bool:
     """Whether every element of ``v`` is finite whatever the inputs (module docstring)."""
     if depth > 16:
         return False
-    arr = constant_array(v, module)
+    arr = constant_array(v, store)
     if arr is not None:
         return arr.dtype.kind in "fiub" and all_finite(arr)
     op = v.owner
     if not isinstance(op, OnnxOp):
         return False
     if op.op_type == "Where":
-        return all(provably_finite(x, module, depth + 1) for x in op.operands[1:])
+        return all(provably_finite(x, store, depth + 1) for x in op.operands[1:])
     if op.op_type == "Cast":
         src = getattr(op.operands[0].type, "element_type", None)
         if src is not None and numpy_dtype_of(src).kind in "iub":
             return True  # integers and booleans are finite in any float type torch casts to
-        return provably_finite(op.operands[0], module, depth + 1)
+        return provably_finite(op.operands[0], store, depth + 1)
     if op.op_type in _FINITE_THROUGH:
-        return provably_finite(op.operands[0], module, depth + 1)
+        return provably_finite(op.operands[0], store, depth + 1)
     return False
 
 
@@ -141,7 +143,7 @@ def _scale(m: Match) -> float | None:
     return s if np.isfinite(s) and s != 0.0 else None
 
 
-def _accept(m: Match, root: OnnxOp, module: ModuleOp) -> bool:
+def _accept(m: Match, root: OnnxOp, store: WeightStore | None) -> bool:
     if not is_closed(m):
         return False
     q, kt, v = (static_shape(m.values[k].type) for k in ("q", "kt", "v"))
@@ -170,7 +172,7 @@ def _accept(m: Match, root: OnnxOp, module: ModuleOp) -> bool:
             return False
         if broadcast_shapes([ms, (b, h, s, kt[3])]) != (b, h, s, kt[3]):
             return False
-        if "guard" not in m.ops and not provably_finite(mask, module):
+        if "guard" not in m.ops and not provably_finite(mask, store):
             return False
     return True
 
@@ -203,13 +205,14 @@ def _key(kt: SSAValue, before: OnnxOp) -> tuple[SSAValue, OnnxOp | None]:
     return tr.results[0], producer
 
 
-def fuse_attention(module: ModuleOp) -> int:
-    """Run the pass on ``module``; returns the number of Attention ops made."""
+def fuse_attention(module: ModuleOp, store: WeightStore | None) -> int:
+    """Run the pass on ``module`` (``store``: its weights, ``None`` if it names no weights
+    file); returns the number of Attention ops made."""
     n = 0
     for op in reversed(list(module.walk())):
         if not isinstance(op, OnnxOp) or op.op_type != "MatMul" or op.parent is None:
             continue
-        m = match(ATTENTION, op.results[0], module, lambda m, root=op: _accept(m, root, module))
+        m = match(ATTENTION, op.results[0], store, lambda m, root=op: _accept(m, root, store))
         if m is None:
             continue
         scale = _scale(m)
@@ -236,4 +239,4 @@ class FuseAttention(ModulePass):
     name = "fuse-attention"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuse_attention(op)
+        fuse_attention(op, module_store(ctx, op))

@@ -56,10 +56,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from ramiel.context import module_store
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.rewrite import Op, Var, create_op, is_closed, match, replace_root, shape_of
-from ramiel.weights import dense_from_numpy
+from ramiel.weights import WeightStore, dense_from_numpy
 
 __all__ = ["FuseChannelShuffle", "fuse_channel_shuffle", "shuffle_permutation"]
 
@@ -109,13 +110,14 @@ def _constant(arr: np.ndarray, before: OnnxOp) -> SSAValue:
     return new.results[0]
 
 
-def fuse_channel_shuffle(module: ModuleOp) -> int:
-    """Run the pass on ``module``; returns the number of shuffles made Gathers."""
+def fuse_channel_shuffle(module: ModuleOp, store: WeightStore | None) -> int:
+    """Run the pass on ``module`` (``store``: its weights, ``None`` if it names no weights
+    file); returns the number of shuffles made Gathers."""
     n = 0
     for op in reversed(list(module.walk())):
         if not isinstance(op, OnnxOp) or op.op_type != "Reshape" or op.parent is None:
             continue
-        m = match(PATTERN, op.results[0], module, is_closed)
+        m = match(PATTERN, op.results[0], store, is_closed)
         if m is None:
             continue
         x = m.values["x"]
@@ -139,4 +141,4 @@ class FuseChannelShuffle(ModulePass):
     name = "fuse-channel-shuffle"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuse_channel_shuffle(op)
+        fuse_channel_shuffle(op, module_store(ctx, op))

@@ -43,6 +43,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from ramiel.context import module_store
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.rewrite import (
@@ -57,6 +58,7 @@ from ramiel.rewrite import (
     match,
     replace_root,
 )
+from ramiel.weights import WeightStore
 
 __all__ = ["FuseGelu", "fuse_gelu"]
 
@@ -138,8 +140,9 @@ def _types_ok(m: Match, root: OnnxOp) -> bool:
     return el is not None and numpy_dtype_of(el).name in _FLOATS and x.type == root.results[0].type
 
 
-def fuse_gelu(module: ModuleOp) -> int:
-    """Run the pass on ``module``; returns the number of Gelu ops made."""
+def fuse_gelu(module: ModuleOp, store: WeightStore | None) -> int:
+    """Run the pass on ``module`` (``store``: its weights, ``None`` if it names no weights
+    file); returns the number of Gelu ops made."""
     n = 0
     for op in reversed(list(module.walk())):
         if not isinstance(op, OnnxOp) or op.op_type != "Mul" or op.parent is None:
@@ -148,7 +151,7 @@ def fuse_gelu(module: ModuleOp) -> int:
             m = match(
                 pattern,
                 op.results[0],
-                module,
+                store,
                 lambda m, root=op: is_closed(m) and _types_ok(m, root),
             )
             if m is None:
@@ -170,4 +173,4 @@ class FuseGelu(ModulePass):
     name = "fuse-gelu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuse_gelu(op)
+        fuse_gelu(op, module_store(ctx, op))

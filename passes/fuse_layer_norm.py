@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp,
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from ramiel.context import module_store
 from ramiel.dialects.onnx import OnnxOp, static_shape
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.passes.fuse_gelu import equals
@@ -63,6 +64,7 @@ from ramiel.rewrite import (
     match,
     replace_root,
 )
+from ramiel.weights import WeightStore
 
 __all__ = ["FuseLayerNorm", "fuse_layer_norm"]
 
@@ -84,13 +86,13 @@ LAYER_NORM = OneOf((Op("Add", (_SCALED, Var("bias")), commutative=True), _SCALED
 """The decomposed LayerNorm, with bias, scale only, or no affine part (tried in that order)."""
 
 
-def _axes(op: OnnxOp, module: ModuleOp, rank: int) -> tuple[int, ...] | None:
+def _axes(op: OnnxOp, store: WeightStore | None, rank: int) -> tuple[int, ...] | None:
     """The normalised axes a ReduceMean reduces (``keepdims = 1`` required), or ``None``."""
     if op.attr("keepdims", 1) != 1:
         return None
     axes = op.attr("axes")
     if len(op.operands) > 1:
-        arr = constant_array(op.operands[1], module)
+        arr = constant_array(op.operands[1], store)
         axes = None if arr is None else [int(a) for a in np.asarray(arr).reshape(-1)]
     if not axes:
         return None  # all axes, or none (noop_with_empty_axes): not a LayerNorm
@@ -98,7 +100,7 @@ def _axes(op: OnnxOp, module: ModuleOp, rank: int) -> tuple[int, ...] | None:
     return tuple(norm) if all(0 <= a < rank for a in norm) else None
 
 
-def _accept(m: Match, root: OnnxOp, module: ModuleOp) -> bool:
+def _accept(m: Match, root: OnnxOp, store: WeightStore | None) -> bool:
     if not is_closed(m):
         return False
     x = m.values["x"]
@@ -109,7 +111,7 @@ def _accept(m: Match, root: OnnxOp, module: ModuleOp) -> bool:
     if root.results[0].type != x.type:
         return False
     r = len(shape)
-    a1, a2 = (_axes(m.ops[k], module, r) for k in ("mean", "var"))
+    a1, a2 = (_axes(m.ops[k], store, r) for k in ("mean", "var"))
     if a1 is None or a1 != a2 or a1 != tuple(range(a1[0], r)):
         return False
     eps = m.arrays["eps"]
@@ -123,22 +125,23 @@ def _accept(m: Match, root: OnnxOp, module: ModuleOp) -> bool:
     return True
 
 
-def fuse_layer_norm(module: ModuleOp) -> int:
-    """Run the pass on ``module``; returns the number of LayerNormalization ops made."""
-    consts = ConstantMaker(module)
+def fuse_layer_norm(module: ModuleOp, store: WeightStore | None) -> int:
+    """Run the pass on ``module`` (``store``: its weights, ``None`` if it names no weights
+    file); returns the number of LayerNormalization ops made."""
+    consts = ConstantMaker(module, store)
     n = 0
     for op in reversed(list(module.walk())):
         if not isinstance(op, OnnxOp) or op.parent is None:
             continue
         if op.op_type not in ("Add", "Mul", "Div"):
             continue
-        m = match(LAYER_NORM, op.results[0], module, lambda m, root=op: _accept(m, root, module))
+        m = match(LAYER_NORM, op.results[0], store, lambda m, root=op: _accept(m, root, store))
         if m is None:
             continue
         x = m.values["x"]
         shape = static_shape(x.type)
         assert shape is not None
-        axis = _axes(m.ops["mean"], module, len(shape))[0]  # type: ignore[index]
+        axis = _axes(m.ops["mean"], store, len(shape))[0]  # type: ignore[index]
         scale: SSAValue | None = m.values.get("scale")
         if scale is None:
             name = f"{op.results[0].name_hint or 'layer_norm'}_scale"
@@ -166,4 +169,4 @@ class FuseLayerNorm(ModulePass):
     name = "fuse-layer-norm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fuse_layer_norm(op)
+        fuse_layer_norm(op, module_store(ctx, op))

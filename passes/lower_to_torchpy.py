@@ -43,6 +43,7 @@ from typing import Literal
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from ramiel.context import module_store
 from ramiel.lowering.to_torchpy import lower_to_torchpy
 from ramiel.passes import TypedOptions
 
@@ -58,4 +59,4 @@ class LowerToTorchpy(TypedOptions):
     mode: Literal["auto", "sequential"] = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_to_torchpy(op, self.mode)
+        lower_to_torchpy(op, self.mode, module_store(ctx, op))

@@ -38,12 +38,11 @@ from typing import Any
 from ramiel.attrs import CONVERSION_ATTR, NODE_NAME_ATTR, get_str, has
 from ramiel.bench.configs import Config
 from ramiel.bench.engines import ort_session
+from ramiel.context import make_context
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.registry import make_context
 from ramiel.importer import load_model, prepare_model
 from ramiel.parsing import parse_module
 from ramiel.printer import print_python, write_weights
-from ramiel.weights import set_ir_base_dir
 
 CONVERSION = "(layout conversion)"
 """The row of memory-format conversions (Ramiel's ``.contiguous(...)``, ORT's reorders)."""
@@ -157,11 +156,11 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     from ramiel.passes.lower_to_torchpy import LowerToTorchpy  # lazy: torch
     from ramiel.pipeline import run_passes  # lazy: onnx.reference
 
-    set_ir_base_dir(os.path.dirname(os.path.abspath(ir_path)))
+    ctx = make_context(os.path.dirname(os.path.abspath(ir_path)))  # the IR's weights beside it
     with open(ir_path) as f:
-        module = parse_module(make_context(), f.read(), ir_path)
-    source = module.clone()
-    run_passes(module, [LowerToTorchpy(mode="sequential")])
+        module = parse_module(ctx, f.read(), ir_path)
+    store = ctx.weights.of(module)
+    run_passes(module, [LowerToTorchpy(mode="sequential")], ctx)
     fwd = next(op for op in module.ops if isinstance(op, tp.FuncOp))
     kinds: list[str] = []
     for op in list(fwd.body.block.ops):
@@ -179,7 +178,7 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     with open(path, "w") as f:
         f.write(print_python(module, "a probed sequential module"))
     weights = os.path.join(out_dir, "probed.safetensors")
-    write_weights([module], source, weights)
+    write_weights([module], store, weights)
     return path, weights, kinds
 
 

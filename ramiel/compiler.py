@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from ramiel.attrs import WEIGHTS_ATTR, has, set_str
+from ramiel.context import make_context
 from ramiel.cost_model import ProfileDB, usable_cores
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, generalize_batch
@@ -63,7 +64,7 @@ from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
 from ramiel.runtime.program import import_from_path
 from ramiel.scheduling import ScheduleReport
-from ramiel.weights import constant_value, dense_from_numpy, set_ir_base_dir
+from ramiel.weights import WeightStore, constant_value, dense_from_numpy
 
 #: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
 #: imported as ``model.py``/``model_seq.py``; ``id()`` values are reused after garbage collection).
@@ -192,11 +193,14 @@ def model_class_name(model: onnx.ModelProto, path: str | None) -> str:
     return "Model"
 
 
-def _relink_ir_weights(module: ModuleOp, keys: Mapping[str, str], ref: str) -> None:
+def _relink_ir_weights(
+    module: ModuleOp, keys: Mapping[str, str], ref: str, store: WeightStore | None
+) -> None:
     """Make ``module``'s ``dense_resource`` constants name tensors of the weights file ``ref``.
 
     ``keys``: resource handle -> weight key of the written file. A constant whose handle has no
-    key (the generated code never reads it: a shape only the compiler used) is made inline.
+    key (the generated code never reads it: a shape only the compiler used) is made inline
+    (its value read from ``store``, the module's weights).
     """
     for op in module.walk():
         value = op.properties.get("value")
@@ -206,7 +210,7 @@ def _relink_ir_weights(module: ModuleOp, keys: Mapping[str, str], ref: str) -> N
         if key is not None:
             op.properties["value"] = DenseResourceAttr.from_params(key, value.type)
         else:
-            arr = constant_value(value, module)
+            arr = constant_value(value, store)
             assert arr is not None
             op.properties["value"] = dense_from_numpy(np.asarray(arr))
     set_str(module, WEIGHTS_ATTR, ref)
@@ -280,7 +284,9 @@ def compile_model(
     batch = batch_inputs(onnx_model, options.input_shapes, options.dynamic_batch, options.batch)
     # the importer's weights go to a scratch file: the output has one weights file, written last
     scratch = os.path.join(os.path.abspath(out_dir), ".ramiel-import.safetensors")
-    set_ir_base_dir(out_dir)
+    # the compilation's context: its weight stores hold the scratch file and the tensors the
+    # passes add, until write_weights writes the one weights file
+    ctx = make_context(out_dir)
     try:
         module = import_onnx(
             batch.model or onnx_model,
@@ -316,11 +322,11 @@ def compile_model(
                 intra_op_threads=options.cores is not None,
             )
         )
-        run_passes(module, clean_up)
+        run_passes(module, clean_up, ctx)
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
-        check_lowerable(module)
-        run_passes(module, passes)
+        check_lowerable(module, ctx.weights.of(module))
+        run_passes(module, passes, ctx)
         report = schedule_report(module)
         timings["passes"] = time.perf_counter() - t
 
@@ -329,17 +335,17 @@ def compile_model(
         par = module.clone()
         seq = module.clone()
         segments: list[ModulePass] = [CompileSegments()] if options.compile else []
-        run_passes(par, [LowerToTorchpy(), *segments])
-        run_passes(seq, [LowerToTorchpy(mode="sequential")])
+        run_passes(par, [LowerToTorchpy(), *segments], ctx)
+        run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
         notes = list(batch.notes)
         dynamic: tuple[str, ...] = ()
         if batch.inputs:
             say("batch dimension")
-            general = generalize_batch(onnx_model, batch, seq, options, decided=module)
+            general = generalize_batch(onnx_model, batch, seq, options, ctx, decided=module)
             notes += general.notes
             seq, dynamic = general.module, general.dynamic
         if segments:
-            run_passes(seq, segments)
+            run_passes(seq, segments, ctx)
         timings["lower"] = time.perf_counter() - t
 
         _keep_ir_weights(module, [par, seq])
@@ -358,7 +364,8 @@ def compile_model(
                 )
             )  # fmt: skip
         weights_path = os.path.join(out_dir, WEIGHTS_FILE)
-        written = set(write_weights([par, seq], module, weights_path))
+        store = ctx.weights.of(module)
+        written = set(write_weights([par, seq], store, weights_path))
         # model.mlir: its dense_resource weights are tensors of that same file
         by_handle = {
             op.properties["value"].resource_handle.data: key  # type: ignore[union-attr]
@@ -366,7 +373,7 @@ def compile_model(
             if isinstance(op.properties.get("value"), DenseResourceAttr)
         }
         _relink_ir_weights(
-            module, {h: k for h, k in by_handle.items() if k in written}, WEIGHTS_FILE
+            module, {h: k for h, k in by_handle.items() if k in written}, WEIGHTS_FILE, store
         )
         ir_path = os.path.join(out_dir, "model.mlir")
         with open(ir_path, "w") as f:

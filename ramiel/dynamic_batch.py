@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import onnx
 import torch
+from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
@@ -243,12 +244,14 @@ def _sample_module(
     batch: int,
     options: Any,
     work: str,
+    ctx: Context,
     decided: ModuleOp | None = None,
 ) -> ModuleOp:
     """The sequential ``torchpy`` module of ``model`` at batch size ``batch``: the compiler's
     clean-up stage; the memory formats of ``decided`` (the static program before lowering,
     :func:`copy_layout`); the late rewrites (``--prepack-conv``, ``--inplace``: without
-    clusters, no tensor crosses a channel); then the sequential lowering."""
+    clusters, no tensor crosses a channel); then the sequential lowering. ``ctx``: the
+    session's context (its weight stores hold the sample's scratch weights file)."""
 
     shapes = {
         k: (batch, *v[1:]) if k in plan.inputs else v for k, v in (plan.bound_shapes or {}).items()
@@ -263,10 +266,12 @@ def _sample_module(
             ort_optimize=options.ort_optimize,
         ),
     )
-    run_passes(module, clean_up_passes(options.rewrites()))
+    run_passes(module, clean_up_passes(options.rewrites()), ctx)
     if decided is not None:
         copy_layout(decided, module)
-    run_passes(module, [*late_passes(options.rewrites()), LowerToTorchpy(mode="sequential")])
+    run_passes(
+        module, [*late_passes(options.rewrites()), LowerToTorchpy(mode="sequential")], ctx
+    )
     return module
 
 
@@ -493,11 +498,13 @@ def generalize_batch(
     plan: BatchPlan,
     static: ModuleOp,
     options: Any,
+    ctx: Context,
     decided: ModuleOp | None = None,
 ) -> Generalized:
     """The sequential module for any batch size, or ``static`` with a batch-size check and a
     note saying why (see the module docstring). ``options``: the
-    :class:`~ramiel.compiler.CompileOptions` (the clean-up stage's options); ``decided``: the
+    :class:`~ramiel.compiler.CompileOptions` (the clean-up stage's options); ``ctx``: the
+    compilation's context (:func:`ramiel.context.make_context`); ``decided``: the
     static program's ``onnx`` module after its passes, whose memory formats the samples take
     (``None``: contiguous)."""
     names = list(plan.inputs)
@@ -507,8 +514,8 @@ def generalize_batch(
     try:
         with tempfile.TemporaryDirectory(prefix="ramiel-batch-") as work:
             try:
-                a = _sample_module(source, plan, SAMPLE_BATCHES[0], options, work, decided)
-                b = _sample_module(source, plan, SAMPLE_BATCHES[1], options, work, decided)
+                a = _sample_module(source, plan, SAMPLE_BATCHES[0], options, work, ctx, decided)
+                b = _sample_module(source, plan, SAMPLE_BATCHES[1], options, work, ctx, decided)
             except RamielError as e:
                 raise _NotPolymorphic(
                     f"at batch size {SAMPLE_BATCHES[0]} it does not compile: {e}"

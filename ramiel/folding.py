@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from ramiel.attrs import OPSET_ATTR, WEIGHTS_ATTR, has
+from ramiel.attrs import OPSET_ATTR, has
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import (
     OnnxOp,
@@ -46,7 +46,6 @@ from ramiel.weights import (
     numpy_from_dense,
     resource_key,
     splat_value,
-    store_of,
     value_attr,
 )
 
@@ -240,16 +239,18 @@ def fold_reason(op_type: str, opset: int) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _onnx_attr_value(name: str, kind: onnx.defs.OpSchema.AttrType, attr: Attribute, module):
+def _onnx_attr_value(
+    name: str, kind: onnx.defs.OpSchema.AttrType, attr: Attribute, store: WeightStore | None
+):
     if isinstance(attr, DenseIntOrFPElementsAttr | DenseResourceAttr):
-        return onnx.numpy_helper.from_array(constant_value(attr, module), name)
+        return onnx.numpy_helper.from_array(constant_value(attr, store), name)
     value = onnx_d.python_from_attr(attr)
     if isinstance(attr, ArrayAttr) and kind == onnx.defs.OpSchema.AttrType.FLOATS:
         value = [float(v) for v in value]
     return value
 
 
-def _node(op: OnnxOp, opset: int, module: ModuleOp) -> onnx.NodeProto:
+def _node(op: OnnxOp, opset: int, store: WeightStore | None) -> onnx.NodeProto:
     """The ONNX node of ``op`` with inputs ``i0, i1, ...`` and outputs ``o0, o1, ...``."""
     info = onnx_d.schema_info(op.op_type, opset)
     assert info is not None
@@ -258,7 +259,7 @@ def _node(op: OnnxOp, opset: int, module: ModuleOp) -> onnx.NodeProto:
     node = helper.make_node(op.op_type, inputs, outputs)
     for name, attr in sorted(op.properties.items()):
         kind = info.attributes[name][0]
-        value = _onnx_attr_value(name, kind, attr, module)
+        value = _onnx_attr_value(name, kind, attr, store)
         node.attribute.append(helper.make_attribute(name, value, attr_type=kind))
     return node
 
@@ -364,14 +365,12 @@ def _ir_type(tp: onnx.TypeProto) -> Attribute | None:
 class _Folder:
     """State of one run of the pass over a module."""
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, store: WeightStore | None):
         self.module = module
         self.values: dict[SSAValue, Const] = {}
         self.evaluator = _Evaluator()
         # where large results go: the module's weights file, or inline (a module without one)
-        self.store: WeightStore | None = (
-            store_of(module) if has(module, WEIGHTS_ATTR) else None
-        )
+        self.store = store
         self._taken: set[str] | None = None  # the store's keys, read when first needed
 
     # -- constants --------------------------------------------------------------------------
@@ -394,7 +393,7 @@ class _Folder:
                 if s is not None:
                     return Const(tuple(attr.get_shape()), s.dtype, splat=s)
                 return Const.of(numpy_from_dense(attr))
-            arr = constant_value(attr, self.module)
+            arr = constant_value(attr, self.store)
             return None if arr is None else Const.of(arr)
         for name, dtype in (
             ("value_float", np.float32),
@@ -498,7 +497,7 @@ class _Folder:
     def _run(
         self, op: OnnxOp, arrays: Sequence[np.ndarray | None], opset: int
     ) -> list[np.ndarray] | None:
-        node = _node(op, opset, self.module)
+        node = _node(op, opset, self.store)
         in_types = [0 if isinstance(v.type, NoneType) else _elem_type(v.type) for v in op.operands]
         try:
             return self.evaluator.run(node, in_types, opset, arrays)
@@ -591,7 +590,7 @@ class _Folder:
             return
         schema = onnx.defs.get_schema(op.op_type, opset, "")
         try:
-            node = _node(op, opset, self.module)
+            node = _node(op, opset, self.store)
         except Exception:
             return
         types: dict[str, onnx.TypeProto] = {}
@@ -688,12 +687,14 @@ def _sync_signature(fn: func.FuncOp) -> None:
         fn.update_function_type()
 
 
-def fold_constants(module: ModuleOp) -> None:
+def fold_constants(module: ModuleOp, store: WeightStore | None) -> None:
     """Run ``--constant-fold`` on ``module`` (see :mod:`ramiel.passes.constant_fold`): one forward
     sweep in program order folds the ops whose inputs are known, refines the result types of the
     others, inlines an ``onnx.If`` with a constant condition, and gives each function the
-    result types its ``func.return`` returns."""
-    folder = _Folder(module)
+    result types its ``func.return`` returns. ``store``: the module's weights
+    (:meth:`ramiel.weights.WeightStores.of`; ``None`` for a module that names no weights file),
+    which large folded results are added to."""
+    folder = _Folder(module, store)
     opsets: dict[int, int] = {}
     erased: set[Operation] = set()
     for o in list(module.walk()):

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 
-from ramiel.dialects.registry import make_context
 from ramiel.parsing import LocatedVerifyError, verify_located
 from ramiel.passes import LATE_REWRITES, PASSES, REWRITE_PASSES
 
@@ -102,14 +102,15 @@ def split_clean_up(passes: Sequence[ModulePass]) -> tuple[list[ModulePass], list
     return list(passes[:at]), list(passes[at:])
 
 
-def run_passes(module: ModuleOp, passes: Sequence[ModulePass]) -> None:
-    """Apply ``passes`` to ``module`` in order, verifying the IR after each one.
+def run_passes(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context) -> None:
+    """Apply ``passes`` to ``module`` in order, verifying the IR after each one. ``ctx``: the
+    session's context (:func:`ramiel.context.make_context`), whose weight stores the passes read
+    the module's weights from and add new tensors to (the caller writes them with the IR).
 
     Raises:
         LocatedVerifyError: the IR is invalid after a pass; the reason starts with
             ``IR invalid after pass '<name>'`` and the error is located at the failing op.
     """
-    ctx = make_context()
     for p in passes:
         p.apply(ctx, module)
         try:

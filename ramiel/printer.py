@@ -59,15 +59,15 @@ from ramiel.attrs import (
     get_int,
     get_str,
 )
+from ramiel.context import make_context
 from ramiel.dialects import torchpy as tp
-from ramiel.dialects.registry import make_context
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.files import input_file
 from ramiel.naming import sanitize, unique
 from ramiel.parsing import parse_module, verify_located
 from ramiel.pysource import GENERATED_NAMES
-from ramiel.weights import constant_value, save_safetensors, set_ir_base_dir
+from ramiel.weights import WeightStore, constant_value, save_safetensors
 
 #: Names generated code never gives a value or function: the module's own names and builtins
 #: (the torchpy verifier rejects functions named so, :mod:`ramiel.pysource`).
@@ -741,13 +741,16 @@ def _program_text(
     return "\n".join(lines)
 
 
-def write_weights(modules: Sequence[ModuleOp], source: ModuleOp | None, path: str) -> list[str]:
+def write_weights(
+    modules: Sequence[ModuleOp], store: WeightStore | None, path: str
+) -> list[str]:
     """Write every weight the ``torchpy`` modules read to one safetensors file; returns the keys.
 
     The tensor names are the weight keys (the buffer names of the generated classes); every tensor
     has its real shape and dtype (a splat, stored in the IR as one element, is written in full),
-    so ``safetensors.torch.load_file`` gives exactly the module's ``state_dict()``. ``source``
-    resolves ``dense_resource`` values (the module whose ``ramiel.weights`` file holds them).
+    so ``safetensors.torch.load_file`` gives exactly the module's ``state_dict()``. ``store``
+    holds the ``dense_resource`` values (the weights of the module whose ``ramiel.weights`` file
+    names them, :meth:`ramiel.weights.WeightStores.of`; ``None``: every value is inline).
     Tensors are stored contiguous; those the code reads in another memory format
     (:func:`weight_formats`) are listed in the file's metadata under
     :data:`~ramiel.runtime.weights.FORMATS_METADATA_KEY` (JSON ``{key: format}``), which
@@ -769,7 +772,7 @@ def write_weights(modules: Sequence[ModuleOp], source: ModuleOp | None, path: st
         raise RamielError(str(e)) from None
     arrays: dict[str, np.ndarray] = {}
     for key, op in weights.items():
-        arr = constant_value(op.value, source)
+        arr = constant_value(op.value, store)
         if arr is None:
             raise RamielError(f"torchpy.weight {key!r}: its value is no dense or dense_resource")
         arrays[key] = arr  # a splat stays a broadcast view: written in full, never allocated
@@ -820,7 +823,8 @@ def print_python_file(
         raise RamielError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise RamielError(f"{path}: cannot read the file ({e})") from None
-    module = parse_module(make_context(), text, path)  # ParseError, LocatedVerifyError: the
+    ctx = make_context(os.path.dirname(os.path.abspath(path)) if path != "-" else None)
+    module = parse_module(ctx, text, path)  # ParseError, LocatedVerifyError: the
     verify_located(module)  # caller reports them at file:line:col as ramiel-opt does
     if class_name is None:
         class_name = make_class_name(os.path.splitext(name)[0] if path != "-" else "")
@@ -832,8 +836,7 @@ def print_python_file(
     except ValueError as e:
         raise RamielError(str(e)) from None
     if weights_out is not None:
-        set_ir_base_dir(os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd())
-        write_weights([module], module, weights_out)
+        write_weights([module], ctx.weights.of(module), weights_out)
     return source
 
 

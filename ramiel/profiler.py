@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from ramiel.clustering import compute_ops, is_ambient, main_func
+from ramiel.context import make_context
 from ramiel.cost_model import ProfileDB, profile_key, threads_key, usable_cores
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.importer import ImportOptions, import_onnx
@@ -41,7 +42,6 @@ from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 from ramiel.lowering.to_torchpy import Lowering
 from ramiel.measure import CpuMeter
-from ramiel.weights import set_ir_base_dir
 
 
 def _time_op(node, args, em, counts: list[int], repeat: int) -> dict[int, list[float]]:  # type: ignore[no-untyped-def]
@@ -147,7 +147,7 @@ def profile_model(
     caller_threads = torch.get_num_threads()
     gen = torch.Generator().manual_seed(0)
     with tempfile.TemporaryDirectory() as d:
-        set_ir_base_dir(d)
+        ctx = make_context(d)
         module = import_onnx(
             model,
             ImportOptions(
@@ -156,8 +156,8 @@ def profile_model(
                 weights_ref="w.safetensors",
             ),
         )
-        run_passes(module, profile_passes(layout))
-        lowering = Lowering(module)
+        run_passes(module, profile_passes(layout), ctx)
+        lowering = Lowering(module, ctx.weights.of(module))
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived
         # from theirs (ramiel.cost_model.region_cost_us)

@@ -2,7 +2,7 @@
 
 * :func:`constant_array` reads the value of an ``onnx.Constant`` (inline or external weight);
   :class:`ConstantMaker` creates new ones, storing a large result in the module's weight store
-  (:func:`ramiel.weights.store_of`) as ``--constant-fold`` does, so ``ramiel compile`` and
+  (the pass's ``ctx`` holds it: :func:`ramiel.context.module_store`) as ``--constant-fold`` does, so ``ramiel compile`` and
   ``ramiel-opt`` save it with the other weights.
 * A small pattern language (:class:`Var`, :class:`Const`, :class:`Op`, :class:`OneOf`) matches
   an expression DAG rooted at a value, with commutative operands and consistent variable
@@ -23,7 +23,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, NoneType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from ramiel.attrs import OPSET_ATTR, WEIGHTS_ATTR, has, set_int
+from ramiel.attrs import OPSET_ATTR, set_int
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dialects.onnx import OnnxOp, opset_of, python_from_attr, static_shape
 from ramiel.weights import (
@@ -31,7 +31,6 @@ from ramiel.weights import (
     constant_value,
     dense_splat,
     resource_key,
-    store_of,
     value_attr,
 )
 
@@ -62,15 +61,16 @@ _CONSTANT_FORMS = (
 )
 
 
-def constant_array(v: SSAValue, module: ModuleOp | None) -> np.ndarray | None:
+def constant_array(v: SSAValue, store: WeightStore | None) -> np.ndarray | None:
     """The value of ``v`` if an ``onnx.Constant`` defines it (a splat is a read-only broadcast
-    view), else ``None`` (also for string and sparse constants)."""
+    view), else ``None`` (also for string and sparse constants); ``store``: the module's weights
+    (:meth:`ramiel.weights.WeightStores.of`, ``None`` if it names no weights file)."""
     op = v.owner
     if not isinstance(op, OnnxOp) or op.op_type != "Constant":
         return None
     props = op.properties
     if "value" in props:
-        return constant_value(props["value"], module)
+        return constant_value(props["value"], store)
     for name, dtype in _CONSTANT_FORMS:
         if name in props:
             return np.array(python_from_attr(props[name]), dtype)
@@ -125,14 +125,13 @@ class ConstantMaker:
 
     Small tensors (at most :data:`ramiel.weights.INLINE_LIMIT` elements) and splats are inline
     ``dense``; larger ones become ``dense_resource`` tensors of the module's weight store, keyed
-    after ``name`` (made unique), or inline when the module has no weights file.
+    after ``name`` (made unique), or inline when the module has no weights file (``store``:
+    the module's, :meth:`ramiel.weights.WeightStores.of`; ``None`` then).
     """
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, store: WeightStore | None):
         self.module = module
-        self.store: WeightStore | None = (
-            store_of(module) if has(module, WEIGHTS_ATTR) else None
-        )
+        self.store = store
         self._taken: set[str] | None = None
 
     def attr(self, arr: np.ndarray, name: str) -> Attribute:
@@ -228,7 +227,7 @@ def _real_operands(op: Operation) -> list[SSAValue]:
     return ops
 
 
-def _match(p: Pattern, v: SSAValue, m: Match, module: ModuleOp | None) -> Iterator[Match]:
+def _match(p: Pattern, v: SSAValue, m: Match, store: WeightStore | None) -> Iterator[Match]:
     if isinstance(p, Var):
         bound = m.values.get(p.name)
         if bound is None:
@@ -239,7 +238,7 @@ def _match(p: Pattern, v: SSAValue, m: Match, module: ModuleOp | None) -> Iterat
             yield m
         return
     if isinstance(p, Const):
-        arr = constant_array(v, module)
+        arr = constant_array(v, store)
         if arr is None or (p.pred is not None and not p.pred(arr)):
             return
         if p.name is None:
@@ -255,7 +254,7 @@ def _match(p: Pattern, v: SSAValue, m: Match, module: ModuleOp | None) -> Iterat
         return
     if isinstance(p, OneOf):
         for q in p.options:
-            yield from _match(q, v, m, module)
+            yield from _match(q, v, m, store)
         return
     assert isinstance(p, Op)
     op = v.owner
@@ -277,28 +276,29 @@ def _match(p: Pattern, v: SSAValue, m: Match, module: ModuleOp | None) -> Iterat
             if p.name in base.ops and base.ops[p.name] is not op:
                 continue
             base.ops[p.name] = op
-        yield from _match_all(order, operands, base, module)
+        yield from _match_all(order, operands, base, store)
 
 
 def _match_all(
-    ps: list[Pattern], vs: list[SSAValue], m: Match, module: ModuleOp | None
+    ps: list[Pattern], vs: list[SSAValue], m: Match, store: WeightStore | None
 ) -> Iterator[Match]:
     if not ps:
         yield m
         return
-    for m2 in _match(ps[0], vs[0], m, module):
-        yield from _match_all(ps[1:], vs[1:], m2, module)
+    for m2 in _match(ps[0], vs[0], m, store):
+        yield from _match_all(ps[1:], vs[1:], m2, store)
 
 
 def match(
     p: Pattern,
     v: SSAValue,
-    module: ModuleOp | None,
+    store: WeightStore | None,
     accept: Callable[[Match], bool] | None = None,
 ) -> Match | None:
-    """The first match of ``p`` at ``v`` that ``accept`` takes (default: :func:`is_closed`)."""
+    """The first match of ``p`` at ``v`` that ``accept`` takes (default: :func:`is_closed`);
+    ``store``: the module's weights, which :class:`Const` nodes read (``None``: it names none)."""
     accept = accept or is_closed
-    for m in _match(p, v, Match(), module):
+    for m in _match(p, v, Match(), store):
         if accept(m):
             return m
     return None

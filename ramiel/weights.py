@@ -7,7 +7,14 @@ safetensors file next to the IR and referenced by key::
     module attributes {onnx.opset = 9 : i64, ramiel.weights = "model.safetensors"} {
       %w = "onnx.Constant"() <{value = dense_resource<conv1_w_0> : tensor<64x3x7x7xf32>}> ...
 
-The ``ramiel.weights`` path is relative to the directory of the IR file (or absolute). Weights are
+The ``ramiel.weights`` path is relative to the directory of the IR file (or absolute). No
+module-level state says which directory or caches a file: a :class:`WeightStores` (one per tool
+run or compilation, held by the xDSL context :class:`ramiel.context.RamielContext` that the tools
+make) carries the directory and owns the open stores, and passes get it from their ``ctx``. The
+directory is carried, not written into the IR as an absolute path when the IR is read, so the IR
+a tool prints names the file as its input did (relative paths stay relative and the output stays
+byte-identical). A constant's value is read through the store explicitly
+(:func:`constant_value`). Weights are
 read lazily with ``safetensors`` (memory-mapped, never unpickled). Element types numpy has only
 through ``ml_dtypes`` (bfloat16, the float8 types) keep their safetensors dtype tags (``BF16``,
 ``F8_E4M3``, ``F8_E4M3FNUZ``, ``F8_E5M2``, ``F8_E5M2FNUZ``, ``F8_E8M0``), so the files are read by
@@ -22,6 +29,7 @@ import os
 import re
 import struct
 from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import ml_dtypes
@@ -217,13 +225,13 @@ def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
 
 #: safetensors dtype tags whose numpy type exists only in ml_dtypes (safetensors' numpy loader
 #: looks them up in numpy itself and fails): read from the file's bytes (:func:`_read_raw`).
-_ML_DTYPES_TAGS = {
+_ML_DTYPES_TAGS = MappingProxyType({
     "F8_E4M3": "float8_e4m3fn",
     "F8_E4M3FNUZ": "float8_e4m3fnuz",
     "F8_E5M2": "float8_e5m2",
     "F8_E5M2FNUZ": "float8_e5m2fnuz",
     "F8_E8M0": "float8_e8m0fnu",
-}
+})
 
 
 def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
@@ -243,7 +251,7 @@ def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
 
 
 #: safetensors dtype tag of each numpy (ml_dtypes) element type name.
-SAFETENSORS_TAGS = {
+SAFETENSORS_TAGS = MappingProxyType({
     "float64": "F64",
     "float32": "F32",
     "float16": "F16",
@@ -258,7 +266,7 @@ SAFETENSORS_TAGS = {
     "uint8": "U8",
     "bool": "BOOL",
     **{v: k for k, v in _ML_DTYPES_TAGS.items()},
-}
+})
 
 _CHUNK = 1 << 20
 
@@ -311,14 +319,14 @@ def save_safetensors(
 
 #: numpy (ml_dtypes) element types torch has under the same name but cannot take from or give to
 #: numpy: they cross as their bits (an integer type of the same size) and are reinterpreted.
-_TORCH_BITS = {
+_TORCH_BITS = MappingProxyType({
     "bfloat16": np.int16,
     "float8_e4m3fn": np.uint8,
     "float8_e4m3fnuz": np.uint8,
     "float8_e5m2": np.uint8,
     "float8_e5m2fnuz": np.uint8,
     "float8_e8m0fnu": np.uint8,
-}
+})
 
 
 def torch_from_numpy(arr: np.ndarray) -> Any:
@@ -346,42 +354,62 @@ def numpy_from_torch(t: Any) -> np.ndarray:
     return t.numpy()
 
 
-_BASE_DIR: list[str] = [os.getcwd()]
+class WeightStores:
+    """The weight stores of one session (a tool run, a compilation): weights file path -> store.
 
+    ``base_dir``: the directory a relative ``ramiel.weights`` path is resolved against, the
+    directory of the IR file being read (default: the current directory when it is made). An
+    absolute path is used as it is. Each file has one :class:`WeightStore` per session, so the
+    tensors a pass adds (``--constant-fold``) are seen by the later passes and the printer of the
+    same session; another session (another directory, another run) never sees them. A store
+    whose file was rewritten since it was opened (and that holds no unsaved tensors) is opened
+    again, so a model imported again into the same path is never read from stale arrays.
 
-def set_ir_base_dir(path: str) -> None:
-    """Directory that relative ``ramiel.weights`` paths are resolved against (the IR file's)."""
-    _BASE_DIR[0] = os.path.abspath(path)
-
-
-_STORES: dict[str, WeightStore] = {}
-
-
-def store_of(module: ModuleOp) -> WeightStore:
-    """The (cached) weight store named by ``module``'s ``ramiel.weights`` attribute.
-
-    A cached store whose file was rewritten since (and that holds no unsaved tensors) is dropped,
-    so that a model imported again into the same path is never read from stale arrays.
+    The sessions are owned by whoever reads the IR (:class:`ramiel.context.RamielContext` holds
+    one; ``ramiel-opt`` and ``ramiel-translate`` make it for the input file's directory, ``ramiel
+    compile`` for its output directory), as MLIR's ``MLIRContext`` owns the blobs its
+    ``dense_resource`` attributes name: the IR and that explicit object decide every value, no
+    module-level state does.
     """
-    path = get_str(module, WEIGHTS_ATTR)
-    if path is None:
-        return WeightStore(None)
-    if not os.path.isabs(path):
-        path = os.path.join(_BASE_DIR[0], path)
-    path = os.path.normpath(path)
-    store = _STORES.get(path)
-    if store is None or (not store.new_keys() and store._stamp != _file_stamp(path)):
-        store = _STORES[path] = WeightStore(path)
-    return store
+
+    def __init__(self, base_dir: str | None = None):
+        self.base_dir = os.path.abspath(base_dir if base_dir is not None else os.getcwd())
+        self._stores: dict[str, WeightStore] = {}
+
+    def path_of(self, module: ModuleOp) -> str | None:
+        """The absolute, normalised path ``module``'s ``ramiel.weights`` names, or ``None``."""
+        path = get_str(module, WEIGHTS_ATTR)
+        if path is None:
+            return None
+        return os.path.normpath(os.path.join(self.base_dir, path))  # an absolute path stays
+
+    def of(self, module: ModuleOp) -> WeightStore | None:
+        """The store of ``module``'s weights file, ``None`` if the module names none (a rewrite
+        keeps its new tensors inline then)."""
+        path = self.path_of(module)
+        if path is None:
+            return None
+        store = self._stores.get(path)
+        if store is None or (not store.new_keys() and store._stamp != _file_stamp(path)):
+            store = self._stores[path] = WeightStore(path)
+        return store
 
 
-def constant_value(attr: Attribute, module: ModuleOp | None) -> np.ndarray | None:
-    """The numpy value of a ``dense`` or ``dense_resource`` attribute, or ``None``."""
+def constant_value(attr: Attribute, store: WeightStore | None) -> np.ndarray | None:
+    """The numpy value of a ``dense`` or ``dense_resource`` attribute (another attribute:
+    ``None``); ``store``: the module's weights (:meth:`WeightStores.of`, ``None`` for a module
+    that names no weights file). Raises :class:`RamielError` for a ``dense_resource`` without a
+    store, a tensor the store lacks, or one whose size disagrees with the attribute's type."""
     if isinstance(attr, DenseIntOrFPElementsAttr):
         return numpy_from_dense(attr)
-    if isinstance(attr, DenseResourceAttr) and module is not None:
+    if isinstance(attr, DenseResourceAttr):
         key = attr.resource_handle.data
-        arr = np.asarray(store_of(module).get(key))
+        if store is None:
+            raise RamielError(
+                f"dense_resource<{key}>: the module names no weights file (module attribute "
+                f"{WEIGHTS_ATTR})"
+            )
+        arr = np.asarray(store.get(key))
         el = attr.type.get_element_type()  # type: ignore[union-attr]
         shape = tuple(attr.type.get_shape())  # type: ignore[union-attr]
         if math.prod(shape) != arr.size:  # IR edited by hand: the type and the file disagree

@@ -42,7 +42,7 @@ def zoo_models() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def ramiel_ctx() -> Context:
     """An xDSL context with every Ramiel dialect registered."""
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     return make_context()
 

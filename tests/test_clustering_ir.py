@@ -64,14 +64,12 @@ def zoo_ir(tmp_path_factory, zoo_models, ramiel_ctx):
     """``zoo_ir(name)``: a fresh copy of the model's ``onnx`` IR after --constant-fold --dce
     --estimate-cost (imported once per module)."""
     from ramiel.importer import ImportOptions, import_onnx
-    from ramiel.weights import set_ir_base_dir
 
     cache: dict[str, ModuleOp] = {}
 
     def get(name: str) -> ModuleOp:
         if name not in cache:
             d = tmp_path_factory.mktemp(name)
-            set_ir_base_dir(str(d))
             m = import_onnx(
                 zoo_models[name],
                 ImportOptions(
@@ -239,7 +237,7 @@ def test_round_trip_keeps_the_computation(zoo_ir, ramiel_ctx, tmp_path, pipeline
         LowerToTorchpy().apply(ramiel_ctx, module)
         path = tmp_path / f"{tag}.py"
         path.write_text(print_python(module, tag))
-        write_weights([module], src, str(tmp_path / f"{tag}.safetensors"))
+        write_weights([module], ramiel_ctx.weights.of(src), str(tmp_path / f"{tag}.safetensors"))
         cls = generated_class(import_from_path(f"ramiel_rt_{tag}", str(path)))
         return cls, cls.from_safetensors(tmp_path / f"{tag}.safetensors")
 

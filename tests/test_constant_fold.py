@@ -114,7 +114,7 @@ def _fold(model: onnx.ModelProto):
     for v in ret.operands:
         owner = v.owner
         if isinstance(owner, OPS["Constant"]):
-            values.append(constant_value(owner.properties["value"], module))
+            values.append(constant_value(owner.properties["value"], None))  # all inline
         else:
             values.append(None)
     return module, values
@@ -200,24 +200,25 @@ def test_large_results_fold_into_new_weights(tmp_path):
     from safetensors.numpy import load_file
     from xdsl.dialects.builtin import DenseResourceAttr
 
+    from ramiel.context import make_context
     from ramiel.importer import ImportOptions
-    from ramiel.weights import set_ir_base_dir, store_of
 
     w = f32(8, 6)
     path = str(tmp_path / "m.safetensors")
-    set_ir_base_dir(str(tmp_path))
+    ctx = make_context(str(tmp_path))  # m.safetensors is relative to tmp_path
     module = import_onnx(
         _weights_model(w), ImportOptions(weights_path=path, weights_ref="m.safetensors")
     )
-    ConstantFold().apply(None, module)
-    DeadCodeElimination().apply(None, module)
+    ConstantFold().apply(ctx, module)
+    DeadCodeElimination().apply(ctx, module)
     module.verify()
     ops = {o.op_type: o for o in module.walk() if isinstance(o, OnnxOp)}
     assert "Transpose" not in ops and "Expand" in ops
     attr = ops["MatMul"].operands[1].owner.properties["value"]
     assert isinstance(attr, DenseResourceAttr)
-    np.testing.assert_array_equal(constant_value(attr, module), w.T)
-    assert store_of(module).new_keys() == [attr.resource_handle.data]
+    store = ctx.weights.of(module)
+    np.testing.assert_array_equal(constant_value(attr, store), w.T)
+    assert store is not None and store.new_keys() == [attr.resource_handle.data]
     assert sorted(load_file(path)) == ["w"]  # saved only when the IR is written
 
 

@@ -126,7 +126,7 @@ _MODULE = """builtin.module attributes {{onnx.opset = {opset} : i64}} {{
 
 
 def _verify(op_text: str, opset: int = 17, ctx=None) -> None:
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     verify_located(
         parse_module(ctx or make_context(), _MODULE.format(op=op_text, opset=opset), "t.mlir")
@@ -179,7 +179,7 @@ def test_gelu_is_valid_from_opset_20():
 
 
 def test_parsed_ops_carry_file_locations():
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     module = parse_module(
         make_context(),
@@ -308,7 +308,7 @@ builtin.module attributes {{onnx.opset = {opset} : i64}} {{
 
 
 def _accessor_ops(opset: int, clip: str, resize: str) -> dict[str, list]:
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     text = _ACCESSORS.format(opset=opset, clip=clip, resize=resize)
     module = parse_module(make_context(), text, "a.mlir")

@@ -27,11 +27,11 @@ from ramiel.parsing import LocatedParser, parse_module, verify_located
 from ramiel.weights import (
     INLINE_LIMIT,
     WEIGHTS_ATTR,
+    WeightStores,
     constant_value,
     dense_from_numpy,
     dense_splat,
     numpy_from_dense,
-    set_ir_base_dir,
     splat_value,
 )
 
@@ -88,8 +88,8 @@ def test_small_initializer_inline_large_in_weights_file(tmp_path):
     assert "dense<1.500000e+00> : tensor<5xf32>" in _text(module)  # a splat stays compact
     stored = load_file(str(weights))
     np.testing.assert_array_equal(stored[consts["big"].resource_handle.data], big)
-    set_ir_base_dir(str(tmp_path))
-    np.testing.assert_array_equal(constant_value(consts["big"], module), big)
+    store = WeightStores(str(tmp_path)).of(module)  # m.safetensors, relative to tmp_path
+    np.testing.assert_array_equal(constant_value(consts["big"], store), big)
 
 
 def test_no_weights_path_keeps_everything_inline():
@@ -142,7 +142,7 @@ def test_names_become_valid_ssa_names_and_node_names_are_kept():
     assert '%input: tensor<2xf32> {onnx.name = "input:0"}' in text
     assert '%conv1_relu = "onnx.Relu"(%input) {onnx_node_name = "relu node"}' in text
     # The printed text parses back to the same text.
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     assert _text(parse_module(make_context(), text)) == text
 
@@ -299,7 +299,7 @@ _DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.u
     )
 )
 def test_dense_attribute_roundtrip_through_text(arr):
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     attr = dense_from_numpy(arr)
     back = numpy_from_dense(attr)
@@ -310,7 +310,7 @@ def test_dense_attribute_roundtrip_through_text(arr):
 
 
 def test_splat_stays_one_element_through_text():
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     attr = dense_splat(np.float32(0.02), (4096, 25088))
     assert str(attr) == "dense<2.000000e-02> : tensor<4096x25088xf32>"
@@ -323,7 +323,7 @@ def test_splat_stays_one_element_through_text():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_special_floats_survive_print_and_parse(dtype):
     """xDSL prints -inf, NaN and floats like 1000001.0 as hex bit patterns (attention masks)."""
-    from ramiel.dialects.registry import make_context
+    from ramiel.context import make_context
 
     big = 65504.0 if dtype == np.float16 else 1000001.0
     arr = np.array([-np.inf, np.inf, np.nan, big, 0.1, -0.0], dtype)

@@ -76,8 +76,8 @@ def test_no_constant_subgraph_is_recomputed(name, compiled):
     transformer's position-embedding Gather at constant positions becomes a weight), so no
     inference recomputes one."""
     from ramiel.clustering import is_ambient
+    from ramiel.context import make_context
     from ramiel.dialects.onnx import OnnxOp
-    from ramiel.dialects.registry import make_context
     from ramiel.parsing import parse_module
 
     _, model = compiled(name)

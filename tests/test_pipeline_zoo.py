@@ -34,10 +34,9 @@ import torch
 from conftest import ZOO_DIR
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
-from ramiel.dialects.registry import make_context
+from ramiel.context import make_context
 from ramiel.parsing import parse_module, verify_located
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
-from ramiel.weights import set_ir_base_dir
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -166,8 +165,7 @@ def _assert_ir_round_trips(case: _Case) -> None:
         text = f.read()
     assert "cluster.cluster @" in text and "cluster.yield" in text
     assert '"cluster.' not in text, "a cluster op printed in the generic form"
-    set_ir_base_dir(case.out_dir)
-    ctx = make_context()
+    ctx = make_context(case.out_dir)
     module = parse_module(ctx, text, path)
     verify_located(module)
     assert str(module) + "\n" == text

@@ -24,7 +24,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import ramiel
-from ramiel.dialects.registry import make_context
+from ramiel.context import make_context
 from ramiel.parsing import parse_module, verify_located
 
 HOSTILE = ["$x", "$", ".lead", "..", "../../etc/passwd", "a/b/c", "9nine", "-dash", "x.y", "é"]
@@ -70,16 +70,14 @@ def test_hostile_names_round_trip(tmp_path):
     for g, r in zip(got, _ort(model, {"x": x}), strict=True):
         np.testing.assert_allclose(g.numpy(), r, rtol=1e-5, atol=1e-5)
     # model.mlir parses, verifies and lowers again, from another working directory
-    from ramiel.weights import set_ir_base_dir
-
     text = (out / "model.mlir").read_text()
     assert "dense_resource<" in text
-    set_ir_base_dir(str(out))
-    module = parse_module(make_context(), text, str(out / "model.mlir"))
+    ctx = make_context(str(out))  # model.mlir names weights.safetensors beside it
+    module = parse_module(ctx, text, str(out / "model.mlir"))
     verify_located(module)
     from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 
-    LowerToTorchpy().apply(make_context(), module)
+    LowerToTorchpy().apply(ctx, module)
     verify_located(module)
     # nothing outside the output directory
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"]

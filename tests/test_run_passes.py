@@ -10,6 +10,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from ramiel.context import make_context
 from ramiel.dialects import onnx as onnx_d
 from ramiel.importer import import_onnx
 from ramiel.parsing import LocatedVerifyError
@@ -42,13 +43,15 @@ def _model() -> ModuleOp:
 def test_the_pass_that_breaks_the_ir_is_named() -> None:
     module = _model()
     with pytest.raises(LocatedVerifyError) as e:
-        run_passes(module, [*clean_up_passes([]), _DropOperand(), *clean_up_passes([])])
+        run_passes(
+            module, [*clean_up_passes([]), _DropOperand(), *clean_up_passes([])], make_context()
+        )
     assert str(e.value.reason).startswith("IR invalid after pass 'drop-operand': ")
     assert "IR invalid after pass 'drop-operand'" in str(e.value)
 
 
 def test_valid_passes_leave_a_verified_module() -> None:
     module = _model()
-    run_passes(module, clean_up_passes(["fuse-gelu"]))
+    run_passes(module, clean_up_passes(["fuse-gelu"]), make_context())
     module.verify()
     assert [o.op_type for o in module.walk() if isinstance(o, onnx_d.OnnxOp)] == ["Relu", "Neg"]

@@ -21,11 +21,12 @@ from onnx import numpy_helper
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, NoneType
 from xdsl.printer import Printer
 
+from ramiel.context import RamielContext, make_context
 from ramiel.dialects.onnx import OPS, OnnxOp, static_shape
 from ramiel.parsing import parse_module, verify_located
 from ramiel.passes.constant_fold import ConstantFold
 from ramiel.tools import opt, translate
-from ramiel.weights import constant_value, set_ir_base_dir, splat_value
+from ramiel.weights import constant_value, splat_value
 
 MAX_IR_BYTES = 1_000_000
 
@@ -48,7 +49,7 @@ class ZooRun:
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory, zoo_models, ramiel_ctx):
+def pipeline(tmp_path_factory, zoo_models):
     """Run the CLI pipeline once per model (cached); returns ``name -> ZooRun``."""
     runs: dict[str, ZooRun] = {}
 
@@ -58,18 +59,20 @@ def pipeline(tmp_path_factory, zoo_models, ramiel_ctx):
             raw, clean = str(d / "raw.mlir"), str(d / "clean.mlir")
             assert translate.main(["--import-onnx", zoo_models[name], "-o", raw]) == 0
             assert opt.main(["--constant-fold", "--dce", raw, "-o", clean]) == 0
-            text, module = _load(clean, ramiel_ctx)
+            text, module, _ = _load(clean)
             runs[name] = ZooRun(raw, clean, text, module)
         return runs[name]
 
     return run
 
 
-def _load(path: str, ctx) -> tuple[str, ModuleOp]:
-    set_ir_base_dir(os.path.dirname(path))
+def _load(path: str) -> tuple[str, ModuleOp, RamielContext]:
+    """The IR at ``path``: its text, the module, and the context it was parsed in (whose weight
+    stores resolve its relative ``ramiel.weights`` beside it)."""
+    ctx = make_context(os.path.dirname(path))
     with open(path) as f:
         text = f.read()
-    return text, parse_module(ctx, text, path)
+    return text, parse_module(ctx, text, path), ctx
 
 
 def test_roundtrip_is_stable_and_verifies(zoo_model, pipeline):
@@ -102,12 +105,13 @@ def _node_name(node: onnx.NodeProto, idx: int) -> str:
     return node.name or f"{node.op_type}_{idx}"
 
 
-def _folded_values(run: ZooRun, ctx) -> dict[str, object]:
+def _folded_values(run: ZooRun) -> dict[str, object]:
     """ONNX node name -> value of the onnx.Constant that ``--constant-fold`` (without ``--dce``,
     so no folded constant is lost) made of the node: ``(scalar, shape)`` for a splat, else the
     array."""
-    _, module = _load(run.raw_path, ctx)
+    _, module, ctx = _load(run.raw_path)
     ConstantFold().apply(ctx, module)
+    store = ctx.weights.of(module)
     values: dict[str, object] = {}
     for op in module.walk():
         if isinstance(op, OPS["Constant"]) and op.node_name:
@@ -115,17 +119,15 @@ def _folded_values(run: ZooRun, ctx) -> dict[str, object]:
             # a large folded result is a new weight (dense_resource), never a splat
             s = splat_value(attr) if isinstance(attr, DenseIntOrFPElementsAttr) else None
             shape = tuple(attr.type.get_shape())
-            values[op.node_name] = (s, shape) if s is not None else constant_value(attr, module)
+            values[op.node_name] = (s, shape) if s is not None else constant_value(attr, store)
     return values
 
 
-def test_folded_constant_of_shape_weights_have_the_onnx_values(
-    zoo_model, pipeline, zoo_models, ramiel_ctx
-):
+def test_folded_constant_of_shape_weights_have_the_onnx_values(zoo_model, pipeline, zoo_models):
     """Every ConstantOfShape of the file became a splat of its `value` over its shape input."""
     model = onnx.load(zoo_models[zoo_model])
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    folded = _folded_values(pipeline(zoo_model), ramiel_ctx)
+    folded = _folded_values(pipeline(zoo_model))
     checked = 0
     for idx, node in enumerate(model.graph.node):
         name = _node_name(node, idx)
@@ -169,9 +171,9 @@ def _with_folded_initializers(model: onnx.ModelProto, folded) -> onnx.ModelProto
 @pytest.mark.parametrize(
     "name", ["light_squeezenet", "light_inception_v1", "light_densenet121", "light_shufflenet"]
 )
-def test_folding_preserves_numerics_under_onnxruntime(name, pipeline, zoo_models, ramiel_ctx):
+def test_folding_preserves_numerics_under_onnxruntime(name, pipeline, zoo_models):
     model = onnx.load(zoo_models[name])
-    folded = _folded_values(pipeline(name), ramiel_ctx)
+    folded = _folded_values(pipeline(name))
     rebuilt = _with_folded_initializers(model, folded)
     assert len(rebuilt.graph.node) < len(model.graph.node)
     so = ort.SessionOptions()

@@ -54,6 +54,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ramiel.attrs import WEIGHTS_ATTR, get_str, set_str
+from ramiel.context import RamielContext
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file
@@ -64,7 +65,7 @@ from ramiel.printer import print_python
 from ramiel.tools.common import HelpFormatter, add_version, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
-from ramiel.weights import WeightStore, set_ir_base_dir, store_of
+from ramiel.weights import WeightStore
 
 __all__ = ["RamielOptMain", "format_parse_error", "main", "split_pass_flags"]
 
@@ -199,7 +200,12 @@ def _usage_error(message: str) -> NoReturn:
 class RamielOptMain(xDSLOptMain):
     """xDSL's optimiser driver with Ramiel's dialects, passes, located errors and fast parser."""
 
+    ctx: RamielContext
+
     def register_all_dialects(self) -> None:
+        # xDSL's __init__ has just made a plain Context: Ramiel's owns the weight stores too
+        # (its weights_dir is set from the input file in _opt, before anything is read)
+        self.ctx = RamielContext()
         register_dialects(self.ctx)
 
     def register_all_passes(self) -> None:
@@ -543,7 +549,11 @@ class RamielOptMain(xDSLOptMain):
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
         saved = save_new_weights(
-            prog, self.args.input_file, self.args.output_file, self.args.weights
+            prog,
+            self.ctx.weights.of(prog),
+            self.args.input_file,
+            self.args.output_file,
+            self.args.weights,
         )
         if saved is None:
             rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
@@ -636,7 +646,11 @@ ramiel compile's default pipeline (ramiel.pipeline.DEFAULT_PIPELINE), on the imp
 
 
 def save_new_weights(  # type: ignore[no-untyped-def]
-    module, input_file: str | None, output_file: str | None, weights: str | None = None
+    module,
+    store: WeightStore | None,
+    input_file: str | None,
+    output_file: str | None,
+    weights: str | None = None,
 ) -> str | None:
     """Write the module's weights beside the output if a pass added some; returns the file's path.
 
@@ -646,13 +660,11 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     ``-o FILE``; with the IR on stdout and no ``weights`` it is an error (no file is written
     where the user did not ask). ``ramiel.weights`` names that file. The input weights file is left as it is, unless it is
     that very file (``-o`` overwriting the IR it was imported with): then it gains the new
-    tensors. ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
+    tensors. ``store``: the module's weights in the run's context (``None`` when the module
+    names no weights file). ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
     cannot be written.
     """
-    if get_str(module, WEIGHTS_ATTR) is None:
-        return None
-    store = store_of(module)
-    if not store.new_keys():
+    if store is None or not store.new_keys():
         return None
     if weights:
         path = os.path.abspath(weights)
@@ -734,11 +746,10 @@ def _opt(argv: list[str]) -> int:
             print(show_dialects(tool.ctx))
             return 0
         if tool.args.input_file:
-            set_ir_base_dir(os.path.dirname(os.path.abspath(tool.args.input_file)))
+            # a relative ramiel.weights path is relative to the IR file's directory
+            tool.ctx.weights_dir = os.path.dirname(os.path.abspath(tool.args.input_file))
             if not os.path.exists(tool.args.input_file):
                 raise RamielError(f"{tool.args.input_file}: no such file")
-        else:
-            set_ir_base_dir(os.getcwd())
         if tool.args.output_file:
             output_file(tool.args.output_file)
         tool.run()

@@ -33,7 +33,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ramiel.attrs import WEIGHTS_ATTR, get_str
-from ramiel.dialects.registry import make_context
+from ramiel.context import make_context
 from ramiel.errors import RamielError
 from ramiel.files import output_file
 from ramiel.parsing import LocatedVerifyError
@@ -133,11 +133,9 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
     from ramiel.lowering.to_torchpy import check_static_shapes  # lazy: numpy,onnx,torch
     from ramiel.passes.constant_fold import ConstantFold  # lazy: numpy,onnx
     from ramiel.passes.dce import DeadCodeElimination  # lazy: numpy,onnx
-    from ramiel.weights import set_ir_base_dir  # lazy: numpy,onnx
 
-    set_ir_base_dir(ir_dir)
     folded = module.clone()
-    ctx = make_context()
+    ctx = make_context(ir_dir)  # the module's ramiel.weights is relative to the IR's directory
     for p in (ConstantFold(), DeadCodeElimination()):
         p.apply(ctx, folded)
     check_static_shapes(list(main_func(folded).body.block.ops))

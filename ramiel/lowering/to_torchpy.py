@@ -32,9 +32,7 @@ from ramiel.attrs import (
     NODE_NAME_ATTR,
     NUM_OPS_ATTR,
     THREADS_ATTR,
-    WEIGHTS_ATTR,
     get_int,
-    has,
     io_names,
     remove,
     set_float,
@@ -87,7 +85,7 @@ from ramiel.lowering.control_flow import check_region_op, lower_region_op
 from ramiel.lowering.outputs import own_outputs
 from ramiel.naming import name_hint, sanitize, unique
 from ramiel.parsing import LocatedOpError
-from ramiel.weights import constant_value, store_of, value_attr
+from ramiel.weights import WeightStore, constant_value, value_attr
 
 #: The name a TorchScript export gives a Constant node's output (``/Constant_3_output_0``):
 #: such weights are named after their first user instead, like anonymous initializers.
@@ -241,9 +239,7 @@ class _FuncBuilder:
         if key not in self.derived:
             arr = np.ascontiguousarray(value)
             self.lowering.taken.add(key)
-            module = self.lowering.module
-            store = store_of(module) if has(module, WEIGHTS_ATTR) else None
-            attr = value_attr(arr, key, store)
+            attr = value_attr(arr, key, self.lowering.store)
             w = tp.WeightOp(key, attr, attr.get_type())  # type: ignore[attr-defined]
             w.result.name_hint = key
             top = self.top or self.block
@@ -347,15 +343,16 @@ class _FuncBuilder:
         return self._emit(name, args, kwargs, receiver=obj)
 
 
-def check_lowerable(module: ModuleOp) -> None:
+def check_lowerable(module: ModuleOp, store: WeightStore | None) -> None:
     """What :class:`LowerToTorchpy` checks before it lowers ``module``'s ``@main``, in the same
     order: static graph inputs (:class:`~ramiel.errors.DynamicShapeError`), every op supported
     (:class:`~ramiel.errors.UnsupportedOpError`, all at once), static shapes
     (:class:`~ramiel.errors.DataDependentShapeError`). ``ramiel compile`` runs it before
-    clustering, which would size channels with the shapes."""
+    clustering, which would size channels with the shapes. ``store``: the module's weights
+    (``None`` if it names no weights file), which the checks read constant operands from."""
     fn = main_func(module)
     check_static_inputs(fn)
-    Lowering(module).check(list(fn.body.block.ops))
+    Lowering(module, store).check(list(fn.body.block.ops))
 
 
 class Lowering:
@@ -363,11 +360,13 @@ class Lowering:
     channels, the ONNX ops' node views (:meth:`node_view`, what a lowering rule of
     :mod:`ramiel.lowering` reads) and the lowerability checks (:meth:`check`).
     :func:`lower_to_torchpy` runs it; the profiler and ``--assign-layout``'s cost probe make one
-    to read node views (``Lowering(module).node_view(op)``).
+    to read node views (``Lowering(module, store).node_view(op)``). ``store``: the module's
+    weights (:meth:`ramiel.weights.WeightStores.of`, ``None`` if it names no weights file).
     """
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, store: WeightStore | None):
         self.module = module
+        self.store = store
         self.keys: dict[Operation, str] = {}
         # keys become attribute names of the generated nn.Module classes (self.<key>)
         self.taken: set[str] = set(tp.MODULE_ATTRIBUTES)
@@ -431,7 +430,7 @@ class Lowering:
         const = None
         owner = v.owner
         if isinstance(owner, OnnxOp) and owner.op_type == "Constant":
-            const = constant_value(owner.properties["value"], self.module)
+            const = constant_value(owner.properties["value"], self.store)
         return TensorInfo(v.name_hint or "", shape, dtype, const)
 
     def node_view(self, op: OnnxOp) -> NodeView:
@@ -439,7 +438,7 @@ class Lowering:
         for k, a in op.properties.items():
             val = python_from_attr(a)
             if isinstance(val, Attribute):
-                val = constant_value(val, self.module)
+                val = constant_value(val, self.store)
             attrs[k] = val
         return NodeView(
             op_type=op.op_type,
@@ -670,7 +669,7 @@ def rebuild_call(
 def weight_keys(module: ModuleOp) -> dict[Operation, str]:
     """The weight key every constant of ``@main`` gets when ``module`` is lowered (either mode):
     constant op -> key (the buffer name of the generated classes and of the weights file)."""
-    lowering = Lowering(module)
+    lowering = Lowering(module, None)  # keys come from names and uses, never from values
     lowering.assign_weight_keys(main_func(module))
     return dict(lowering.keys)
 
@@ -688,13 +687,15 @@ def _user_based_name(const: Operation) -> str | None:
     return None
 
 
-def lower_to_torchpy(op: ModuleOp, mode: str = "auto") -> None:
+def lower_to_torchpy(op: ModuleOp, mode: str, store: WeightStore | None) -> None:
     """Lower ``onnx`` + ``cluster`` IR in ``op`` to the ``torchpy`` dialect in place (see
-    :mod:`ramiel.passes.lower_to_torchpy`); ``mode="sequential"`` declusters first."""
+    :mod:`ramiel.passes.lower_to_torchpy`); ``mode="sequential"`` declusters first (``"auto"``:
+    as the IR is); ``store``: the module's weights (``None`` if it names no weights file), which
+    the weights computed at compile time are added to."""
     fn = main_func(op)
     if mode == "sequential":
         decluster(fn)
-    lowering = Lowering(op)
+    lowering = Lowering(op, store)
     lowering.assign_weight_keys(fn)
     block = fn.body.block
     clusters = clusters_of(block)
