@@ -38,7 +38,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ramiel.runtime.memory import ENV_DISABLE as MALLOC_ENV_DISABLE
-from ramiel.runtime.memory import reuse_freed_memory
+from ramiel.runtime.memory import MMAP_THRESHOLD, TRIM_THRESHOLD, reuse_freed_memory
 
 
 @dataclass
@@ -275,7 +275,7 @@ def machine_scaling(workers: int, work_ms: float = 50.0, repeats: int = 5) -> fl
     return round(ratios[len(ratios) // 2], 3)
 
 
-def tune_malloc(mmap_threshold: int = 32 << 20, trim_threshold: int = 1 << 30) -> bool:
+def tune_malloc(mmap_threshold: int = MMAP_THRESHOLD, trim_threshold: int = TRIM_THRESHOLD) -> bool:
     """Stop glibc's malloc from handing tensor memory back to the kernel after every inference:
     :func:`ramiel.runtime.memory.reuse_freed_memory` (the measurements are there), which every
     Ramiel program also calls when it loads; process-wide, returns False where it is not glibc.
