@@ -181,7 +181,9 @@ def _bench_batch(
     }
     hyper_m = ramiel.compile(model, clusters=workers, backend=backend, batch=batch)
     info["estimates"][batch] = _estimate(hyper_m)
-    hyper = start(hyper_m.program, hyper_m.weights_namespace(), backend=backend, threads_per_worker=1)
+    hyper = start(
+        hyper_m.program, hyper_m.weights_namespace(), backend=backend, threads_per_worker=1
+    )
     dp = start(
         data_parallel_from_compiled(c1, batch, workers), c1.weights_namespace(), backend=backend,
         threads_per_worker=1,

@@ -39,9 +39,7 @@ def _model(name: str) -> onnx.ModelProto:
     if name in models.MODELS:
         return onnx.load(models.export_model(name))
     limit = MAX_RANDOM_ELEMENTS if name in FC_HEAVY else None
-    return randomize_weights(
-        onnx.load(ZOO[name]), seed=1, max_elements=limit
-    )
+    return randomize_weights(onnx.load(ZOO[name]), seed=1, max_elements=limit)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,9 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             others = sorted(f for f in os.listdir(d) if f != "weights.safetensors")
         diff = (size - real) / real
         worst = max(worst, abs(diff))
-        rows.append(
-            f"| {name} | {real:,} | {size:,} | {diff:+.2%} | {', '.join(others)} |"
-        )
+        rows.append(f"| {name} | {real:,} | {size:,} | {diff:+.2%} | {', '.join(others)} |")
         print(rows[-1], flush=True)
     text = "\n".join(
         [

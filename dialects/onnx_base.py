@@ -180,15 +180,17 @@ def _kind_matches(kind: OpSchema.AttrType, attr: Attribute) -> bool:
 # Schemas
 # ---------------------------------------------------------------------------------------------
 
-REPRESENTABLE_KINDS: frozenset[OpSchema.AttrType] = frozenset({
-    _KIND.INT,
-    _KIND.FLOAT,
-    _KIND.STRING,
-    _KIND.INTS,
-    _KIND.FLOATS,
-    _KIND.STRINGS,
-    _KIND.TENSOR,
-})
+REPRESENTABLE_KINDS: frozenset[OpSchema.AttrType] = frozenset(
+    {
+        _KIND.INT,
+        _KIND.FLOAT,
+        _KIND.STRING,
+        _KIND.INTS,
+        _KIND.FLOATS,
+        _KIND.STRINGS,
+        _KIND.TENSOR,
+    }
+)
 """The ONNX attribute kinds an op property can hold (GRAPH only as the regions of
 :data:`REGION_ATTRS`' ops; TYPE_PROTO, SPARSE_TENSOR and their lists not at all)."""
 _REPRESENTABLE_NAMES = {k.name for k in REPRESENTABLE_KINDS}

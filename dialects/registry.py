@@ -35,4 +35,3 @@ def register_dialects(ctx: Context) -> Context:
             raise
         ctx.register_dialect(name, lambda m=m, attr=attr: getattr(m, attr))
     return ctx
-

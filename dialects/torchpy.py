@@ -929,7 +929,9 @@ class CallSegmentOp(IRDLOperation):
 
     assembly_format = "$callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $outs)"
 
-    def __init__(self, callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]):
+    def __init__(
+        self, callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]
+    ):
         super().__init__(
             operands=[list(operands)],
             properties={"callee": SymbolRefAttr(callee)},
@@ -939,7 +941,9 @@ class CallSegmentOp(IRDLOperation):
     def verify_(self) -> None:
         name = self.callee.root_reference.data
         if self.callee.nested_references.data or not is_python_name(name):
-            raise VerifyException(f"torchpy.call_segment: callee {self.callee} is not a function name")
+            raise VerifyException(
+                f"torchpy.call_segment: callee {self.callee} is not a function name"
+            )
         parent = self.parent_op()  # a segment cannot hold one: FuncOp.verify_ says so
         module = parent.parent_op() if parent is not None else None
         if module is None:
@@ -957,9 +961,7 @@ class CallSegmentOp(IRDLOperation):
         ret = callee.body.block.last_op
         arg_types = [a.type for a in callee.body.block.args]
         res_types = [v.type for v in ret.operands] if isinstance(ret, ReturnOp) else []
-        if [v.type for v in self.inputs] != arg_types or [
-            r.type for r in self.outs
-        ] != res_types:
+        if [v.type for v in self.inputs] != arg_types or [r.type for r in self.outs] != res_types:
             raise VerifyException(
                 f"torchpy.call_segment: operands or results do not match @{name}'s arguments "
                 "and returned values"

@@ -171,7 +171,9 @@ def assign_layout(module: ModuleOp, mode: str, store: WeightStore | None) -> int
         for o in ops:
             if o in cl:
                 continue
-            if _is_anchor(o, module, store) or (_is_transparent(o) and any(map(is_cl, _activations(o)))):
+            if _is_anchor(o, module, store) or (
+                _is_transparent(o) and any(map(is_cl, _activations(o)))
+            ):
                 cl.add(o)
                 changed = True
     if mode == "auto":

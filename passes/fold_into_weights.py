@@ -161,7 +161,11 @@ def _optional_const(op: OnnxOp, i: int, store: WeightStore | None) -> np.ndarray
 
 
 def _matmul(
-    mm: OnnxOp, add: OnnxOp | None, out: SSAValue, bias: np.ndarray | None, store: WeightStore | None
+    mm: OnnxOp,
+    add: OnnxOp | None,
+    out: SSAValue,
+    bias: np.ndarray | None,
+    store: WeightStore | None,
 ) -> _Producer | None:
     w = constant_array(mm.operands[1], store)
     shape = static_shape(out.type)

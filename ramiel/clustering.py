@@ -435,9 +435,6 @@ def _best_order(g: TaskGraph, clusters: list[list[int]]) -> list[list[int]]:
     return clusters if given <= estimate_makespan(g, ordered).makespan else ordered
 
 
-
-
-
 def cluster_compute_ops(module: ModuleOp) -> list[list[Operation]]:
     """The compute ops of every cluster of ``@main``, in order (one list for a flat ``@main``).
 

@@ -43,8 +43,6 @@ __all__ = [
 ]
 
 
-
-
 def split_batch(batch: int, workers: int) -> list[list[int]]:
     """Contiguous shares of ``range(batch)`` over ``workers`` (sizes differ by at most one).
 

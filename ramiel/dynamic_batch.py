@@ -269,9 +269,7 @@ def _sample_module(
     run_passes(module, clean_up_passes(options.rewrites()), ctx)
     if decided is not None:
         copy_layout(decided, module)
-    run_passes(
-        module, [*late_passes(options.rewrites()), LowerToTorchpy(mode="sequential")], ctx
-    )
+    run_passes(module, [*late_passes(options.rewrites()), LowerToTorchpy(mode="sequential")], ctx)
     return module
 
 

@@ -741,9 +741,7 @@ def _program_text(
     return "\n".join(lines)
 
 
-def write_weights(
-    modules: Sequence[ModuleOp], store: WeightStore | None, path: str
-) -> list[str]:
+def write_weights(modules: Sequence[ModuleOp], store: WeightStore | None, path: str) -> list[str]:
     """Write every weight the ``torchpy`` modules read to one safetensors file; returns the keys.
 
     The tensor names are the weight keys (the buffer names of the generated classes); every tensor

@@ -281,6 +281,7 @@ def tune(
 
 def _moved(r: CompileResult, out_dir: str) -> CompileResult:
     """``r`` with its paths in ``out_dir`` (where ``tune`` copied the winner's files)."""
+
     def here(path: str) -> str:
         return os.path.join(out_dir, os.path.basename(path))
 

@@ -56,7 +56,6 @@ INLINE_LIMIT = 16
 """Tensors with at most this many elements are printed inline as ``dense<...>``."""
 
 
-
 def dense_from_numpy(arr: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A ``dense<...>`` attribute holding ``arr`` (a splat is stored as a single element)."""
     arr = np.asarray(arr)
@@ -225,13 +224,15 @@ def _file_stamp(path: str | None) -> tuple[int, int, int] | None:
 
 #: safetensors dtype tags whose numpy type exists only in ml_dtypes (safetensors' numpy loader
 #: looks them up in numpy itself and fails): read from the file's bytes (:func:`_read_raw`).
-_ML_DTYPES_TAGS = MappingProxyType({
-    "F8_E4M3": "float8_e4m3fn",
-    "F8_E4M3FNUZ": "float8_e4m3fnuz",
-    "F8_E5M2": "float8_e5m2",
-    "F8_E5M2FNUZ": "float8_e5m2fnuz",
-    "F8_E8M0": "float8_e8m0fnu",
-})
+_ML_DTYPES_TAGS = MappingProxyType(
+    {
+        "F8_E4M3": "float8_e4m3fn",
+        "F8_E4M3FNUZ": "float8_e4m3fnuz",
+        "F8_E5M2": "float8_e5m2",
+        "F8_E5M2FNUZ": "float8_e5m2fnuz",
+        "F8_E8M0": "float8_e8m0fnu",
+    }
+)
 
 
 def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
@@ -251,22 +252,24 @@ def _read_raw(path: str, key: str, tag: str) -> np.ndarray:
 
 
 #: safetensors dtype tag of each numpy (ml_dtypes) element type name.
-SAFETENSORS_TAGS = MappingProxyType({
-    "float64": "F64",
-    "float32": "F32",
-    "float16": "F16",
-    "bfloat16": "BF16",
-    "int64": "I64",
-    "int32": "I32",
-    "int16": "I16",
-    "int8": "I8",
-    "uint64": "U64",
-    "uint32": "U32",
-    "uint16": "U16",
-    "uint8": "U8",
-    "bool": "BOOL",
-    **{v: k for k, v in _ML_DTYPES_TAGS.items()},
-})
+SAFETENSORS_TAGS = MappingProxyType(
+    {
+        "float64": "F64",
+        "float32": "F32",
+        "float16": "F16",
+        "bfloat16": "BF16",
+        "int64": "I64",
+        "int32": "I32",
+        "int16": "I16",
+        "int8": "I8",
+        "uint64": "U64",
+        "uint32": "U32",
+        "uint16": "U16",
+        "uint8": "U8",
+        "bool": "BOOL",
+        **{v: k for k, v in _ML_DTYPES_TAGS.items()},
+    }
+)
 
 _CHUNK = 1 << 20
 
@@ -293,7 +296,11 @@ def save_safetensors(
         if tag is None:
             raise ValueError(f"tensor {name!r}: no safetensors dtype for {arr.dtype.name}")
         n = int(arr.size) * arr.dtype.itemsize
-        header[name] = {"dtype": tag, "shape": list(arr.shape), "data_offsets": [offset, offset + n]}
+        header[name] = {
+            "dtype": tag,
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + n],
+        }
         offset += n
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
@@ -319,14 +326,16 @@ def save_safetensors(
 
 #: numpy (ml_dtypes) element types torch has under the same name but cannot take from or give to
 #: numpy: they cross as their bits (an integer type of the same size) and are reinterpreted.
-_TORCH_BITS = MappingProxyType({
-    "bfloat16": np.int16,
-    "float8_e4m3fn": np.uint8,
-    "float8_e4m3fnuz": np.uint8,
-    "float8_e5m2": np.uint8,
-    "float8_e5m2fnuz": np.uint8,
-    "float8_e8m0fnu": np.uint8,
-})
+_TORCH_BITS = MappingProxyType(
+    {
+        "bfloat16": np.int16,
+        "float8_e4m3fn": np.uint8,
+        "float8_e4m3fnuz": np.uint8,
+        "float8_e5m2": np.uint8,
+        "float8_e5m2fnuz": np.uint8,
+        "float8_e8m0fnu": np.uint8,
+    }
+)
 
 
 def torch_from_numpy(arr: np.ndarray) -> Any:

@@ -103,9 +103,7 @@ def test_dynamic_shape_without_binding(tmp_path, capsys):
     onnx.save(model, path)
     line = _run(driver, ["compile", path, "-o", str(tmp_path / "out")], capsys)
     assert "'seq'" in line and "--input-shape" in line
-    rc = driver.main(
-        ["compile", path, "-o", str(tmp_path / "out"), "--input-shape", "x=1,3"]
-    )
+    rc = driver.main(["compile", path, "-o", str(tmp_path / "out"), "--input-shape", "x=1,3"])
     out = capsys.readouterr().out
     assert rc == 0 and "any batch size: x" in out and "note: batch dimension 'batch'" not in out
 

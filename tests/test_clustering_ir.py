@@ -167,6 +167,7 @@ def test_current_clustering_reads_without_rewriting(name, zoo_ir, ramiel_ctx):
         build_clusters(fn, [[o for i, o in enumerate(ops) if i % 3 != 2], ops[1::3], ops[2::3]])
 
     m = zoo_ir(name)
+
     def run(*passes):
         return lambda module: [p.apply(ramiel_ctx, module) for p in passes]
 

@@ -142,7 +142,8 @@ def test_cli_negative_dim(tmp_path, capsys):
     rc = driver.main(["compile", path, "-o", str(tmp_path / "out"), "--input-shape", "x=1,3,16,16"])
     assert rc == 0, capsys.readouterr().err
     rc = tool_status(
-        driver.main, ["compile", path, "-o", str(tmp_path / "out2"), "--input-shape", "x=-1,3,16,16"]
+        driver.main,
+        ["compile", path, "-o", str(tmp_path / "out2"), "--input-shape", "x=-1,3,16,16"],
     )
     err = capsys.readouterr().err
     assert rc == 2 and "dimensions must be positive" in one_error_line(err)

@@ -28,7 +28,6 @@ def test_import_contracts_are_kept() -> None:
 UNSORTED: set[str] = set()
 
 
-
 def _nested_imports(path: str) -> list[tuple[int, str]]:
     import ast
 

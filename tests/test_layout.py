@@ -456,7 +456,9 @@ def test_channels_last_channels_in_spawned_workers(tmp_path, pipeline_helpers):
     res = compile_model(model, str(tmp_path), opts)
     m = CompiledModel(res, opts)
     assert any(s.format_name == "channels_last" for s in m.program.channels.values())
-    with start(m.program, m.weights_namespace(), backend="processes", start_method="spawn") as runner:
+    with start(
+        m.program, m.weights_namespace(), backend="processes", start_method="spawn"
+    ) as runner:
         out = runner.run({"x": torch.from_numpy(x)})
     pipeline_helpers.assert_close(out["y"], ref[0], 1e-4, "y, spawned workers")
     pipeline_helpers.assert_close(out["cat"], ref[1], 1e-4, "cat, spawned workers")

@@ -54,7 +54,11 @@ def test_each_tool_writes_only_what_it_is_asked(tmp_path, monkeypatch, capsys):
         ),
         (translate.main, ["--to-python", "tp.mlir"], []),
         (translate.main, ["--to-python", "tp.mlir", "-o", "net.py"], ["net.py", "net.safetensors"]),
-        (translate.main, ["--to-python", "tp.mlir", "--weights", "w.safetensors"], ["w.safetensors"]),
+        (
+            translate.main,
+            ["--to-python", "tp.mlir", "--weights", "w.safetensors"],
+            ["w.safetensors"],
+        ),
         (driver.main, ["compile", model, "-o", "out"], ["out"]),
     ]
     for main, argv, expected in runs:

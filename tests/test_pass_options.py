@@ -43,9 +43,7 @@ def test_a_value_outside_the_literal_is_refused_in_python_and_in_a_spec(pass_nam
             assert getattr(cls(**{option: value}), option) == value
             (spec,) = parse_pipeline(f'{pass_name}{{{option.replace("_", "-")}="{value}"}}')
             assert getattr(cls.from_spec(spec), option) == value
-        why = (
-            f"{pass_name}: option '{option}' must be one of {', '.join(allowed)}, not 'bogus'$"
-        )
+        why = f"{pass_name}: option '{option}' must be one of {', '.join(allowed)}, not 'bogus'$"
         with pytest.raises(RamielError, match=why):
             cls(**{option: "bogus"})
         (spec,) = parse_pipeline(f"{pass_name}{{{option}=bogus}}")

@@ -32,7 +32,10 @@ def _model() -> ModuleOp:
     from onnx import TensorProto, helper
 
     g = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"], name="relu0"), helper.make_node("Neg", ["y"], ["z"])],
+        [
+            helper.make_node("Relu", ["x"], ["y"], name="relu0"),
+            helper.make_node("Neg", ["y"], ["z"]),
+        ],
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])],

@@ -107,6 +107,7 @@ class ArgumentParser(argparse.ArgumentParser):
 def versions(tool: str) -> str:
     """``--version`` text: ``tool`` and Ramiel's version, then xDSL's, onnx's, onnxruntime's and
     torch's (from the installed distributions' metadata: nothing is imported)."""
+
     def of(dist: str) -> str:
         try:
             return version(dist)
@@ -231,7 +232,6 @@ def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
         raise argparse.ArgumentTypeError(str(e).removeprefix("--input-shape ")) from None
 
 
-
 def add_input_shape(p: argparse.ArgumentParser) -> None:
     """The ``--input-shape NAME=D0,D1,...`` option (repeatable; :func:`input_shape` values in
     ``args.input_shape``) of ``ramiel-translate --import-onnx`` and the ``ramiel`` subcommands."""
@@ -243,6 +243,7 @@ def add_input_shape(p: argparse.ArgumentParser) -> None:
         metavar="NAME=D0,D1,...",
         help="bind the shape of a graph input (repeatable; NAME= for a scalar)",
     )
+
 
 def path(text: str) -> str:
     """An argparse type: a non-empty path (``-o ''`` is an error, not the current directory)."""

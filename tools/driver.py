@@ -439,7 +439,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                 _ort_model(source, opts), so, providers=["CPUExecutionProvider"]
             )
         except Exception as e:  # onnxruntime's own error types
-
             where = f" (the generated code is in {out_dir})" if args.output else ""
             reason = " ".join(str(e).split())[:300]
             raise RamielError(
@@ -455,7 +454,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             refs = [sess.run(base_outs, f) for f in ort_feeds]
         except Exception as e:  # onnxruntime's own error types
-
             raise RamielError(
                 "onnxruntime fails to run the model, so 'ramiel run' cannot check Ramiel's "
                 f"result against it: {' '.join(str(e).split())[:300]}"

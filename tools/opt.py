@@ -636,13 +636,13 @@ class _Formatter(HelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Defaults shown; the description and epilog as written."""
 
 
-_EPILOG = """\
+_EPILOG = f"""\
 Every pass also has a flag of its own, with options in braces or after '=':
-  ramiel-opt --constant-fold --dce --merge{clusters=2} model.mlir -o out.mlir
+  ramiel-opt --constant-fold --dce --merge{{clusters=2}} model.mlir -o out.mlir
   ramiel-opt --merge=clusters=2 -              (read stdin)
 Passes run in command-line order; the IR is verified after each (errors at file:line:col).
 ramiel compile's default pipeline (ramiel.pipeline.DEFAULT_PIPELINE), on the imported IR:
-  ramiel-opt -p '""" + DEFAULT_PIPELINE + """' model.mlir"""
+  ramiel-opt -p '{DEFAULT_PIPELINE}' model.mlir"""
 
 
 def save_new_weights(  # type: ignore[no-untyped-def]

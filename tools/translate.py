@@ -123,6 +123,7 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
     """Raise :class:`~ramiel.errors.DataDependentShapeError` for a shape that only the input data
     decide (NonZero of an input): what ``ramiel compile`` rejects, so this after constant folding
     (a NonZero of a constant folds away) on a copy of ``module``; the IR printed is not folded."""
+
     def static(t) -> bool:  # type: ignore[no-untyped-def]
         return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape())
 

@@ -700,9 +700,7 @@ def lower_to_torchpy(op: ModuleOp, mode: str, store: WeightStore | None) -> None
     block = fn.body.block
     clusters = clusters_of(block)
     in_names, out_names = io_names(fn)
-    all_ops: list[Operation] = [o for c in clusters for o in c.body.block.ops] or list(
-        block.ops
-    )
+    all_ops: list[Operation] = [o for c in clusters for o in c.body.block.ops] or list(block.ops)
     check_static_inputs(fn)
     lowering.check(all_ops)
     new_ops: list[Operation] = []
@@ -739,9 +737,7 @@ def lower_to_torchpy(op: ModuleOp, mode: str, store: WeightStore | None) -> None
     prog = tp.ProgramOp.create(
         properties={
             "sym_name": StringAttr("main"),
-            "inputs": ArrayAttr(
-                [ArrayAttr([StringAttr(c) for c in inputs[n]]) for n in in_names]
-            ),
+            "inputs": ArrayAttr([ArrayAttr([StringAttr(c) for c in inputs[n]]) for n in in_names]),
             "outputs": ArrayAttr([StringAttr(outputs.get(n, "")) for n in out_names]),
             "input_order": ArrayAttr([StringAttr(n) for n in in_names]),
             "output_order": ArrayAttr([StringAttr(n) for n in out_names]),
@@ -750,6 +746,7 @@ def lower_to_torchpy(op: ModuleOp, mode: str, store: WeightStore | None) -> None
     fn.detach()
     fn.erase(safe_erase=False)
     op.body.block.add_ops([*new_ops, prog])
+
 
 def _lower_cluster(
     lowering: Lowering,
@@ -801,6 +798,7 @@ def _lower_cluster(
     set_float(f, COST_ATTR, round(cost, 3))
     set_int(f, NUM_OPS_ATTR, sum(isinstance(o, OnnxOp) for o in c.body.block.ops))
     return f
+
 
 def _lower_sequential(
     lowering: Lowering, fn: func.FuncOp, block: Block, in_names: list[str]

@@ -1660,7 +1660,6 @@ def _rank_main(rank: int, boot: _Boot) -> None:
         boot.done_w.close()
     import torch.distributed as dist  # lazy: torch.distributed (process groups)
 
-
     def reply(data: bytes) -> None:
         if rank == 0:
             with contextlib.suppress(OSError):
@@ -1775,7 +1774,6 @@ class DistributedRunner(Runner):
         startup_timeout_s: float = 120.0,
     ):
         import torch.distributed as dist  # lazy: torch.distributed (process groups)
-
 
         if processes._IMPORTING_PROGRAM:
             raise ProgramError(

@@ -156,7 +156,9 @@ def conv2d_prepacked(
     Raises ``ValueError`` for an ``activation`` other than ``"none"`` or ``"relu"``.
     """
     if activation not in ("none", "relu"):
-        raise ValueError(f"conv2d_prepacked: activation must be 'none' or 'relu', not {activation!r}")
+        raise ValueError(
+            f"conv2d_prepacked: activation must be 'none' or 'relu', not {activation!r}"
+        )
     if _plain_conv(x, weight):
         y = F.conv2d(x, weight, bias, stride, padding, dilation, groups)
         return torch.relu_(y) if activation == "relu" else y

@@ -93,7 +93,10 @@ def test_cast_to_float8_matches_reference(source, target, saturate):
         # some processes (it gave 384, in others 416, for 400 * (1 + 2**-40) -> e4m3fn): its
         # input is rounded to odd in float32 first, after which one rounding is exact.
         model32, feeds32 = single_node_model(
-            "Cast", [("x", _round_to_odd_f32(x), False)], opset=21, to=F8[target],
+            "Cast",
+            [("x", _round_to_odd_f32(x), False)],
+            opset=21,
+            to=F8[target],
             saturate=saturate,
         )
         want = _reference(model32, feeds32)
