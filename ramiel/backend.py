@@ -63,6 +63,7 @@ from ramiel.lowering.node_view import freeze_inputs
 from ramiel.runtime import Program, Weights, start
 from ramiel.runtime.module import generated_class, with_state
 from ramiel.runtime.program import InputMismatch, import_from_path
+from ramiel.runtime.runner import BackendName
 from ramiel.weights import numpy_from_torch, torch_from_numpy
 
 __all__ = [
@@ -94,7 +95,7 @@ class BackendOptions:
     """
 
     clusters: int = 2
-    backend: str = "threads"
+    backend: BackendName = "threads"
     threads_per_worker: int = 1
     keep_dir: str | None = None
 

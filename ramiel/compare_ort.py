@@ -41,6 +41,7 @@ from ramiel.bench.engines import ort_session
 from ramiel.context import make_context
 from ramiel.dialects import torchpy as tp
 from ramiel.importer import load_model, prepare_model
+from ramiel.layout import LayoutMode
 from ramiel.parsing import parse_module
 from ramiel.printer import print_python, write_weights
 
@@ -249,7 +250,7 @@ def ort_node_times(
 def compare_with_ort(
     model: str,
     threads: int = 1,
-    layout: str = "auto",
+    layout: LayoutMode = "auto",
     repeat: int = 20,
     warmup: int = 3,
     input_shapes: Mapping[str, Sequence[int]] | None = None,

@@ -35,7 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import onnx
@@ -45,13 +45,13 @@ from xdsl.passes import ModulePass
 
 from ramiel.attrs import WEIGHTS_ATTR, has, set_str
 from ramiel.context import make_context
-from ramiel.cost_model import ProfileDB, usable_cores
+from ramiel.cost_model import Backend, ProfileDB, usable_cores
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, generalize_batch
-from ramiel.errors import RamielError, SchedulingError
+from ramiel.errors import RamielError
 from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
-from ramiel.layout import LAYOUT_MODES
+from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
@@ -63,6 +63,7 @@ from ramiel.runtime import Weights, load_program
 from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
 from ramiel.runtime.program import import_from_path
+from ramiel.runtime.runner import BackendName
 from ramiel.scheduling import ScheduleReport
 from ramiel.weights import WeightStore, constant_value, dense_from_numpy
 
@@ -102,7 +103,7 @@ class CompileOptions:
     """
 
     clusters: int | None = None
-    backend: str = "threads"
+    backend: BackendName = "threads"
     threads_per_worker: int = 1
     clone: bool = True
     profile: str | None = None
@@ -113,10 +114,32 @@ class CompileOptions:
     disable: Sequence[str] = ()
     transfer_cost: str | None = None
     compile: bool = False
-    layout: str = "auto"
+    layout: LayoutMode = "auto"
     trainable: bool = False
     dynamic_batch: bool | None = None
     class_name: str | None = None
+
+    def check(self) -> None:
+        """Raise :class:`~ramiel.errors.RamielError` naming the first option
+        :func:`compile_model` cannot take and why: a ``backend`` that is not a compilation
+        target (``inline`` only runs a compiled program), a ``layout`` not in
+        :data:`~ramiel.layout.LAYOUT_MODES`, a count below 1 (``clusters``, ``threads_per_worker``,
+        ``batch``, ``cores``), or an unknown name in ``disable``."""
+        targets = get_args(Backend)
+        if self.backend not in targets:
+            raise RamielError(
+                f"CompileOptions.backend must be one of {', '.join(targets)}, not {self.backend!r}"
+            )
+        if self.layout not in LAYOUT_MODES:
+            raise RamielError(
+                f"CompileOptions.layout must be one of {', '.join(LAYOUT_MODES)}, "
+                f"not {self.layout!r}"
+            )
+        for name in ("clusters", "threads_per_worker", "batch", "cores"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise RamielError(f"CompileOptions.{name} must be at least 1, not {value!r}")
+        self.rewrites()
 
     def rewrites(self) -> list[str]:
         """The :data:`REWRITE_PASSES` this compilation runs, in order. ``trainable`` leaves out
@@ -252,11 +275,13 @@ def compile_model(
     """Compile ``model`` into ``out_dir`` (created if needed). See the module docstring.
 
     Raises :class:`~ramiel.errors.RamielError` subclasses for bad models, unsupported ops and
-    impossible clustering requests.
+    impossible clustering requests, and for a bad option (:meth:`CompileOptions.check`) before
+    anything is read or written.
     """
 
     options = options or CompileOptions()
     say = progress or (lambda _msg: None)
+    options.check()
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise RamielError(f"output {out_dir} exists and is not a directory")
     # Inputs, then the output: one clear error before any work (and before creating anything).
@@ -267,13 +292,6 @@ def compile_model(
     output_dir(out_dir)
     timings: dict[str, float] = {}
     n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)
-    if n < 1:
-        raise SchedulingError(f"the number of clusters must be at least 1, got {n}")
-
-    if options.layout not in LAYOUT_MODES:
-        raise RamielError(
-            f"layout must be one of {', '.join(LAYOUT_MODES)}, not {options.layout!r}"
-        )
     path = os.fspath(model) if isinstance(model, str | os.PathLike) else None
     src_name = os.path.basename(path) if path else "an in-memory ONNX model"
 
@@ -524,7 +542,7 @@ class CompiledModel(ParallelModel):
 def compile(  # noqa: A001 - the public name the README promises
     model: str | os.PathLike[str] | onnx.ModelProto,
     clusters: int | None = None,
-    backend: str = "threads",
+    backend: BackendName = "threads",
     threads_per_worker: int = 1,
     out_dir: str | None = None,
     **options: Any,

@@ -14,11 +14,12 @@ make) carries the directory and owns the open stores, and passes get it from the
 directory is carried, not written into the IR as an absolute path when the IR is read, so the IR
 a tool prints names the file as its input did (relative paths stay relative and the output stays
 byte-identical). A constant's value is read through the store explicitly
-(:func:`constant_value`). Weights are
-read lazily with ``safetensors`` (memory-mapped, never unpickled). Element types numpy has only
-through ``ml_dtypes`` (bfloat16, the float8 types) keep their safetensors dtype tags (``BF16``,
-``F8_E4M3``, ``F8_E4M3FNUZ``, ``F8_E5M2``, ``F8_E5M2FNUZ``, ``F8_E8M0``), so the files are read by
-``safetensors.torch`` (the generated code) as the right torch dtypes.
+(:func:`constant_value`).
+
+Weights are read lazily with ``safetensors`` (memory-mapped, never unpickled). Element types
+numpy has only through ``ml_dtypes`` (bfloat16, the float8 types) keep their safetensors dtype
+tags (``BF16``, ``F8_E4M3``, ``F8_E4M3FNUZ``, ``F8_E5M2``, ``F8_E5M2FNUZ``, ``F8_E8M0``), so the
+files are read by ``safetensors.torch`` (the generated code) as the right torch dtypes.
 """
 
 from __future__ import annotations

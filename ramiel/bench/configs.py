@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ramiel.layout import LayoutMode
 from ramiel.measure import Plan
+from ramiel.runtime.runner import BackendName
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Config:
     engine: str
     clusters: int = 1
     threads: int = 1
-    backend: str | None = None
+    backend: BackendName | None = None
     ort_parallel: bool = False
     hybrid: bool = False
     tuned: bool = False
@@ -119,7 +121,12 @@ def configs_for(workers: int, with_variants: Sequence[str] = ()) -> list[Config]
         for backend in ("threads", "processes"):
             cfgs.append(Config(f"par-{backend}-{c}x{t}", "ramiel-par", c, t, backend))
     if p > 1:
-        for c, backend in ((p, "threads"), (p, "processes"), (1, "threads")):
+        hybrids: tuple[tuple[int, BackendName], ...] = (
+            (p, "threads"),
+            (p, "processes"),
+            (1, "threads"),
+        )
+        for c, backend in hybrids:
             cfgs.append(Config(f"par-{backend}-{c}xH", "ramiel-par", c, p, backend, hybrid=True))
         cfgs.append(Config("tuned", "ramiel-par", 1, p, "threads", tuned=True))
     cfgs.append(Config("default", "ramiel-par", p, p, "threads", default=True))
@@ -147,7 +154,9 @@ class BenchPlan(Plan):
     tune_compile: bool = False  # ramiel tune considers compiled candidates too
     busy_rounds: int = 6  # the busy-background-core timing of the default program (0: none)
     busy_calls: int = 10
-    layout: str = "auto"  # CompileOptions.layout of every Ramiel configuration (a variant's wins)
+    layout: LayoutMode = (
+        "auto"  # CompileOptions.layout of every Ramiel configuration (a variant's wins)
+    )
 
     @classmethod
     def quick(cls) -> BenchPlan:

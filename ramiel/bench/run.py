@@ -18,6 +18,7 @@ from ramiel.bench.models import COMPILE_TIMEOUT_S, QUICK_MODEL, ModelSpec, resol
 from ramiel.bench.report import plot_speedups, render_markdown, write_markdown
 from ramiel.bench.results import ConfigResult, Environment, ModelResult, load_json, to_json
 from ramiel.bench.trace import trace_inference
+from ramiel.layout import LayoutMode
 from ramiel.measure import (
     CpuMeter,
     Isolated,
@@ -373,7 +374,7 @@ def run_bench(
     compile: bool = False,  # noqa: A002 - the option's name (ramiel bench --compile)
     variant_names: Sequence[str] | None = None,
     busy_core: bool = True,
-    layout: str = "auto",
+    layout: LayoutMode = "auto",
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[ModelResult], Environment, str]:
     """Benchmark ``models`` (see :func:`resolve_models`); write the report files into ``out_dir``

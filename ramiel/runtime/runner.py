@@ -26,7 +26,7 @@ import threading
 import traceback
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 import torch
 
@@ -41,7 +41,13 @@ from ramiel.runtime.program import (
 )
 from ramiel.runtime.weights import Weights
 
-BACKENDS = ("threads", "processes", "inline", "distributed")
+BackendName = Literal["threads", "processes", "inline", "distributed"]
+"""The runtimes a program runs on (``start(..., backend=...)``, ``CompileOptions.backend``):
+threads of this process, worker processes with shared memory, this thread alone (no workers: the
+clusters run one after another), or ``torch.distributed`` ranks."""
+
+BACKENDS: tuple[str, ...] = get_args(BackendName)
+"""The values of :data:`BackendName`."""
 
 _open_runners: weakref.WeakSet[Runner] = weakref.WeakSet()
 
