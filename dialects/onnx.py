@@ -40,7 +40,9 @@ onnx-mlir's generic form::
 Layout: the op classes (``ConvOp``, ...; :data:`OPS`) are generated ahead of time from ``onnx.defs``
 into :mod:`ramiel.dialects.onnx_ops` by ``scripts/gen_onnx_dialect.py`` (each with named
 accessors: ``conv.X``, ``conv.W``, ``conv.B``, ``conv.group``); their base class, the verifier and
-the helpers are in :mod:`ramiel.dialects.onnx_base`; this module gathers both.
+the helpers are in :mod:`ramiel.dialects.onnx_base`; this module gathers both. The op categories
+the analyses key on (``Elementwise``, ``Broadcasting``, ``LayoutAnchor``, ...) are xDSL traits of
+:mod:`ramiel.dialects.onnx_traits`, which the generated classes carry (``op.has_trait(...)``).
 
 Source: ONNX operator specification (https://onnx.ai/onnx/operators/) via ``onnx.defs``; textual
 conventions from onnx-mlir's ``ONNXOps.td.inc``.

@@ -20,6 +20,17 @@ from xdsl.irdl import (
 from xdsl.traits import ConstantLike, Pure, RecursivelySpeculatable, RecursiveMemoryEffect
 
 from ramiel.dialects.onnx_base import OnnxOp
+from ramiel.dialects.onnx_traits import (
+    Broadcasting,
+    Cheap,
+    DataMovement,
+    DenseCompute,
+    Elementwise,
+    GlobalPooling,
+    LayoutAnchor,
+    LayoutTransparent,
+    Pooling,
+)
 
 
 @irdl_op_definition
@@ -36,7 +47,7 @@ class AbsOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -61,7 +72,7 @@ class AcosOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -86,7 +97,7 @@ class AcoshOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -115,7 +126,7 @@ class AddOp(OnnxOp):
     broadcast = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -180,7 +191,7 @@ class AndOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -268,7 +279,7 @@ class AsinOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -293,7 +304,7 @@ class AsinhOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -318,7 +329,7 @@ class AtanOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -343,7 +354,7 @@ class AtanhOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -382,7 +393,7 @@ class AttentionOp(OnnxOp):
     softcap = opt_prop_def(Attribute)
     softmax_precision = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def Q(self) -> SSAValue:
@@ -461,7 +472,7 @@ class AveragePoolOp(OnnxOp):
     pads = opt_prop_def(Attribute)
     strides = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Pooling(), LayoutAnchor())
 
     @property
     def X(self) -> SSAValue:
@@ -496,7 +507,7 @@ class BatchNormalizationOp(OnnxOp):
     spatial = opt_prop_def(Attribute)
     training_mode = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -637,7 +648,7 @@ class BitShiftOp(OnnxOp):
     outputs_ = var_result_def()
     direction = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting())
 
     @property
     def X(self) -> SSAValue:
@@ -667,7 +678,7 @@ class BitwiseAndOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting())
 
     @property
     def A(self) -> SSAValue:
@@ -697,7 +708,7 @@ class BitwiseNotOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def X(self) -> SSAValue:
@@ -722,7 +733,7 @@ class BitwiseOrOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting())
 
     @property
     def A(self) -> SSAValue:
@@ -752,7 +763,7 @@ class BitwiseXorOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting())
 
     @property
     def A(self) -> SSAValue:
@@ -814,7 +825,7 @@ class CastOp(OnnxOp):
     saturate = opt_prop_def(Attribute)
     to = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), DataMovement(), LayoutTransparent(), Cheap())
 
     @property
     def input_(self) -> SSAValue:
@@ -842,7 +853,7 @@ class CastLikeOp(OnnxOp):
     round_mode = opt_prop_def(Attribute)
     saturate = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -922,7 +933,7 @@ class CeilOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -948,7 +959,7 @@ class CeluOp(OnnxOp):
     outputs_ = var_result_def()
     alpha = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -1009,7 +1020,7 @@ class ClipOp(OnnxOp):
     max_ = opt_prop_def(Attribute, prop_name="max")
     min_ = opt_prop_def(Attribute, prop_name="min")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -1117,7 +1128,7 @@ class ConcatOp(OnnxOp):
     outputs_ = var_result_def()
     axis = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), LayoutTransparent(), Cheap())
 
     @property
     def inputs(self) -> tuple[SSAValue, ...]:
@@ -1143,7 +1154,7 @@ class ConstantOp(OnnxOp):
     outputs_ = var_result_def()
     value = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), DataMovement())
 
     @property
     def output_(self) -> SSAValue | None:
@@ -1165,7 +1176,7 @@ class ConstantOfShapeOp(OnnxOp):
     outputs_ = var_result_def()
     value = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def input_(self) -> SSAValue:
@@ -1197,7 +1208,7 @@ class ConvOp(OnnxOp):
     pads = opt_prop_def(Attribute)
     strides = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute(), LayoutAnchor())
 
     @property
     def X(self) -> SSAValue:
@@ -1240,7 +1251,7 @@ class ConvIntegerOp(OnnxOp):
     pads = opt_prop_def(Attribute)
     strides = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def x(self) -> SSAValue:
@@ -1290,7 +1301,7 @@ class ConvTransposeOp(OnnxOp):
     pads = opt_prop_def(Attribute)
     strides = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def X(self) -> SSAValue:
@@ -1325,7 +1336,7 @@ class CosOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -1350,7 +1361,7 @@ class CoshOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -1536,7 +1547,7 @@ class DepthToSpaceOp(OnnxOp):
     blocksize = opt_prop_def(Attribute)
     mode = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement())
 
     @property
     def input_(self) -> SSAValue:
@@ -1630,7 +1641,7 @@ class DivOp(OnnxOp):
     broadcast = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -1666,7 +1677,7 @@ class DropoutOp(OnnxOp):
     ratio_ = opt_prop_def(Attribute, prop_name="ratio")
     seed = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), LayoutTransparent())
 
     @property
     def data(self) -> SSAValue:
@@ -1744,7 +1755,7 @@ class EinsumOp(OnnxOp):
     outputs_ = var_result_def()
     equation = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def Inputs(self) -> tuple[SSAValue, ...]:
@@ -1772,7 +1783,7 @@ class EluOp(OnnxOp):
     alpha = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -1800,7 +1811,7 @@ class EqualOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -1830,7 +1841,7 @@ class ErfOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -1857,7 +1868,7 @@ class ExpOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -1883,7 +1894,7 @@ class ExpandOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def input_(self) -> SSAValue:
@@ -1943,7 +1954,7 @@ class FlattenOp(OnnxOp):
     outputs_ = var_result_def()
     axis = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def input_(self) -> SSAValue:
@@ -1970,7 +1981,7 @@ class FloorOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2065,7 +2076,7 @@ class GatherOp(OnnxOp):
     outputs_ = var_result_def()
     axis = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -2160,7 +2171,7 @@ class GeluOp(OnnxOp):
     outputs_ = var_result_def()
     approximate = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2191,7 +2202,7 @@ class GemmOp(OnnxOp):
     transA = opt_prop_def(Attribute)
     transB = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def A(self) -> SSAValue:
@@ -2226,7 +2237,7 @@ class GlobalAveragePoolOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GlobalPooling())
 
     @property
     def X(self) -> SSAValue:
@@ -2252,7 +2263,7 @@ class GlobalLpPoolOp(OnnxOp):
     outputs_ = var_result_def()
     p = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GlobalPooling())
 
     @property
     def X(self) -> SSAValue:
@@ -2277,7 +2288,7 @@ class GlobalMaxPoolOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GlobalPooling())
 
     @property
     def X(self) -> SSAValue:
@@ -2305,7 +2316,7 @@ class GreaterOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -2335,7 +2346,7 @@ class GreaterOrEqualOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -2498,7 +2509,7 @@ class HardSigmoidOp(OnnxOp):
     beta = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2523,7 +2534,7 @@ class HardSwishOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2576,7 +2587,7 @@ class IdentityOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), LayoutTransparent(), Cheap())
 
     @property
     def input_(self) -> SSAValue:
@@ -2697,7 +2708,7 @@ class IsInfOp(OnnxOp):
     detect_negative = opt_prop_def(Attribute)
     detect_positive = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2722,7 +2733,7 @@ class IsNaNOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2752,7 +2763,7 @@ class LRNOp(OnnxOp):
     bias = opt_prop_def(Attribute)
     size = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Pooling(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2913,7 +2924,7 @@ class LeakyReluOp(OnnxOp):
     alpha = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -2941,7 +2952,7 @@ class LessOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -2971,7 +2982,7 @@ class LessOrEqualOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -3066,7 +3077,7 @@ class LogOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -3192,7 +3203,7 @@ class LpPoolOp(OnnxOp):
     pads = opt_prop_def(Attribute)
     strides = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Pooling())
 
     @property
     def X(self) -> SSAValue:
@@ -3217,7 +3228,7 @@ class MatMulOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def A(self) -> SSAValue:
@@ -3248,7 +3259,7 @@ class MatMulIntegerOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DenseCompute())
 
     @property
     def A(self) -> SSAValue:
@@ -3290,7 +3301,7 @@ class MaxOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def data_0(self) -> tuple[SSAValue, ...]:
@@ -3324,7 +3335,7 @@ class MaxPoolOp(OnnxOp):
     storage_order = opt_prop_def(Attribute)
     strides = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Pooling(), LayoutAnchor())
 
     @property
     def X(self) -> SSAValue:
@@ -3428,7 +3439,7 @@ class MeanOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def data_0(self) -> tuple[SSAValue, ...]:
@@ -3529,7 +3540,7 @@ class MinOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def data_0(self) -> tuple[SSAValue, ...]:
@@ -3554,7 +3565,7 @@ class MishOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -3581,7 +3592,7 @@ class ModOp(OnnxOp):
     outputs_ = var_result_def()
     fmod = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting())
 
     @property
     def A(self) -> SSAValue:
@@ -3615,7 +3626,7 @@ class MulOp(OnnxOp):
     broadcast = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -3676,7 +3687,7 @@ class NegOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -3812,7 +3823,7 @@ class NotOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -3928,7 +3939,7 @@ class OrOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -3960,7 +3971,7 @@ class PReluOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -3996,7 +4007,7 @@ class PadOp(OnnxOp):
     pads_ = opt_prop_def(Attribute, prop_name="pads")
     value = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), LayoutTransparent())
 
     @property
     def data(self) -> SSAValue:
@@ -4039,7 +4050,7 @@ class PowOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -4461,7 +4472,7 @@ class RangeOp(OnnxOp):
     outputs_ = var_result_def()
     stash_type = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Cheap())
 
     @property
     def start(self) -> SSAValue:
@@ -4498,7 +4509,7 @@ class ReciprocalOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -4865,7 +4876,7 @@ class ReluOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -4894,7 +4905,7 @@ class ReshapeOp(OnnxOp):
     consumed_inputs = opt_prop_def(Attribute)
     shape_ = opt_prop_def(Attribute, prop_name="shape")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -4936,7 +4947,7 @@ class ResizeOp(OnnxOp):
     mode = opt_prop_def(Attribute)
     nearest_mode = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), LayoutAnchor())
 
     @property
     def X(self) -> SSAValue:
@@ -5097,7 +5108,7 @@ class RoundOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -5321,7 +5332,7 @@ class SeluOp(OnnxOp):
     consumed_inputs = opt_prop_def(Attribute)
     gamma = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -5349,7 +5360,7 @@ class ShapeOp(OnnxOp):
     end = opt_prop_def(Attribute)
     start = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -5377,7 +5388,7 @@ class ShrinkOp(OnnxOp):
     bias = opt_prop_def(Attribute)
     lambd = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -5404,7 +5415,7 @@ class SigmoidOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -5429,7 +5440,7 @@ class SignOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -5454,7 +5465,7 @@ class SinOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -5479,7 +5490,7 @@ class SinhOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -5505,7 +5516,7 @@ class SizeOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -5535,7 +5546,7 @@ class SliceOp(OnnxOp):
     ends_ = opt_prop_def(Attribute, prop_name="ends")
     starts_ = opt_prop_def(Attribute, prop_name="starts")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -5650,7 +5661,7 @@ class SoftplusOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -5675,7 +5686,7 @@ class SoftsignOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -5703,7 +5714,7 @@ class SpaceToDepthOp(OnnxOp):
     blocksize = opt_prop_def(Attribute)
     mode = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement())
 
     @property
     def input_(self) -> SSAValue:
@@ -5733,7 +5744,7 @@ class SplitOp(OnnxOp):
     num_outputs = opt_prop_def(Attribute)
     split_ = opt_prop_def(Attribute, prop_name="split")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement())
 
     @property
     def input_(self) -> SSAValue:
@@ -5770,7 +5781,7 @@ class SqrtOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -5797,7 +5808,7 @@ class SqueezeOp(OnnxOp):
     outputs_ = var_result_def()
     axes_ = opt_prop_def(Attribute, prop_name="axes")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -5831,7 +5842,7 @@ class SubOp(OnnxOp):
     broadcast = opt_prop_def(Attribute)
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:
@@ -5863,7 +5874,7 @@ class SumOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def data_0(self) -> tuple[SSAValue, ...]:
@@ -5920,7 +5931,7 @@ class SwishOp(OnnxOp):
     outputs_ = var_result_def()
     alpha = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -5945,7 +5956,7 @@ class TanOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     @property
     def input_(self) -> SSAValue:
@@ -5972,7 +5983,7 @@ class TanhOp(OnnxOp):
     outputs_ = var_result_def()
     consumed_inputs = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def input_(self) -> SSAValue:
@@ -6072,7 +6083,7 @@ class ThresholdedReluOp(OnnxOp):
     outputs_ = var_result_def()
     alpha = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), LayoutTransparent())
 
     @property
     def X(self) -> SSAValue:
@@ -6098,7 +6109,7 @@ class TileOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement())
 
     @property
     def input_(self) -> SSAValue:
@@ -6180,7 +6191,7 @@ class TransposeOp(OnnxOp):
     outputs_ = var_result_def()
     perm = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -6282,7 +6293,7 @@ class UnsqueezeOp(OnnxOp):
     outputs_ = var_result_def()
     axes_ = opt_prop_def(Attribute, prop_name="axes")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), DataMovement(), Cheap())
 
     @property
     def data(self) -> SSAValue:
@@ -6317,7 +6328,7 @@ class UpsampleOp(OnnxOp):
     scales_ = opt_prop_def(Attribute, prop_name="scales")
     width_scale = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), LayoutAnchor())
 
     @property
     def X(self) -> SSAValue:
@@ -6348,7 +6359,7 @@ class WhereOp(OnnxOp):
     inputs_ = var_operand_def()
     outputs_ = var_result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def condition(self) -> SSAValue:
@@ -6386,7 +6397,7 @@ class XorOp(OnnxOp):
     axis = opt_prop_def(Attribute)
     broadcast = opt_prop_def(Attribute)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise(), Broadcasting(), LayoutTransparent())
 
     @property
     def A(self) -> SSAValue:

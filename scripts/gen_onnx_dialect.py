@@ -8,8 +8,9 @@ interpreter start pays for building 186 classes from the schemas, and so that an
 each op's named accessors. Each class has, as xDSL dialects are written by hand:
 
 * ``name = "onnx.<OpType>"``, the traits (``Pure``, ``ConstantLike`` for ``onnx.Constant``;
-  ``RecursiveMemoryEffect`` and ``RecursivelySpeculatable`` for the region ops), one
-  ``region_def`` per GRAPH attribute of If/Loop/Scan;
+  ``RecursiveMemoryEffect`` and ``RecursivelySpeculatable`` for the region ops; then the op's
+  categories from :data:`ramiel.dialects.onnx_traits.ONNX_OP_TRAITS`, ``Elementwise()``, ...),
+  one ``region_def`` per GRAPH attribute of If/Loop/Scan;
 * the operands and results as one ``var_operand_def``/``var_result_def`` each: an operator's
   formal inputs change with the opset (Clip's ``min``/``max`` are attributes before opset 11 and
   inputs after, Resize gains ``roi`` at 11), and a missing optional input in the middle is a
@@ -49,6 +50,7 @@ import onnx.defs
 from onnx.defs import OpSchema
 
 from ramiel.dialects.onnx_base import REGION_ATTRS, OnnxOp, representable
+from ramiel.dialects.onnx_traits import CATEGORIES, traits_of
 
 TARGET = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dialects", "onnx_ops.py"
@@ -56,6 +58,9 @@ TARGET = os.path.join(
 """The generated module (``ramiel.dialects.onnx_ops``)."""
 
 _RESERVED = frozenset(dir(OnnxOp)) | {"name", "traits", "inputs_", "outputs_"}
+
+LINE_LENGTH = 100
+"""ruff's line length (pyproject.toml): the generated module is formatted as ``ruff format`` would."""
 
 
 def _identifier(name: str) -> str:
@@ -115,6 +120,19 @@ def _accessor(kind: str, ident: str, schema_name: str, option: str) -> list[str]
     ]
 
 
+def _call(head: str, args: list[str], tail: str) -> list[str]:
+    """``head + args + tail`` as ``ruff format`` writes it: one line if it fits, else the
+    arguments on one indented line, else one per line with a trailing comma."""
+    one = f"{head}{', '.join(args)}{tail}"
+    if len(one) <= LINE_LENGTH:
+        return [one]
+    indent = " " * (len(head) - len(head.lstrip()) + 4)
+    inner = f"{indent}{', '.join(args)}"
+    if len(inner) <= LINE_LENGTH:
+        return [head, inner, indent[4:] + tail]
+    return [head, *(f"{indent}{a}," for a in args), indent[4:] + tail]
+
+
 def _op_class(op_type: str, schemas: list[OpSchema]) -> list[str]:
     regions = REGION_ATTRS.get(op_type, ())
     attr_names = sorted({a for s in schemas for a in s.attributes} - set(regions))
@@ -128,12 +146,11 @@ def _op_class(op_type: str, schemas: list[OpSchema]) -> list[str]:
             f"``onnx.{op_type}``: the ONNX {op_type} operator; its graph attributes "
             f"({', '.join(regions)}) are regions ending in ``onnx.Yield`` (see verify_regions)."
         )
-        traits = "traits_def(RecursiveMemoryEffect(), RecursivelySpeculatable())"
+        traits = ["RecursiveMemoryEffect()", "RecursivelySpeculatable()"]
     else:
         first = f"``onnx.{op_type}``: the ONNX {op_type} operator (see onnx.defs schema)."
-        traits = (
-            "traits_def(Pure(), ConstantLike())" if op_type == "Constant" else "traits_def(Pure())"
-        )
+        traits = ["Pure()", "ConstantLike()"] if op_type == "Constant" else ["Pure()"]
+    traits += [f"{t.__name__}()" for t in traits_of(op_type)]
     versions = ", ".join(str(v) for v in sorted({s.since_version for s in schemas}))
 
     def listed(items: list[tuple[str, str, str]]) -> str:
@@ -169,7 +186,7 @@ def _op_class(op_type: str, schemas: list[OpSchema]) -> list[str]:
     for ident, a in attr_idents:
         prop = "" if ident == a else f', prop_name="{a}"'
         lines.append(f"    {ident} = opt_prop_def(Attribute{prop})")
-    lines += ["", f"    traits = {traits}"]
+    lines += ["", *_call("    traits = traits_def(", traits, ")")]
     for ident, n, o in in_names:
         lines += _accessor("input", ident, n, o)
     for ident, n, o in out_names:
@@ -207,6 +224,11 @@ def generate() -> str:
         "from xdsl.traits import ConstantLike, Pure, RecursivelySpeculatable, RecursiveMemoryEffect",
         "",
         "from ramiel.dialects.onnx_base import OnnxOp",
+        *_call(
+            "from ramiel.dialects.onnx_traits import (",
+            sorted(t.__name__ for t in CATEGORIES),
+            ")",
+        ),
     ]
     for op_type in ops:
         lines += _op_class(op_type, schemas[op_type])
