@@ -57,7 +57,6 @@ from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from ramiel.attrs import set_str
 from ramiel.dialects.onnx_base import (
     _REPRESENTABLE_NAMES,
-    BROADCAST_OPS,
     FRESH_RESULT_OPS,
     INPLACE_ATTR,
     INPLACE_OPS,
@@ -98,7 +97,6 @@ __all__ = [
     "create",
     "unrepresentable_reason",
     "attr_from_python",
-    "BROADCAST_OPS",
     "broadcast_shapes",
     "captured_values",
     "compatible",

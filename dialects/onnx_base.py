@@ -60,6 +60,7 @@ from ramiel.attrs import (
     has,
     remove,
 )
+from ramiel.dialects.onnx_traits import Broadcasting
 from ramiel.dtypes import (
     ONNX_OF_ELEMENT,
     SCHEMA_TYPE_STRINGS,
@@ -311,37 +312,6 @@ def broadcast_shapes(shapes: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-#: Ops with ONNX multidirectional (numpy) broadcasting over all inputs.
-BROADCAST_OPS = frozenset(
-    [
-        "Add",
-        "Sub",
-        "Mul",
-        "Div",
-        "Pow",
-        "Mod",
-        "Equal",
-        "Less",
-        "Greater",
-        "LessOrEqual",
-        "GreaterOrEqual",
-        "And",
-        "Or",
-        "Xor",
-        "BitShift",
-        "Where",
-        "Max",
-        "Min",
-        "Sum",
-        "Mean",
-        "PRelu",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-    ]
-)
-
-
 class OnnxOp(IRDLOperation):
     """Base class of the ``onnx.<OpType>`` ops of :mod:`ramiel.dialects.onnx_ops`: the ONNX
     operator type, its inputs, outputs and attributes by schema name, and the verifier that
@@ -499,7 +469,7 @@ class OnnxOp(IRDLOperation):
     def _verify_shapes(self, where: str) -> None:
         shapes = [static_shape(v.type) for v in self.operands if not isinstance(v.type, NoneType)]
         out = static_shape(self.results[0].type) if self.results else None
-        if self.op_type in BROADCAST_OPS and all(s is not None for s in shapes):
+        if self.has_trait(Broadcasting) and all(s is not None for s in shapes):
             b = broadcast_shapes(shapes)  # type: ignore[arg-type]
             if b is None:
                 raise VerifyException(f"{where}: operand shapes {shapes} do not broadcast")

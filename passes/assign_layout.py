@@ -58,14 +58,13 @@ from ramiel.context import module_store
 from ramiel.cost_model import analytic_cost_us, conversion_cost_us
 from ramiel.dialects.cluster import SendOp
 from ramiel.dialects.onnx import OnnxOp
+from ramiel.dialects.onnx_traits import LayoutAnchor, LayoutTransparent
 from ramiel.layout import (
-    ANCHOR_OPS,
     CHANNELS_LAST,
     CONTIGUOUS,
     CONV_SPEEDUP,
     LAYOUT_MODES,
     THROUGH_CL_MIN_ELEMENTS,
-    TRANSPARENT_OPS,
     LayoutMode,
     has_format,
     set_layout,
@@ -89,7 +88,7 @@ def _activations(op: Operation) -> list[SSAValue]:
 
 def _is_anchor(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
     """An anchor op on a 4-D input (a Resize only where it is one ``F.interpolate``)."""
-    if op.op_type not in ANCHOR_OPS or not op.operands:
+    if not op.has_trait(LayoutAnchor) or not op.operands:
         return False
     shape = static_shape_of(op.operands[0])
     if shape is None or len(shape) != 4:
@@ -111,7 +110,7 @@ def _is_transparent(op: OnnxOp) -> bool:
     if op.op_type == "Pad":
         mode = op.attr("mode", "constant")
         return (mode.decode() if isinstance(mode, bytes) else mode) == "constant"
-    return op.op_type in TRANSPARENT_OPS
+    return op.has_trait(LayoutTransparent)
 
 
 def _in_region_op(op: Operation) -> bool:
@@ -231,7 +230,7 @@ def _gain_us(op: OnnxOp) -> float:
     """Estimated µs ``op`` saves in channels-last (see the module docstring)."""
     if op.op_type == "Conv":
         return analytic_cost_us(op) * (1.0 - 1.0 / CONV_SPEEDUP)
-    if op.op_type in ANCHOR_OPS:
+    if op.has_trait(LayoutAnchor):
         x = static_shape_of(op.operands[0])
         if x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
             return 0.0  # contiguous, the lowering computes it in place: same speed

@@ -1,10 +1,11 @@
 """``--clone``: duplicate cheap producers into the clusters that consume them.
 
 Task duplication (as in DSH/CPFD, Kruatrachue & Lewis 1988; Ahmad & Kwok 1998), restricted to
-cheap ops: a *cloneable* op (pure data movement such as Reshape, Unsqueeze, Squeeze, Flatten,
-Shape, Cast, Identity, Gather on shapes, or any op whose estimated cost is at most
-``max_cost_us``) is copied into a consuming cluster when that removes a transfer (its own inputs
-must be available there without new transfers) and does not lengthen the estimated makespan; see
+cheap ops: a *cloneable* op (one of the ``Cheap`` category of :mod:`ramiel.dialects.onnx_traits`,
+pure data movement such as Reshape, Unsqueeze, Squeeze, Flatten, Shape, Cast, Identity, Gather on
+shapes, estimated at most 50 µs; or any op whose estimated cost is at most ``max_cost_us``) is
+copied into a consuming cluster when that removes a transfer (its own inputs must be available
+there without new transfers) and does not lengthen the estimated makespan; see
 :func:`ramiel.scheduling.clone_producers`. A copy left without users is dropped; run ``--dce``
 afterwards to clean up anything else.
 
@@ -21,28 +22,8 @@ from xdsl.passes import ModulePass
 
 from ramiel.clustering import main_func, recluster
 from ramiel.dialects.cluster import clusters_of
-from ramiel.dialects.onnx import OnnxOp
+from ramiel.dialects.onnx_traits import Cheap
 from ramiel.scheduling import clone_producers
-
-CHEAP_OPS = frozenset(
-    [
-        "Reshape",
-        "Unsqueeze",
-        "Squeeze",
-        "Flatten",
-        "Shape",
-        "Size",
-        "Cast",
-        "Identity",
-        "Gather",
-        "Slice",
-        "Concat",
-        "Expand",
-        "ConstantOfShape",
-        "Range",
-        "Transpose",
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -64,7 +45,7 @@ class Clone(ModulePass):
                 i
                 for i, o in enumerate(gv.ops)
                 if gv.graph.cost[i] <= self.max_cost_us
-                or (isinstance(o, OnnxOp) and o.op_type in CHEAP_OPS and gv.graph.cost[i] <= 50)
+                or (o.has_trait(Cheap) and gv.graph.cost[i] <= 50)
             }
             return clone_producers(gv.graph, current, cheap)
 

@@ -8,7 +8,9 @@ Analytic model (the default, deterministic so lit tests can check it)::
   pooling and LRN; a few per element for element-wise and normalisation ops; 0 for pure data
   movement (Reshape, Transpose, Concat, ...).
 * ``bytes_moved``: bytes of all tensor operands and results.
-* Rates are per op class, calibrated with PyTorch 2.13 eager on this project's 2-core machine,
+* Rates are per op class (the categories of :mod:`ramiel.dialects.onnx_traits`:
+  ``DenseCompute``, ``Pooling``, ``GlobalPooling``, ``DataMovement``; the rest element-wise),
+  calibrated with PyTorch 2.13 eager on this project's 2-core machine,
   one intra-op thread (2026-11-29, by hand: no script was kept; ``ramiel profile MODEL -o
   profile.json`` measures each op, against which these rates can be checked): dense conv/GEMM
   ~75 GFLOP/s, memory-bound element-wise ~20 GB/s, ~5 µs of framework overhead per op; 2-D
@@ -41,6 +43,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ramiel.dialects.cluster import is_ambient
 from ramiel.dialects.onnx import OnnxOp, opset_of, static_shape
+from ramiel.dialects.onnx_traits import (
+    DataMovement,
+    DenseCompute,
+    GlobalPooling,
+    Pooling,
+    has_trait,
+)
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.files import input_file, read_json_file
@@ -94,17 +103,6 @@ TRANSFER_COST: dict[str, tuple[float, float]] = {
     "distributed": (108.7, 4.39e-04),
 }
 
-_DENSE = {
-    "Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "MatMulInteger", "ConvInteger", "Attention",
-}  # fmt: skip
-_POOL = {"MaxPool", "AveragePool", "LpPool", "LRN"}
-_GLOBAL_POOL = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}
-_MOVE = {
-    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose", "Concat", "Split",
-    "Slice", "Gather", "Expand", "Tile", "Pad", "Shape", "Size", "Cast", "Dropout",
-    "ConstantOfShape", "Constant", "DepthToSpace", "SpaceToDepth",
-}  # fmt: skip
-
 
 def tensor_bytes(t: Attribute) -> int:
     """Size in bytes of a statically shaped tensor type (0 for ``none`` or dynamic shapes)."""
@@ -149,12 +147,12 @@ def flops(op: Operation) -> float:
         if q is not None and k is not None and v is not None and len(q) == 4:
             scores = math.prod(q[:-1]) * k[-2]  # B * H * S * L
             return 2.0 * scores * (q[-1] + v[-1]) + 8.0 * scores
-    if kind in _POOL:
+    if has_trait(kind, Pooling):
         k = op.attr("kernel_shape") or [op.attr("size", 1)]
         return float(out * math.prod(k))
-    if kind in _GLOBAL_POOL:
+    if has_trait(kind, GlobalPooling):
         return float(_numel(ins[0]))
-    if kind in _MOVE:
+    if has_trait(kind, DataMovement):
         return 0.0
     if kind in ("Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization", "Erf", "Gelu"):
         return 8.0 * out
@@ -225,14 +223,14 @@ def analytic_cost_us(op: Operation) -> float:
     kind = op.op_type if isinstance(op, OnnxOp) else ""
     f = flops(op)
     extra = 0.0
-    if kind in _DENSE:
+    if has_trait(kind, DenseCompute):
         rate = DENSE_RATE
     elif kind in ("MaxPool", "AveragePool") and _pools_channels_last(op):
         rate = POOL_CL_RATE
         extra = _pool_conversions_us(op)
     elif kind == "LRN":
         rate = LRN_RATE
-    elif kind in _POOL:
+    elif has_trait(kind, Pooling):
         rate = POOL_RATE
     else:
         rate = ELEMENTWISE_RATE
@@ -304,13 +302,13 @@ INTRA_OP_SCALING: dict[str, tuple[float, float]] = {
 
 def _scaling_class(op: Operation) -> str:
     kind = op.op_type if isinstance(op, OnnxOp) else ""
-    if kind in _DENSE:
+    if has_trait(kind, DenseCompute):
         return "dense"
     if kind == "LRN":
         return "lrn"
-    if kind in _POOL or kind in _GLOBAL_POOL:
+    if has_trait(kind, Pooling) or has_trait(kind, GlobalPooling):
         return "pool"
-    if kind in _MOVE or not kind:
+    if has_trait(kind, DataMovement) or not kind:
         return "move"
     return "elementwise"
 

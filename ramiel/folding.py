@@ -36,6 +36,7 @@ from ramiel.dialects.onnx import (
     opset_of,
     static_shape,
 )
+from ramiel.dialects.onnx_traits import Elementwise, has_trait
 from ramiel.dtypes import ELEMENT_TYPES, numpy_dtype_of, onnx_dtype_of
 from ramiel.weights import (
     INLINE_LIMIT,
@@ -66,79 +67,6 @@ NONDETERMINISTIC = frozenset(
     ]
 )
 
-#: Ops computed element by element (after broadcasting): splat operands give a splat result.
-ELEMENTWISE = frozenset(
-    [
-        "Abs",
-        "Acos",
-        "Acosh",
-        "Add",
-        "And",
-        "Asin",
-        "Asinh",
-        "Atan",
-        "Atanh",
-        "BitShift",
-        "BitwiseAnd",
-        "BitwiseNot",
-        "BitwiseOr",
-        "BitwiseXor",
-        "Cast",
-        "CastLike",
-        "Ceil",
-        "Celu",
-        "Clip",
-        "Cos",
-        "Cosh",
-        "Div",
-        "Elu",
-        "Equal",
-        "Erf",
-        "Exp",
-        "Floor",
-        "Gelu",
-        "Greater",
-        "GreaterOrEqual",
-        "HardSigmoid",
-        "HardSwish",
-        "IsInf",
-        "IsNaN",
-        "LeakyRelu",
-        "Less",
-        "LessOrEqual",
-        "Log",
-        "Max",
-        "Mean",
-        "Min",
-        "Mish",
-        "Mod",
-        "Mul",
-        "Neg",
-        "Not",
-        "Or",
-        "PRelu",
-        "Pow",
-        "Reciprocal",
-        "Relu",
-        "Round",
-        "Selu",
-        "Shrink",
-        "Sigmoid",
-        "Sign",
-        "Sin",
-        "Sinh",
-        "Softplus",
-        "Softsign",
-        "Sqrt",
-        "Sub",
-        "Sum",
-        "Tan",
-        "Tanh",
-        "ThresholdedRelu",
-        "Where",
-        "Xor",
-    ]
-)
 
 #: Ops that move or copy the elements of their first operand: a splat stays the same splat.
 DATA_MOVEMENT = frozenset(
@@ -477,7 +405,7 @@ class _Folder:
             if numpy_dtype_of(result.type.element_type) != data.dtype:  # type: ignore[attr-defined]
                 return None
             return [Const(shape, data.dtype, splat=data.splat)]
-        if t in ELEMENTWISE and any(c is not None and c.splat is not None for c in inputs):
+        if has_trait(t, Elementwise) and any(c is not None and c.splat is not None for c in inputs):
             scalars = [None if c is None else c.scalar() for c in inputs]
             if any(c is not None and s is None for c, s in zip(inputs, scalars, strict=True)):
                 return None

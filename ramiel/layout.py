@@ -21,12 +21,21 @@ be converted once when the weights file is loaded.
 
 Op classes (for a 4-D first input; 5-D and other ranks stay contiguous):
 
-* :data:`ANCHOR_OPS` are faster in channels-last: they start a channels-last region;
-* :data:`TRANSPARENT_OPS` run at the same speed in either format and keep the format of their
-  inputs (element-wise, Concat, BatchNormalization, LRN through ``ops.lrn``, constant Pad); they
-  join the region of a channels-last input;
+* anchors (trait :class:`~ramiel.dialects.onnx_traits.LayoutAnchor`: Conv, MaxPool, AveragePool,
+  Resize, Upsample) are faster in channels-last: they start a channels-last region;
+* transparent ops (trait :class:`~ramiel.dialects.onnx_traits.LayoutTransparent`) run at the same
+  speed in either format and keep the format of their inputs (element-wise, Concat,
+  BatchNormalization, LRN through ``ops.lrn``, constant Pad); they join the region of a
+  channels-last input;
 * every other op (Reshape, Flatten, Transpose, Split, Softmax, Gemm, ...) reads contiguous
   tensors.
+
+Global poolings (GlobalAveragePool, GlobalMaxPool, and pooling to a 1x1 output) are not
+transparent: torch 2.13 reduces a channels-last tensor over H, W vectorised across channels,
+with the last ``C mod 16`` channels in a scalar tail, so equal channels can come out 1 ULP apart;
+the Softmax after it in the zoo models with constant weights (logits ~6.5e9, 1 ULP = 512) then
+gives 1/8 instead of 1/1000 to 8 classes of light_squeezenet. Contiguous, every channel is
+reduced alike; the conversion before them is one per model.
 
 A value of shape ``(N, C, H, W)`` with ``H * W == 1`` or ``C == 1`` is both contiguous and
 channels-last (PyTorch ignores the strides of size-1 dims): it never needs a conversion.
@@ -55,31 +64,6 @@ LayoutMode = Literal["auto", "channels-last", "nchw"]
 
 LAYOUT_MODES: tuple[str, ...] = get_args(LayoutMode)
 """The values of :data:`LayoutMode`."""
-
-#: Faster in channels-last (see the module docstring for the measurements).
-ANCHOR_OPS = frozenset({"Conv", "MaxPool", "AveragePool", "Resize", "Upsample"})
-
-#: Same speed in either format; the result has the format of the (4-D, full-size) inputs.
-TRANSPARENT_OPS = frozenset(
-    {
-        # unary element-wise
-        "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Relu",
-        "Sigmoid", "Tanh", "Erf", "Sign", "Softsign", "Softplus", "LeakyRelu", "Elu", "Celu",
-        "Selu", "HardSigmoid", "HardSwish", "Mish", "Gelu", "Swish", "ThresholdedRelu", "Clip",
-        "PRelu", "Identity", "Dropout", "Cast", "Not", "IsNaN", "IsInf",
-        # binary and variadic element-wise
-        "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where",
-        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor",
-        # channel-wise and data movement that keeps the strides' order (Pad: constant mode)
-        "BatchNormalization", "LRN", "Concat", "Pad",
-    }
-)  # fmt: skip
-"""Global poolings (GlobalAveragePool, GlobalMaxPool, and pooling to a 1x1 output) are not among
-them: torch 2.13 reduces a channels-last tensor over H, W vectorised across channels, with the
-last ``C mod 16`` channels in a scalar tail, so equal channels can come out 1 ULP apart; the
-Softmax after it in the zoo models with constant weights (logits ~6.5e9, 1 ULP = 512) then
-gives 1/8 instead of 1/1000 to 8 classes of light_squeezenet. Contiguous, every channel is
-reduced alike; the conversion before them is one per model."""
 
 
 def layout_of(op: Operation) -> str:

@@ -14,8 +14,9 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.dialects.onnx_traits import LayoutAnchor, LayoutTransparent, ops_with
 from ramiel.errors import RamielError
-from ramiel.layout import ANCHOR_OPS, CHANNELS_LAST, TRANSPARENT_OPS, has_format
+from ramiel.layout import CHANNELS_LAST, has_format
 from ramiel.lowering.api import NodeView, TensorInfo, lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter
 from ramiel.runtime import ChannelSpec, Program, ProgramError, Weights
@@ -52,7 +53,7 @@ UNARY_OPSETS = {"Gelu": 20, "Mish": 18}
 NODES = [
     *[
         view(op, [X], opset=UNARY_OPSETS.get(op, 17))
-        for op in sorted(TRANSPARENT_OPS)
+        for op in sorted(ops_with(LayoutTransparent))
         if op
         in {
             "Abs",
@@ -150,7 +151,7 @@ def _run(node: NodeView, tensors: list[torch.Tensor | None]) -> list[torch.Tenso
 
 def test_every_transparent_and_anchor_op_is_covered():
     covered = {n.op_type for n in NODES}
-    assert (TRANSPARENT_OPS | ANCHOR_OPS) - covered <= {"Swish", "Upsample"}
+    assert (ops_with(LayoutTransparent) | ops_with(LayoutAnchor)) - covered <= {"Swish", "Upsample"}
 
 
 @pytest.mark.parametrize("node", NODES, ids=lambda n: n.op_type)
