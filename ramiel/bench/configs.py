@@ -154,9 +154,8 @@ class BenchPlan(Plan):
     tune_compile: bool = False  # ramiel tune considers compiled candidates too
     busy_rounds: int = 6  # the busy-background-core timing of the default program (0: none)
     busy_calls: int = 10
-    layout: LayoutMode = (
-        "auto"  # CompileOptions.layout of every Ramiel configuration (a variant's wins)
-    )
+    # CompileOptions.layout of every Ramiel configuration (a variant's wins)
+    layout: LayoutMode = "auto"
 
     @classmethod
     def quick(cls) -> BenchPlan:
