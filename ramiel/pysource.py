@@ -17,7 +17,10 @@ parses *and runs*, so each piece is checked where the printer will put it:
 * :func:`tensor_type_problem`: a tensor type the generated code sizes or allocates is static,
   non-negative, of an element type torch has, and at most :data:`~ramiel.errors.MAX_TENSOR_BYTES`.
 
-Resolving names imports torch (once, lazily): only IR that holds ``torchpy`` calls pays for it.
+Names are answered from :mod:`ramiel.torch_names` (generated from the installed torch by
+``scripts/gen_torch_names.py``) while the installed torch is the version that table was written
+for: checking IR does not import torch, which costs an interpreter start 2-3 s. A name outside
+the table, or another torch, is resolved by importing torch (once, lazily).
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ import ast
 import builtins
 import functools
 import importlib
+import importlib.util
+import os
 import re
 from typing import Any
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
+from ramiel import torch_names
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import MAX_TENSOR_BYTES
 
@@ -143,6 +149,11 @@ def callee_problem(callee: str) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _resolve(dotted: str, callable_: bool = False) -> str | None:
+    if _table_applies() and dotted.split(".")[0] in _TABLED_HEADS:
+        if dotted in torch_names.CALLABLE:
+            return None
+        if dotted in torch_names.NOT_CALLABLE:
+            return f"{dotted!r} is not callable" if callable_ else None
     head, *rest = dotted.split(".")
     try:
         obj: Any = importlib.import_module(MODULE_NAMESPACE[head])
@@ -161,11 +172,35 @@ def _resolve(dotted: str, callable_: bool = False) -> str | None:
 @functools.lru_cache(maxsize=1024)
 def method_problem(method: str) -> str | None:
     """Why ``method`` is not a method of ``torch.Tensor``, or ``None``."""
+    if _table_applies() and method in torch_names.TENSOR_METHODS:
+        return None
     import torch  # lazy: torch
 
     if not callable(getattr(torch.Tensor, method, None)):
         return f"torch.Tensor has no method {method!r}"
     return None
+
+
+_TABLED_HEADS = frozenset({"torch", "F", "ops"})
+"""The heads of dotted names :mod:`ramiel.torch_names` lists (math and operator import at once)."""
+
+_TORCH_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def _table_applies() -> bool:
+    """The installed torch is the one :mod:`ramiel.torch_names` was generated from, read from
+    ``torch/version.py`` without importing torch (the point of the table); if that cannot be
+    read, names are resolved by importing torch."""
+    try:
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.origin is None:
+            return False
+        with open(os.path.join(os.path.dirname(spec.origin), "version.py")) as f:
+            m = _TORCH_VERSION.search(f.read())
+    except (OSError, ImportError, ValueError):
+        return False
+    return m is not None and m.group(1) == torch_names.TORCH_VERSION
 
 
 def tensor_type_problem(t: Attribute, *, dynamic_ok: bool = False) -> str | None:
