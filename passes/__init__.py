@@ -25,6 +25,7 @@ _MODULES: dict[str, tuple[str, str]] = {
     "fuse-attention": ("ramiel.passes.fuse_attention", "FuseAttention"),
     "fuse-channel-shuffle": ("ramiel.passes.fuse_channel_shuffle", "FuseChannelShuffle"),
     "prepack-conv": ("ramiel.passes.prepack_conv", "PrepackConv"),
+    "prepack-matmul": ("ramiel.passes.prepack_matmul", "PrepackMatmul"),
     "inplace": ("ramiel.passes.inplace", "Inplace"),
     "estimate-cost": ("ramiel.passes.estimate_cost", "EstimateCost"),
     "linear-cluster": ("ramiel.passes.linear_cluster", "LinearCluster"),
@@ -47,13 +48,14 @@ REWRITE_PASSES: tuple[str, ...] = (
     "fuse-channel-shuffle",
     "fold-into-weights",
     "prepack-conv",
+    "prepack-matmul",
     "inplace",
 )
 """The graph rewrites ``ramiel compile`` runs by default, in this order, after ``--constant-fold
 --dce`` (those of :data:`LATE_REWRITES` after clustering instead); each is switched off by
 ``--no-<name>`` or ``CompileOptions.disable``."""
 
-LATE_REWRITES: frozenset[str] = frozenset(["prepack-conv", "inplace"])
+LATE_REWRITES: frozenset[str] = frozenset(["prepack-conv", "prepack-matmul", "inplace"])
 """Rewrites that depend on the clustering (which tensors cross channels): run last, before
 lowering."""
 

@@ -9,7 +9,8 @@ Keys, by what carries them:
 * on ``onnx`` ops: :data:`OPSET_ATTR` (``onnx.opset``, the op's opset), :data:`NODE_NAME_ATTR`
   (``onnx_node_name``), :data:`COST_ATTR` (``ramiel.cost_us``, ``--estimate-cost``),
   :data:`BYTES_ATTR` (``ramiel.result_bytes``), :data:`LAYOUT_ATTR` (``ramiel.layout``,
-  ``--assign-layout``), :data:`PREPACK_ATTR` (``ramiel.prepack``, ``--prepack-conv``),
+  ``--assign-layout``), :data:`PREPACK_ATTR` (``ramiel.prepack``, ``--prepack-conv``,
+  ``--prepack-matmul``),
   :data:`INPLACE_ATTR` (``ramiel.inplace``, ``--inplace``),
   :data:`THREADS_ATTR` (``ramiel.threads``, ``--intra-op-threads``; also on ``torchpy``
   segments), :data:`THREADED_COST_ATTR` (``ramiel.threaded_cost_us``);
@@ -84,9 +85,10 @@ WEIGHTS_ATTR = "ramiel.weights"
 """Module attribute: the safetensors file the module's ``dense_resource`` weights are in."""
 
 PREPACK_ATTR = "ramiel.prepack"
-"""Discardable attribute of an ``onnx.Conv`` (``--prepack-conv``): run by oneDNN with its kernel
-reordered once per process (``ops.conv2d_prepacked``); the value is the activation fused into it
-(``"none"`` or ``"relu"``: the op then computes ``Relu(Conv(...))``)."""
+"""Discardable attribute of an ``onnx.Conv`` (``--prepack-conv``) or ``onnx.MatMul``
+(``--prepack-matmul``): run by oneDNN with its kernel or weight reordered once per process
+(``ops.conv2d_prepacked``, ``ops.matmul_prepacked``); the value is the activation fused into it
+(``"none"``, or for a Conv ``"relu"``: the op then computes ``Relu(Conv(...))``)."""
 
 CONVERSION_ATTR = "ramiel.conversion"
 """On a torchpy op: it converts a tensor to this memory format (placed by the layout)."""

@@ -145,8 +145,9 @@ class CompileOptions:
         """The :data:`REWRITE_PASSES` this compilation runs, in order. ``trainable`` leaves out
         ``inplace``: an op that overwrites a tensor autograd saved for the backward pass (the
         Sigmoid output a SiLU's Mul overwrites) would make ``backward()`` fail; and
-        ``prepack-conv``: the packed oneDNN convolution has no backward pass (its Parameters
-        would take the plain ``F.conv2d`` anyway).
+        ``prepack-conv`` and ``prepack-matmul``: the packed oneDNN convolution and MKL product
+        have no backward pass (Parameters would take the plain ``F.conv2d`` and
+        ``torch.matmul`` anyway).
 
         Raises :class:`~ramiel.errors.RamielError` for a name in ``disable`` that is neither
         one of them nor ``all``.
@@ -159,7 +160,8 @@ class CompileOptions:
             )
         if "all" in self.disable:
             return []
-        off = {*self.disable, *(["inplace", "prepack-conv"] if self.trainable else [])}
+        training_off = ["inplace", "prepack-conv", "prepack-matmul"] if self.trainable else []
+        off = {*self.disable, *training_off}
         return [p for p in REWRITE_PASSES if p not in off]
 
 

@@ -13,7 +13,8 @@ batch size when the graph says the batch is free:
 * **How** (:func:`generalize_batch`). The sequential module is lowered twice more, with the batch
   bound to :data:`SAMPLE_BATCHES` (two primes no model is built around), with the optimisations
   of the static program that hold at any batch size (its memory formats, :func:`copy_layout`;
-  ``--prepack-conv``, whose helper packs a kernel once per input shape; ``--inplace``), and the
+  ``--prepack-conv`` and ``--prepack-matmul``, whose helpers pack a weight once per input shape;
+  ``--inplace``), and the
   two ``torchpy`` functions are compared statement by statement. They must be the same program
   (same calls, operands, weights and keywords) whose literals differ only in integers ``n_a,
   n_b`` with ``n_a / B_a == n_b / B_b == k`` (an integer): each such integer is a multiple of the
@@ -249,7 +250,7 @@ def _sample_module(
 ) -> ModuleOp:
     """The sequential ``torchpy`` module of ``model`` at batch size ``batch``: the compiler's
     clean-up stage; the memory formats of ``decided`` (the static program before lowering,
-    :func:`copy_layout`); the late rewrites (``--prepack-conv``, ``--inplace``: without
+    :func:`copy_layout`); the late rewrites (``--prepack-conv``, ``--prepack-matmul``, ``--inplace``: without
     clusters, no tensor crosses a channel); then the sequential lowering. ``ctx``: the
     session's context (its weight stores hold the sample's scratch weights file)."""
 

@@ -33,7 +33,7 @@ DEFAULT_PIPELINE = (
     "constant-fold,dce,fuse-layer-norm,fuse-gelu,fuse-attention,fuse-channel-shuffle,"
     "fold-into-weights,dce,"
     "hypercluster,assign-layout,estimate-cost,linear-cluster,merge{clusters=2},clone,dce,"
-    "prepack-conv,inplace"
+    "prepack-conv,prepack-matmul,inplace"
 )
 
 #: The first pass of the clustering stage of :data:`DEFAULT_PIPELINE` (the clean-up ends before it).

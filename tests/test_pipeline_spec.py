@@ -69,7 +69,7 @@ def test_default_pipeline_is_canonical_and_registered():
             "constant-fold,dce,fuse-layer-norm,fuse-attention,fuse-channel-shuffle,"
             'fold-into-weights,dce,hypercluster{batch=2},assign-layout{format="nchw"},'
             "estimate-cost,linear-cluster,"
-            "merge{clusters=3},intra-op-threads{cores=2},prepack-conv",
+            "merge{clusters=3},intra-op-threads{cores=2},prepack-conv,prepack-matmul",
         ),
         (
             CompileOptions(clusters=1, disable=("all",), backend="processes"),
@@ -98,7 +98,7 @@ def test_compile_runs_the_default_pipeline(options, expected, tmp_path, monkeypa
 def test_stages_are_cut_from_the_default_pipeline():
     assert _spec(clean_up_passes(REWRITE_PASSES)) == DEFAULT_PIPELINE.split(",hypercluster")[0]
     assert _spec(clean_up_passes(())) == "constant-fold,dce"
-    assert _spec(late_passes(REWRITE_PASSES)) == "prepack-conv,inplace"
+    assert _spec(late_passes(REWRITE_PASSES)) == "prepack-conv,prepack-matmul,inplace"
     assert _spec(profile_passes("nchw")) == 'constant-fold,dce,assign-layout{format="nchw"}'
 
 

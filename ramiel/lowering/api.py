@@ -112,7 +112,8 @@ class NodeView:
     #: converted the operands already, a rule may only pick a form that is faster in it
     layout: str = "contiguous_format"
     #: a Conv that ``--prepack-conv`` marked (``ramiel.prepack``): the activation fused into it
-    #: (``"none"``, ``"relu"``), printed as ``ops.conv2d_prepacked``; None: a plain Conv
+    #: (``"none"``, ``"relu"``), printed as ``ops.conv2d_prepacked``; a MatMul that
+    #: ``--prepack-matmul`` marked: ``"none"``, printed as ``ops.matmul_prepacked``; None: plain
     prepack: str | None = None
 
     def input(self, i: int) -> TensorInfo | None:

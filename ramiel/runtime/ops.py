@@ -179,6 +179,63 @@ def conv2d_prepacked(
     )
 
 
+def _plain_matmul(x: Tensor, weight: Tensor) -> bool:
+    """Whether :func:`matmul_prepacked` must run the plain ``torch.matmul``: as for
+    :func:`_plain_conv` (tracing or compiling, a tensor subclass, off the CPU, not float32,
+    autograd recording, no oneDNN), or for operands that are not (..., K) @ (K, N)."""
+    return (
+        torch.compiler.is_compiling()
+        or torch.jit.is_tracing()
+        or type(x) is not torch.Tensor
+        or type(weight) is not torch.Tensor
+        or x.device.type != "cpu"
+        or x.dtype != torch.float32
+        or weight.dtype != torch.float32
+        or x.dim() < 2
+        or weight.dim() != 2
+        or x.shape[-1] != weight.shape[0]
+        or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
+        or not torch.backends.mkldnn.is_available()
+    )
+
+
+def matmul_prepacked(x: Tensor, weight: Tensor) -> Tensor:
+    """``torch.matmul(x, weight)`` for a constant ``weight``, run by oneDNN with ``weight``
+    reordered once into its blocked format.
+
+    x: (..., K) float32; weight: (K, N) float32; returns (..., N), contiguous. The plain product
+    (MKL's ``cblas_sgemm``) copies the weight into its packed panels on every call, which costs
+    about as much as the product itself when x has few rows (a batch-1 transformer's 32 tokens
+    against a 768x3072 weight). The reordered weight
+    (``torch.ops.mkldnn._reorder_linear_weight`` of the (N, K) transpose, what inductor's
+    freezing emits for a frozen linear layer; an opaque mkldnn tensor that cannot be a buffer or
+    live in a weights file) is made on the first call for a row count and kept on ``weight``
+    itself, as :func:`conv2d_prepacked` keeps its kernel: once per process and weight, redone
+    when the weight is written in place or replaced; each worker process of the processes
+    backend packs its own. The product is one ``torch.ops.mkldnn._linear_pointwise`` call.
+    Under tracing or compiling, for Parameters, autograd, other devices or dtypes it is the
+    plain ``torch.matmul`` (see :func:`_plain_matmul`), so ``torch.fx``, ``torch.export`` and
+    ``torch.compile`` see the readable op.
+
+    ``--prepack-matmul`` (:mod:`ramiel.passes.prepack_matmul`, with the measurements) prints it
+    for the large products with a constant 2-D weight: the oneDNN op makes its primitive on
+    every call (about 30 µs), which small products do not amortise.
+    """
+    if _plain_matmul(x, weight):
+        return torch.matmul(x, weight)
+    rows = x.numel() // x.shape[-1]
+    key = (rows, weight._version, weight.data_ptr())
+    cache = weight.__dict__.get(_PACKED_ATTR)
+    packed = None if cache is None else cache.get(key)
+    if packed is None:
+        with torch.no_grad():
+            packed = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous(), rows)
+        cache = {k: v for k, v in (cache or {}).items() if k[1:] == key[1:]}
+        cache[key] = packed
+        setattr(weight, _PACKED_ATTR, cache)
+    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, None, "none", [], "")
+
+
 def conv1x1_grouped(x: Tensor, weight: Tensor, bias: Tensor | None, groups: int) -> Tensor:
     """``F.conv2d(x, weight, bias, groups=groups)`` for a 1x1 kernel, stride 1 and no padding,
     as one batched matrix product per group: ``y[g] = weight[g] @ x[g]`` over the pixels.
