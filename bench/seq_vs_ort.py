@@ -3,13 +3,15 @@
 Usage::
 
     python bench/seq_vs_ort.py [MODEL ...] [--layout auto,nchw] [--program LABEL=DIR ...]
-                               [--threads 1] [--budget 40] [--out FILE]
+                               [--compile] [--threads 1] [--budget 40] [--out FILE]
 
 MODEL: ``.onnx`` paths, zoo names or project models as ``ramiel bench`` takes them (default:
 the nine zoo models, ``inception`` and ``transformer``). For each model, the sequential module
 (``model_seq.py``) of every program -- one compiled here per ``--layout`` value (the current
 tree), and ``--program LABEL=DIR`` directories holding one compiled elsewhere (``DIR/<model>/``
-with ``model_seq.py`` and ``weights.safetensors``, e.g. by an older checkout) -- and
+with ``model_seq.py`` and ``weights.safetensors``, e.g. by an older checkout), with
+``--compile`` also the compiled sequential module of the current tree (``compile=True``,
+layout ``auto``: column ``compiled``; it compiles in its timing process at start-up) -- and
 onnxruntime on the original model (default graph optimisations, sequential executor, no
 spinning: ``ramiel bench``'s ``ort-1t``) run each in a spawned process of its own and are timed
 interleaved (:func:`ramiel.bench.measure_interleaved`: rounds in rotating order, until every
@@ -49,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("models", nargs="*", metavar="MODEL")
     ap.add_argument("--layout", default="auto,nchw", help="layouts to compile here (comma list)")
     ap.add_argument("--program", action="append", default=[], metavar="LABEL=DIR")
+    ap.add_argument("--compile", action="store_true", help="also the compiled sequential module")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=40.0, help="seconds of timing per model")
     ap.add_argument("--out", help="also write the table to this file")
@@ -76,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     programs = dict(p.split("=", 1) for p in args.program)
     specs = resolve_models(args.models)
     plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
-    labels = [f"ramiel {lay}" for lay in layouts] + list(programs)
+    labels = [f"ramiel {lay}" for lay in layouts] + (["compiled"] if args.compile else [])
+    labels += list(programs)
     head = [
         f"# python bench/seq_vs_ort.py {' '.join(sys.argv[1:] if argv is None else argv)}",
         f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, torch {torch.__version__}, "
@@ -95,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
                 d = os.path.join(tmp, spec.name, lay)
                 results[f"ramiel {lay}"] = compile_model(
                     path, d, CompileOptions(clusters=1, layout=lay)
+                )
+            if args.compile:
+                d = os.path.join(tmp, spec.name, "compiled")
+                results["compiled"] = compile_model(
+                    path, d, CompileOptions(clusters=1, layout="auto", compile=True)
                 )
             for lab, d in programs.items():
                 results[lab] = _result_of(os.path.join(d, spec.name))
