@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -95,19 +95,19 @@ def cast_e8m0(x: Tensor, saturate: bool = True, round_mode: str = "up") -> Tenso
 
 # -- convolution ------------------------------------------------------------------------------------
 
-#: The attribute of a conv kernel tensor under which :func:`conv2d_prepacked` keeps its packed
-#: copies (per process: each process has its own tensor objects).
+#: The attribute of a weight tensor under which :func:`conv2d_prepacked` and
+#: :func:`matmul_prepacked` keep its packed copies (per process: each process has its own tensor
+#: objects).
 _PACKED_ATTR = "_ramiel_prepacked"
 
 
-def _plain_conv(x: Tensor, weight: Tensor) -> bool:
-    """Whether :func:`conv2d_prepacked` must run the plain ``F.conv2d``: under tracing or
-    compiling (dynamo, ``torch.export``, ``torch.jit.trace``, ``torch.fx``: they see the readable
-    op and plain weights; inductor's freezing packs on its own), on a tensor subclass (a
-    Parameter, a fake or functional tensor, an fx Proxy), off the CPU, not float32, with autograd recording
-    (the oneDNN op has no backward), without oneDNN, or on an input that is not channels-last
-    (where the packed kernel was measured slower)."""
-    return (
+def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
+    """Whether a prepacked helper may run its oneDNN op on ``x`` and the constant ``weight``: not
+    under tracing or compiling (dynamo, ``torch.export``, ``torch.jit.trace``, ``torch.fx``: they
+    see the readable op and plain weights; inductor's freezing packs on its own), plain tensors
+    (not a Parameter, a fake or functional tensor, an fx Proxy), on the CPU, float32, no autograd
+    recording (the oneDNN ops have no backward), oneDNN available."""
+    return not (
         torch.compiler.is_compiling()
         or torch.jit.is_tracing()
         or type(x) is not torch.Tensor
@@ -115,10 +115,36 @@ def _plain_conv(x: Tensor, weight: Tensor) -> bool:
         or x.device.type != "cpu"
         or x.dtype != torch.float32
         or weight.dtype != torch.float32
-        or x.dim() != 4
         or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
-        or not x.is_contiguous(memory_format=torch.channels_last)
         or not torch.backends.mkldnn.is_available()
+    )
+
+
+def _packed(weight: Tensor, shape_key: object, make: Callable[[], Tensor]) -> Tensor:
+    """The packed copy of ``weight`` for ``shape_key`` (an input shape, a row count), made by
+    ``make`` on first use and kept on ``weight`` (attribute :data:`_PACKED_ATTR`), keyed also by
+    its version counter and storage, so that an in-place write or another tensor repacks; the
+    copies of an older version are dropped."""
+    key = (shape_key, weight._version, weight.data_ptr())
+    cache = weight.__dict__.get(_PACKED_ATTR)
+    packed = None if cache is None else cache.get(key)
+    if packed is None:
+        with torch.no_grad():
+            packed = make()
+        cache = {k: v for k, v in (cache or {}).items() if k[1:] == key[1:]}
+        cache[key] = packed
+        setattr(weight, _PACKED_ATTR, cache)
+    return packed
+
+
+def _plain_conv(x: Tensor, weight: Tensor) -> bool:
+    """Whether :func:`conv2d_prepacked` must run the plain ``F.conv2d``: where
+    :func:`_eager_onednn` says no, or on an input that is not 4-D channels-last (where the
+    packed kernel was measured slower)."""
+    return (
+        not _eager_onednn(x, weight)
+        or x.dim() != 4
+        or not x.is_contiguous(memory_format=torch.channels_last)
     )
 
 
@@ -162,40 +188,27 @@ def conv2d_prepacked(
     if _plain_conv(x, weight):
         y = F.conv2d(x, weight, bias, stride, padding, dilation, groups)
         return torch.relu_(y) if activation == "relu" else y
-    key = (tuple(x.shape), weight._version, weight.data_ptr())
-    cache = weight.__dict__.get(_PACKED_ATTR)
-    packed = None if cache is None else cache.get(key)
-    if packed is None:
-        with torch.no_grad():
-            packed = torch.ops.mkldnn._reorder_convolution_weight(
-                weight.contiguous(), list(padding), list(stride), list(dilation), groups,
-                list(x.shape),
-            )  # fmt: skip
-        cache = {k: v for k, v in (cache or {}).items() if k[1:] == key[1:]}
-        cache[key] = packed
-        setattr(weight, _PACKED_ATTR, cache)
+    packed = _packed(
+        weight,
+        tuple(x.shape),
+        lambda: torch.ops.mkldnn._reorder_convolution_weight(
+            weight.contiguous(), list(padding), list(stride), list(dilation), groups,
+            list(x.shape),
+        ),
+    )  # fmt: skip
     return torch.ops.mkldnn._convolution_pointwise(
         x, packed, bias, list(padding), list(stride), list(dilation), groups, activation, [], ""
     )
 
 
 def _plain_matmul(x: Tensor, weight: Tensor) -> bool:
-    """Whether :func:`matmul_prepacked` must run the plain ``torch.matmul``: as for
-    :func:`_plain_conv` (tracing or compiling, a tensor subclass, off the CPU, not float32,
-    autograd recording, no oneDNN), or for operands that are not (..., K) @ (K, N)."""
+    """Whether :func:`matmul_prepacked` must run the plain ``torch.matmul``: where
+    :func:`_eager_onednn` says no, or for operands that are not (..., K) @ (K, N)."""
     return (
-        torch.compiler.is_compiling()
-        or torch.jit.is_tracing()
-        or type(x) is not torch.Tensor
-        or type(weight) is not torch.Tensor
-        or x.device.type != "cpu"
-        or x.dtype != torch.float32
-        or weight.dtype != torch.float32
+        not _eager_onednn(x, weight)
         or x.dim() < 2
         or weight.dim() != 2
         or x.shape[-1] != weight.shape[0]
-        or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
-        or not torch.backends.mkldnn.is_available()
     )
 
 
@@ -224,15 +237,9 @@ def matmul_prepacked(x: Tensor, weight: Tensor) -> Tensor:
     if _plain_matmul(x, weight):
         return torch.matmul(x, weight)
     rows = x.numel() // x.shape[-1]
-    key = (rows, weight._version, weight.data_ptr())
-    cache = weight.__dict__.get(_PACKED_ATTR)
-    packed = None if cache is None else cache.get(key)
-    if packed is None:
-        with torch.no_grad():
-            packed = torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous(), rows)
-        cache = {k: v for k, v in (cache or {}).items() if k[1:] == key[1:]}
-        cache[key] = packed
-        setattr(weight, _PACKED_ATTR, cache)
+    packed = _packed(
+        weight, rows, lambda: torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous(), rows)
+    )
     return torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, None, "none", [], "")
 
 
