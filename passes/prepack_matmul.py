@@ -43,13 +43,15 @@ from ramiel.layout import PREPACK_ATTR, static_shape_of
 __all__ = ["MIN_MACS", "MIN_WEIGHTS", "PrepackMatmul", "prepack_matmuls"]
 
 #: Multiply-accumulates below which a product stays ``torch.matmul``: the oneDNN op makes its
-#: primitive on every call (about 30 µs here: 16 x 256 @ 256 x 256 took 75 µs packed against
-#: 43 µs plain, 1 x 768 @ 768 x 768 90 against 68).
+#: primitive on every call (about 30 µs here, ``bench/matmul_prepack.py``, 1 thread, two runs:
+#: 16 x 256 @ 256 x 256 took 67-75 µs packed against 43 µs plain, 1 x 768 @ 768 x 768 84-90
+#: against 62-68).
 MIN_MACS = 4_000_000
 
 #: Weight elements below which a product stays ``torch.matmul``: what packing saves is the
 #: per-call copy of the weight into MKL's panels, small for a small weight (64 x 256 @ 256 x 256
-#: 156 against 167 µs, 64 x 256 @ 256 x 1024 597 against 582).
+#: 156-162 against 118-167 µs; at this threshold 64 x 256 @ 256 x 1024 562-597 against 545-582:
+#: a tie; 32 x 768 @ 768 x 3072 3627-3961 against 5000-5172).
 MIN_WEIGHTS = 262144
 
 

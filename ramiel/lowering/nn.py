@@ -793,7 +793,7 @@ def _attention(node: NodeView, args, em):
 def _matmul(node: NodeView, args, em):
     """MatMul: numpy matmul semantics = ``torch.matmul``; one that ``--prepack-matmul`` marked
     (``node.prepack``: a constant 2-D float32 weight) → ``ops.matmul_prepacked``, the weight
-    packed once into MKL's format (measurements: :mod:`ramiel.passes.prepack_matmul`)."""
+    reordered once into oneDNN's format (measurements: :mod:`ramiel.passes.prepack_matmul`)."""
     if node.prepack is not None:
         return [em.call("ops.matmul_prepacked", args[0], args[1])]
     return [em.call("torch.matmul", args[0], args[1])]
