@@ -113,8 +113,8 @@ def test_compiled_transformer_prints_prepacked_products(
     """The project's transformer (4 layers, hidden 256, FFN 1024, 64 tokens): each layer's two
     FFN products (256x1024 and 1024x256: 262K weight elements, 16.8 M multiply-accumulates) are
     ``ops.matmul_prepacked``, the 256x256 projections stay ``torch.matmul``; with
-    ``disable=["prepack-matmul"]`` and with ``trainable=True`` none is; all match onnxruntime,
-    parallel (each worker packs its own weights) and sequential."""
+    ``disable=["prepack-matmul"]`` and with ``trainable=True`` none is; the prepacked program
+    matches onnxruntime, parallel (each worker packs its own weights) and sequential."""
     path = exported_model("transformer")
     model = onnx.load(path)
     (inp,) = [i.name for i in model.graph.input]
@@ -131,10 +131,11 @@ def test_compiled_transformer_prints_prepacked_products(
                 src = f.read()
             packed = src.count("ops.matmul_prepacked(")
             assert packed == (8 if label == "default" else 0), (label, p)
+        if label != "default":
+            continue  # the plain torch.matmul programs: their numerics are every other test's
         with CompiledModel(res, opts) as m:
             par = m.run({inp: torch.from_numpy(ids)})
             seq = m.sequential(torch.from_numpy(ids))
         (name,) = list(par)
-        # trainable: the outputs require grad
-        pipeline_helpers.assert_close(par[name].detach(), ref[0], 1e-3, f"parallel {label}")
-        pipeline_helpers.assert_close(seq.detach(), ref[0], 1e-3, f"sequential {label}")
+        pipeline_helpers.assert_close(par[name], ref[0], 1e-3, "parallel")
+        pipeline_helpers.assert_close(seq, ref[0], 1e-3, "sequential")
