@@ -149,12 +149,12 @@ def callee_problem(callee: str) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _resolve(dotted: str, callable_: bool = False) -> str | None:
-    if _table_applies() and dotted.split(".")[0] in _TABLED_HEADS:
+    head, *rest = dotted.split(".")
+    if head in torch_names.HEADS and _table_applies():
         if dotted in torch_names.CALLABLE:
             return None
         if dotted in torch_names.NOT_CALLABLE:
             return f"{dotted!r} is not callable" if callable_ else None
-    head, *rest = dotted.split(".")
     try:
         obj: Any = importlib.import_module(MODULE_NAMESPACE[head])
     except ImportError as e:  # pragma: no cover - torch is a dependency
@@ -180,9 +180,6 @@ def method_problem(method: str) -> str | None:
         return f"torch.Tensor has no method {method!r}"
     return None
 
-
-_TABLED_HEADS = frozenset({"torch", "F", "ops"})
-"""The heads of dotted names :mod:`ramiel.torch_names` lists (math and operator import at once)."""
 
 _TORCH_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
 

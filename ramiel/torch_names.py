@@ -9,6 +9,10 @@ while the installed torch is :data:`TORCH_VERSION`, without importing torch.
 TORCH_VERSION = "2.13.0+cpu"
 """The torch these names were read from (``torch.__version__``)."""
 
+HEADS = frozenset({"F", "ops", "torch"})
+"""The first parts of the dotted names listed (``ramiel.pysource.MODULE_NAMESPACE``'s heads but
+math and operator)."""
+
 CALLABLE = frozenset(
     """
 F.Callable F.DType F.Optional F.ScalingType F.SwizzleType F.Tensor F.adaptive_avg_pool1d

@@ -31,21 +31,28 @@ Source: ``dir()`` of the installed torch and of ``ramiel.runtime.ops``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import textwrap
 
 import torch
-import torch.nn.functional
 
-from ramiel.runtime import ops
+from ramiel.pysource import MODULE_NAMESPACE
 
 TARGET = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ramiel", "torch_names.py"
 )
 """The generated module (``ramiel.torch_names``)."""
 
-_ROOTS = {"torch": torch, "F": torch.nn.functional, "ops": ops}
+_UNLISTED = frozenset({"math", "operator"})
+"""Heads of :data:`ramiel.pysource.MODULE_NAMESPACE` not listed: they import in microseconds."""
+
+_ROOTS = {
+    head: importlib.import_module(module)
+    for head, module in MODULE_NAMESPACE.items()
+    if head not in _UNLISTED
+}
 _SUBMODULES = ("torch.linalg", "torch.special", "torch.fft", "torch.nn")
 
 
@@ -101,6 +108,10 @@ while the installed torch is :data:`TORCH_VERSION`, without importing torch.
 
 TORCH_VERSION = "{torch.__version__}"
 """The torch these names were read from (``torch.__version__``)."""
+
+HEADS = frozenset({{{", ".join(f'"{h}"' for h in sorted(_ROOTS))}}})
+"""The first parts of the dotted names listed (``ramiel.pysource.MODULE_NAMESPACE``'s heads but
+math and operator)."""
 
 CALLABLE = frozenset(
     """
