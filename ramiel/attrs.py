@@ -87,8 +87,10 @@ WEIGHTS_ATTR = "ramiel.weights"
 PREPACK_ATTR = "ramiel.prepack"
 """Discardable attribute of an ``onnx.Conv`` (``--prepack-conv``) or ``onnx.MatMul``
 (``--prepack-matmul``): run by oneDNN with its kernel or weight reordered once per process
-(``ops.conv2d_prepacked``, ``ops.matmul_prepacked``); the value is the activation fused into it
-(``"none"``, or for a Conv ``"relu"``: the op then computes ``Relu(Conv(...))``)."""
+(``ops.conv2d_prepacked``, ``ops.matmul_prepacked``); the value is what runs fused into it:
+``"none"``; for a Conv ``"relu"`` (the op then computes ``Relu(Conv(...))``, the Relu erased); for
+a MatMul ``"bias"``, ``"bias+relu"`` (the bias Add and Relu that alone read the product, which stay in the IR and are lowered into the MatMul's call:
+:func:`ramiel.layout.matmul_epilogue`)."""
 
 CONVERSION_ATTR = "ramiel.conversion"
 """On a torchpy op: it converts a tensor to this memory format (placed by the layout)."""

@@ -50,6 +50,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from ramiel.attrs import LAYOUT_ATTR, PREPACK_ATTR, get_str, remove, set_str
 from ramiel.dialects.cluster import ClusterOp, RecvOp, YieldOp
+from ramiel.dialects.onnx import OnnxOp
 
 CHANNELS_LAST = "channels_last"
 """The attribute value (and ``torch.channels_last``'s name) of the channels-last format."""
@@ -74,9 +75,76 @@ def layout_of(op: Operation) -> str:
 
 
 def prepack_of(op: Operation) -> str | None:
-    """The activation fused into a prepacked convolution (``ramiel.prepack``: ``"none"``,
-    ``"relu"``), or None when ``op`` is not one."""
+    """What a prepacked op runs fused (``ramiel.prepack``): for a Conv the activation
+    (``"none"``, ``"relu"``), for a MatMul its epilogue (``"none"`` or one of
+    :data:`MATMUL_EPILOGUES`); None when ``op`` is not prepacked."""
     return get_str(op, PREPACK_ATTR)
+
+
+MATMUL_EPILOGUES = ("bias", "bias+relu")
+"""The ``ramiel.prepack`` values of a MatMul that runs its epilogue fused (``--prepack-matmul``):
+the bias Add that alone reads the product, then the Relu that alone reads the sum (a Gelu stays
+``F.gelu``: oneDNN's GELU post-op was measured slower, see :mod:`ramiel.passes.prepack_matmul`)."""
+
+
+def _only_reader(v: SSAValue, op_types: tuple[str, ...], block: object) -> OnnxOp | None:
+    """The op of ``op_types`` that alone reads ``v``, in ``block``, with ``v``'s type."""
+    uses = list(v.uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].operation
+    if (
+        not isinstance(user, OnnxOp)
+        or user.op_type not in op_types
+        or user.parent is not block
+        or len(user.results) != 1
+        or user.results[0].type != v.type
+    ):
+        return None
+    return user
+
+
+def _bias_of(add: OnnxOp, product: SSAValue) -> SSAValue | None:
+    """The constant bias of ``add`` (the operand that is not ``product``): float32, of shape
+    ``(N,)`` with leading 1s allowed, where N is the product's last dimension."""
+    if len(add.operands) != 2:
+        return None
+    others = [v for v in add.operands if v is not product]
+    if len(others) != 1:
+        return None
+    bias, ps = others[0], static_shape_of(product)
+    owner, bs = bias.owner, static_shape_of(bias)
+    if not isinstance(owner, OnnxOp) or owner.op_type != "Constant" or bs is None or not ps:
+        return None
+    if not isinstance(bias.type, TensorType) or bias.type.element_type != _element(product):
+        return None
+    if len(bs) > len(ps) or not bs or bs[-1] != ps[-1] or any(d != 1 for d in bs[:-1]):
+        return None
+    return bias
+
+
+def _element(v: SSAValue) -> object:
+    return v.type.element_type if isinstance(v.type, TensorType) else None
+
+
+def matmul_epilogue(op: OnnxOp) -> tuple[str, list[OnnxOp], SSAValue | None]:
+    """The epilogue a prepacked MatMul ``op`` can run fused: ``(marker, ops, bias)``.
+
+    ``ops`` is ``[add]`` or ``[add, relu]`` and ``marker`` its :data:`MATMUL_EPILOGUES` value,
+    or ``("none", [], None)``. The Add alone reads the product (so the product is no graph
+    output and crosses no channel), in the same block, and adds a constant float32 bias of shape
+    ``(N,)`` (leading 1s allowed) with the product's type; the Relu then alone reads the sum, in
+    the same block.
+    """
+    block, product = op.parent, op.results[0]
+    add = _only_reader(product, ("Add",), block)
+    bias = None if add is None else _bias_of(add, product)
+    if add is None or bias is None:
+        return "none", [], None
+    relu = _only_reader(add.results[0], ("Relu",), block)
+    if relu is None:
+        return "bias", [add], bias
+    return "bias+relu", [add, relu], bias
 
 
 def set_layout(op: Operation, fmt: str) -> None:

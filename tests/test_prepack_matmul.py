@@ -1,8 +1,9 @@
 """Prepacked matrix products (``--prepack-matmul``, ``ops.matmul_prepacked``): the helper computes
-``torch.matmul`` for (..., K) @ (K, N), reorders a weight once per row count and again after an
-in-place write, and is the plain ``torch.matmul`` where tracing, autograd or another dtype needs
-it; compiled programs print it for the large products with a constant weight and keep
-onnxruntime's numerics on both backends.
+``torch.matmul`` for (..., K) @ (K, N), with a fused bias and Relu, reorders a weight once
+per row count and again after an in-place write, and is the plain ``torch.matmul`` where tracing,
+autograd or another dtype needs it; compiled programs print it for the large products with a
+constant weight, with the bias Add and Relu that alone read them, and keep onnxruntime's
+numerics on both backends.
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ import numpy as np
 import onnx
 import pytest
 import torch
+from onnx import TensorProto, helper, numpy_helper
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.context import make_context
+from ramiel.errors import RamielError
+from ramiel.parsing import parse_module
+from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+from ramiel.pipeline import run_passes
 from ramiel.runtime import ops
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -35,6 +42,103 @@ def test_prepacked_matmul_is_torch_matmul(xs):
     torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
     assert got.shape == ref.shape and got.dtype == ref.dtype and got.is_contiguous()
     assert len(getattr(w, _CACHE)) == 1
+
+
+@pytest.mark.parametrize("act", ["none", "relu"])
+@pytest.mark.parametrize("bias_shape", [(80,), (1, 80), (1, 1, 80)], ids=str)
+@pytest.mark.parametrize("grad", [False, True], ids=["onednn", "plain"])
+def test_fused_bias_and_relu(act, bias_shape, grad):
+    """``matmul_prepacked(x, w, b, activation)`` is ``x @ w + b`` (then its Relu) on oneDNN's
+    path and on the plain one (a weight that records autograd), and a new tensor each call."""
+    x, w = _pair((1, 32), 96, 80)
+    b = torch.randn(bias_shape, generator=torch.Generator().manual_seed(1))
+    w.requires_grad_(grad)
+    with torch.no_grad():
+        ref = torch.matmul(x, w) + b
+        ref = torch.relu(ref) if act == "relu" else ref
+    got = ops.matmul_prepacked(x, w, b, activation=act)
+    torch.testing.assert_close(got.detach(), ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
+    assert got.shape == ref.shape and got.is_contiguous()
+    assert hasattr(w, _CACHE) != grad  # packed on oneDNN's path only
+    if grad:
+        got.sum().backward()
+        assert w.grad is not None and w.grad.shape == w.shape
+    again = ops.matmul_prepacked(x, w, b, activation=act)
+    assert again.data_ptr() != got.data_ptr()
+
+
+def test_bad_activation_is_one_clear_error():
+    x, w = _pair((4,), 8, 8)
+    with pytest.raises(ValueError, match="activation must be 'none' or 'relu', not 'gelu'"):
+        ops.matmul_prepacked(x, w, None, activation="gelu")
+
+
+def _mlp_model(path, act: str | None):
+    """x (1, 32, 768) @ W (768, 768) + b, then ``act`` (Relu, Gelu), opset 20."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array((rng.standard_normal((768, 768)) * 0.05).astype(np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal(768).astype(np.float32), "b")
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["m"]),
+        helper.make_node("Add", ["b", "m"], ["s"]),
+    ]
+    out = "s"
+    if act:
+        nodes.append(helper.make_node(act, ["s"], ["y"]))
+        out = "y"
+    g = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 768])],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 32, 768])], [w, b],
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    onnx.save(model, path)
+    return model
+
+
+@pytest.mark.parametrize("act", [None, "Relu", "Gelu"])
+def test_fused_epilogue_matches_onnxruntime(act, tmp_path, pipeline_helpers):
+    """MatMul + Add (bias first) [+ Relu] compiles to one ``ops.matmul_prepacked`` call named
+    after the last op, on both modules (a Gelu stays ``F.gelu`` after it), and matches
+    onnxruntime."""
+    path = str(tmp_path / "mlp.onnx")
+    model = _mlp_model(path, act)
+    x = np.random.default_rng(1).standard_normal((1, 32, 768)).astype(np.float32)
+    ref = pipeline_helpers.ort_run(model, {"x": x})
+    opts = CompileOptions(clusters=1)
+    res = compile_model(path, str(tmp_path / "out"), opts)
+    call = {
+        None: "s = ops.matmul_prepacked(x, {w}.W, {w}.b)",
+        "Relu": "y = ops.matmul_prepacked(x, {w}.W, {w}.b, activation='relu')",
+        "Gelu": "s = ops.matmul_prepacked(x, {w}.W, {w}.b)",
+    }[act]
+    for p, w in ((res.parallel_path, "w"), (res.sequential_path, "self")):
+        with open(p) as f:
+            src = f.read()
+        assert src.count("ops.matmul_prepacked(") == 1 and call.format(w=w) in src, p
+        assert not any(f in src for f in (".add_(", "torch.add(", "torch.relu"))
+        assert ("y = F.gelu(s)" in src) == (act == "Gelu")
+    with CompiledModel(res, opts) as m:
+        par = m.run({"x": torch.from_numpy(x)})
+        seq = m.sequential(torch.from_numpy(x))
+    pipeline_helpers.assert_close(next(iter(par.values())), ref[0], 1e-3, "parallel")
+    pipeline_helpers.assert_close(seq, ref[0], 1e-3, "sequential")
+
+
+def test_an_epilogue_the_ir_no_longer_has_is_a_located_error(tmp_path):
+    """A hand-edited module whose MatMul says ``ramiel.prepack = "bias+relu"`` but whose product
+    no Add reads: the lowering names the op and the attribute."""
+    ir = """builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<1x32x768xf32>) -> tensor<1x32x768xf32> {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<768x768xf32>}> : () -> tensor<768x768xf32>
+  %p = "onnx.MatMul"(%x, %w) {ramiel.prepack = "bias+relu"} : (tensor<1x32x768xf32>, tensor<768x768xf32>) -> tensor<1x32x768xf32>
+  func.return %p : tensor<1x32x768xf32>
+}
+}"""
+    ctx = make_context(str(tmp_path))
+    module = parse_module(ctx, ir, "edited.mlir")
+    with pytest.raises(RamielError, match=r"ramiel.prepack = 'bias\+relu'.*found 'none'"):
+        run_passes(module, [LowerToTorchpy(mode="sequential")], ctx)
 
 
 def test_non_contiguous_input():

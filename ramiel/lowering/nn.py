@@ -793,7 +793,13 @@ def _attention(node: NodeView, args, em):
 def _matmul(node: NodeView, args, em):
     """MatMul: numpy matmul semantics = ``torch.matmul``; one that ``--prepack-matmul`` marked
     (``node.prepack``: a constant 2-D float32 weight) → ``ops.matmul_prepacked``, the weight
-    reordered once into oneDNN's format (measurements: :mod:`ramiel.passes.prepack_matmul`)."""
+    reordered once into oneDNN's format (measurements: :mod:`ramiel.passes.prepack_matmul`).
+    With a fused epilogue (``node.prepack`` ``"bias"``, ``"bias+relu"``) the lowering passes
+    the bias Add's constant as a third input: ``ops.matmul_prepacked(x, w, b)``, with
+    ``activation='relu'``."""
+    if node.prepack is not None and node.prepack != "none":
+        kwargs = {"activation": "relu"} if node.prepack == "bias+relu" else {}
+        return [em.call("ops.matmul_prepacked", args[0], args[1], args[2], **kwargs)]
     if node.prepack is not None:
         return [em.call("ops.matmul_prepacked", args[0], args[1])]
     return [em.call("torch.matmul", args[0], args[1])]

@@ -33,12 +33,16 @@ _F = (
     "threshold"
 )
 _OPERATOR = "add and_ eq floordiv ge gt invert le lt matmul mod mul ne neg or_ pow sub truediv xor"
+#: Ramiel's runtime helpers that return a new tensor (a oneDNN result, or the plain op's; never
+#: an operand nor a view of one: ``tests/test_prepack_matmul.py`` checks it).
+_OPS = "conv2d_prepacked matmul_prepacked"
 
 #: Callees whose result never shares memory with an operand (a new tensor every call).
 FRESH_CALLEES: frozenset[str] = frozenset(
     [f"torch.{n}" for n in (_ELEMENTWISE + " " + _TORCH).split()]
     + [f"F.{n}" for n in _F.split()]
     + [f"operator.{n}" for n in _OPERATOR.split()]
+    + [f"ops.{n}" for n in _OPS.split()]
 )
 
 #: Tensor methods whose result never shares memory with the tensor or an operand.

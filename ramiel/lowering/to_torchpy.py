@@ -7,7 +7,7 @@ lowering produces). :func:`lower_to_torchpy` runs it on a module.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -64,8 +64,10 @@ from ramiel.errors import (
 from ramiel.layout import (
     CHANNELS_LAST,
     CONTIGUOUS,
+    MATMUL_EPILOGUES,
     has_format,
     layout_of,
+    matmul_epilogue,
     prepack_of,
     static_shape_of,
     value_format,
@@ -371,6 +373,8 @@ class Lowering:
         # keys become attribute names of the generated nn.Module classes (self.<key>)
         self.taken: set[str] = set(tp.MODULE_ATTRIBUTES)
         self.unsupported: list[tuple[str, str, int, str]] = []
+        #: the ops lowered as part of an earlier op (a prepacked MatMul's fused epilogue)
+        self.fused: set[Operation] = set()
         #: channel -> the value sent on it (formats of received values)
         self.sends: dict[str, SSAValue] = {
             o.channel.data: o.value for o in module.walk() if isinstance(o, SendOp)
@@ -456,6 +460,27 @@ class Lowering:
             layout=layout_of(op),
             prepack=prepack_of(op),
         )
+
+    def epilogue(self, op: OnnxOp) -> tuple[list[OnnxOp], SSAValue | None]:
+        """The ops a MatMul runs fused (its ``ramiel.prepack`` epilogue, see
+        :func:`~ramiel.layout.matmul_epilogue`) and the bias they add; ``([], None)`` for any
+        other op. Raises :class:`~ramiel.parsing.LocatedOpError` where the IR around ``op`` no
+        longer has the epilogue its attribute names (an edited or hand-written module)."""
+        marker = prepack_of(op)
+        if op.op_type != "MatMul" or marker is None or marker == "none":
+            return [], None
+        found, ops, bias = matmul_epilogue(op)
+        if marker not in MATMUL_EPILOGUES or not (
+            found == marker or (marker == "bias" and found.startswith("bias"))
+        ):
+            raise LocatedOpError(
+                f"ramiel.prepack = {marker!r}: the product is not read alone by the bias Add "
+                f"and activation that value names (found {found!r}; values: 'none', "
+                + ", ".join(repr(m) for m in MATMUL_EPILOGUES)
+                + ")",
+                op,
+            )
+        return ops[: marker.count("+") + 1], bias
 
     def check(self, ops: list[Operation]) -> None:
         for op in (inner for outer in ops for inner in outer.walk()):
@@ -563,17 +588,25 @@ class Lowering:
                         o = Rewriter.replace_value_with_new_type(o, r.type)
                     env[r] = o
             elif isinstance(op, OnnxOp):
-                args = [value(v) if not isinstance(v.type, NoneType) else None for v in op.operands]
+                if op in self.fused:
+                    continue
+                fused, bias = self.epilogue(op)
+                operands = [*op.operands, bias] if bias is not None else list(op.operands)
+                args = [value(v) if not isinstance(v.type, NoneType) else None for v in operands]
                 self.set_threads(fb, op)
                 node = self.node_view(op)
+                if bias is not None:
+                    node = replace(node, inputs=[*node.inputs, self.tensor_info(bias)])
+                    self.fused.update(fused)
                 reader = f"{op.node_name} ({op.op_type})" if op.node_name else op.op_type
                 args = [
                     fb.in_format(a, v, node.layout, reader) if a is not None else None
-                    for a, v in zip(args, op.operands, strict=True)
+                    for a, v in zip(args, operands, strict=True)
                 ]
                 fb.node_ops = []
                 outs = lower_node(node, args, fb)
-                for r, o in zip(op.results, outs, strict=False):
+                results = fused[-1].results if fused else op.results
+                for r, o in zip(results, outs, strict=False):
                     if o is None:
                         continue
                     o = fb.materialize(o)

@@ -212,35 +212,56 @@ def _plain_matmul(x: Tensor, weight: Tensor) -> bool:
     )
 
 
-def matmul_prepacked(x: Tensor, weight: Tensor) -> Tensor:
-    """``torch.matmul(x, weight)`` for a constant ``weight``, run by oneDNN with ``weight``
-    reordered once into its blocked format.
+def matmul_prepacked(
+    x: Tensor, weight: Tensor, bias: Tensor | None = None, activation: str = "none"
+) -> Tensor:
+    """``torch.matmul(x, weight)`` for a constant ``weight``, plus ``bias`` when given, then
+    ``torch.relu`` when ``activation`` is ``"relu"`` (``"none"``: nothing), run by oneDNN with
+    ``weight`` reordered once into its blocked format.
 
-    x: (..., K) float32; weight: (K, N) float32; returns (..., N), contiguous. The plain product
-    (MKL's ``cblas_sgemm``) copies the weight into its packed panels on every call, which costs
-    about as much as the product itself when x has few rows (a batch-1 transformer's 32 tokens
+    x: (..., K) float32; weight: (K, N) float32; bias: (N,) (leading 1s allowed: (1, N),
+    (1, 1, N)) or None; returns (..., N), contiguous, a new tensor. The plain product (MKL's
+    ``cblas_sgemm``) copies the weight into its packed panels on every call, which costs about
+    as much as the product itself when x has few rows (a batch-1 transformer's 32 tokens
     against a 768x3072 weight). The reordered weight
     (``torch.ops.mkldnn._reorder_linear_weight`` of the (N, K) transpose, what inductor's
     freezing emits for a frozen linear layer; an opaque mkldnn tensor that cannot be a buffer or
     live in a weights file) is made on the first call for a row count and kept on ``weight``
     itself, as :func:`conv2d_prepacked` keeps its kernel: once per process and weight, redone
     when the weight is written in place or replaced; each worker process of the processes
-    backend packs its own. The product is one ``torch.ops.mkldnn._linear_pointwise`` call.
-    Under tracing or compiling, for Parameters, autograd, other devices or dtypes it is the
-    plain ``torch.matmul`` (see :func:`_plain_matmul`), so ``torch.fx``, ``torch.export`` and
-    ``torch.compile`` see the readable op.
+    backend packs its own. The product, the bias and the Relu are one
+    ``torch.ops.mkldnn._linear_pointwise`` call (the Relu a oneDNN post-op). Under tracing or
+    compiling, for Parameters, autograd, other devices or dtypes it is the plain
+    ``torch.matmul`` then ``add_`` and ``torch.relu_`` (see :func:`_plain_matmul`), so
+    ``torch.fx``, ``torch.export`` and ``torch.compile`` see the readable ops.
 
     ``--prepack-matmul`` (:mod:`ramiel.passes.prepack_matmul`, with the measurements) prints it
-    for the large products with a constant 2-D weight: the oneDNN op makes its primitive on
-    every call (about 30 µs), which small products do not amortise.
+    for the large products with a constant 2-D weight, with the bias Add and Relu that alone
+    read the product: the oneDNN op makes its primitive on every call (about 30 µs), which
+    small products do not amortise.
+
+    Raises ``ValueError`` for an ``activation`` other than ``"none"`` or ``"relu"``.
     """
-    if _plain_matmul(x, weight):
-        return torch.matmul(x, weight)
+    if activation not in ("none", "relu"):
+        raise ValueError(
+            f"matmul_prepacked: activation must be 'none' or 'relu', not {activation!r}"
+        )
+    if _plain_matmul(x, weight) or (
+        bias is not None and (bias.dtype != torch.float32 or bias.numel() != weight.shape[1])
+    ):
+        y = torch.matmul(x, weight)
+        if bias is not None:
+            y = y + bias if y.requires_grad or bias.requires_grad else y.add_(bias)
+        if activation == "relu":
+            return torch.relu(y) if y.requires_grad else torch.relu_(y)
+        return y
     rows = x.numel() // x.shape[-1]
     packed = _packed(
         weight, rows, lambda: torch.ops.mkldnn._reorder_linear_weight(weight.t().contiguous(), rows)
     )
-    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, None, "none", [], "")
+    if bias is not None:
+        bias = bias.reshape(-1)
+    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, bias, activation, [], "")
 
 
 def conv1x1_grouped(x: Tensor, weight: Tensor, bias: Tensor | None, groups: int) -> Tensor:
