@@ -17,11 +17,13 @@ python -m compileall -q -j 0 ramiel dialects passes tools tests > /dev/null
 
 status=0
 echo "== lit lit_tests"
-lit -sv lit_tests || status=1
+lit -sv --time-tests lit_tests || status=1
 
 echo "== pytest"
+# The 20 slowest tests (pytest) and the slowest lit tests are listed at the end of each run: what
+# to look at first when the run nears its time limit (CI: under 30 minutes on 2 cores).
 # Two test processes (pytest-xdist), each file on one of them (module-scoped fixtures such as a
 # compiled zoo model are made once): most tests wait on a spawned tool, worker or compiler part of
 # the time, so two keep both cores busy; RAMIEL_TEST_WORKERS=0 runs them in this process.
-python -m pytest -m "not extended" -n "${RAMIEL_TEST_WORKERS:-2}" --dist loadfile "$@" || status=1
+python -m pytest -m "not extended" -n "${RAMIEL_TEST_WORKERS:-2}" --dist loadfile --durations=20 "$@" || status=1
 exit "$status"

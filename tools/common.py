@@ -25,16 +25,6 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from ramiel.errors import RamielError, internal_error_message
 
 __all__ = [
@@ -157,6 +147,17 @@ def progress_bar(description: str, console: Any = None) -> Iterator[Callable[[in
     yields ``update(done, total)``. Drawn only on a terminal; gone when the step ends.
     ``console``: the rich ``Console`` the step's log lines go to (they then print above the
     bar instead of through it; default: a new one on stderr)."""
+    # lazy: rich takes ~50 ms to import, paid by every ramiel-opt / ramiel-translate start
+    # (each lit RUN line) that draws no bar
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (
         TextColumn("{task.description}"),
