@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ramiel.dtypes import DTYPE_NAMES
+from ramiel.errors import DynamicShapeError
 from ramiel.lowering.api import Dtype, NodeView, TensorInfo, is_float, is_int, short_float
 
 # Opset-1 Cast names its target type with a string.
@@ -59,6 +60,19 @@ def shape(node: NodeView, i: int = 0) -> tuple[int, ...] | None:
     """Static shape of input ``i`` (None if unknown or absent)."""
     info = node.input(i)
     return None if info is None else info.shape
+
+
+def known_shape(node: NodeView, i: int = 0) -> tuple[int, ...]:
+    """Static shape of input ``i`` for a rule that needs it; raises
+    :class:`~ramiel.errors.DynamicShapeError` naming the node and input when it is unknown or
+    absent (the lowering's static-shape check normally reports this before any rule runs)."""
+    s = shape(node, i)
+    if s is None:
+        raise DynamicShapeError(
+            f"{node.op_type} node '{node.name}': input {i} has no static shape, which its "
+            "lowering needs (bind symbolic dimensions with --input-shape)"
+        )
+    return s
 
 
 def rank(node: NodeView, i: int = 0) -> int | None:

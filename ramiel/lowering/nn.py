@@ -16,12 +16,14 @@ import math
 
 import numpy as np
 
+from ramiel.errors import DynamicShapeError
 from ramiel.layout import THROUGH_CL_MIN_ELEMENTS
 from ramiel.lowering.api import SHAPE_RULES, MemoryFormat, NodeView, is_float, rule
 from ramiel.lowering.common import (
     const,
     dtype,
     in_dtype,
+    known_shape,
     norm_axis,
     rank,
     shape,
@@ -40,6 +42,18 @@ def _spatial_attrs(node: NodeView, n: int) -> tuple[list[int], list[int], list[i
     strides = node.attrs.get("strides") or [1] * n
     dil = node.attrs.get("dilations") or [1] * n
     return list(kernel) if kernel is not None else None, list(strides), list(dil)
+
+
+def _spatial_rank(node: NodeView) -> int:
+    """:func:`_n_spatial` for a rule that needs it; raises
+    :class:`~ramiel.errors.DynamicShapeError` when neither the kernel nor a shape gives it."""
+    n = _n_spatial(node)
+    if n is None:
+        raise DynamicShapeError(
+            f"{node.op_type} node '{node.name}': the number of spatial dimensions is unknown "
+            "(no kernel_shape and no static input or weight shape)"
+        )
+    return n
 
 
 def _n_spatial(node: NodeView) -> int | None:
@@ -169,7 +183,7 @@ def _conv(node: NodeView, args, em):
     the kernel reordered once per process; light_resnet50's convolutions 0.86x the time of
     ``F.conv2d`` + ``torch.relu_`` (``bench/conv_prepack.py --cpu-time``, 1 thread; which
     convolutions, and the measurements: :mod:`ramiel.passes.prepack_conv`)."""
-    n = _n_spatial(node)
+    n = _spatial_rank(node)
     kernel, strides, dil = _spatial_attrs(node, n)
     begin, end = _pads(node, kernel, strides, dil)
     x = args[0]
@@ -198,7 +212,7 @@ def _conv_transpose_pads(node: NodeView, n: int) -> tuple[list[int], list[int], 
     op = list(node.attrs.get("output_padding") or [0] * n)
     auto = node.attrs.get("auto_pad") or "NOTSET"
     out_shape = node.attrs.get("output_shape")
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     if out_shape or auto in ("SAME_UPPER", "SAME_LOWER"):
         # output_shape lists the spatial dims (some models give N and C too: take the last n)
         same = [xs[2 + i] * strides[i] for i in range(n)]
@@ -230,7 +244,7 @@ def _conv_transpose(node: NodeView, args, em):
     pads_end``. Symmetric pads map onto torch's ``padding``/``output_padding``; otherwise the full
     result is cropped/extended with ``F.pad`` and the bias added afterwards.
     """
-    n = _n_spatial(node)
+    n = _spatial_rank(node)
     kernel, strides, dil = _spatial_attrs(node, n)
     begin, end, op = _conv_transpose_pads(node, n)
     kwargs: dict = {}
@@ -396,7 +410,7 @@ def _whole_input_window(node: NodeView) -> bool:
 
 def _max_pool_in(node: NodeView, x, em):
     """The MaxPool calls on ``x`` (the input in the format the op computes in)."""
-    n = _n_spatial(node)
+    n = _spatial_rank(node)
     kernel, strides, dil = _spatial_attrs(node, n)
     begin, end = _pads(node, kernel, strides, dil)
     ceil = bool(node.attrs.get("ceil_mode", 0))
@@ -455,7 +469,7 @@ def _average_pool(node: NodeView, args, em):
     in the divisor on (1, 256, 28, 28) 10.5 ms contiguous, 0.22 ms channels-last, 0.82 ms
     converting there and back; 2x2/2 on (1, 128, 56, 56) 0.94, 0.11, 0.61 ms.
     """
-    n = _n_spatial(node)
+    n = _spatial_rank(node)
     kernel, strides, dil = _spatial_attrs(node, n)
     begin, end = _pads(node, kernel, strides, dil)
     ceil = bool(node.attrs.get("ceil_mode", 0))
@@ -495,7 +509,7 @@ def _average_pool(node: NodeView, args, em):
 @rule("LpPool", check=_check_pool)
 def _lp_pool(node: NodeView, args, em):
     """LpPool: y = (sum over the window of |x|^p)^(1/p); pads add zeros."""
-    n = _n_spatial(node)
+    n = _spatial_rank(node)
     kernel, strides, dil = _spatial_attrs(node, n)
     begin, end = _pads(node, kernel, strides, dil)
     return [
@@ -601,7 +615,7 @@ def _layer_norm(node: NodeView, args, em):
     """LayerNormalization (opset 17): normalise over dims axis.. (population variance), then
     ``* scale + B`` (broadcast). ``F.layer_norm`` when scale/B have exactly the normalised shape
     and the Mean/InvStdDev outputs are unused, else ``ops.layer_norm``."""
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     r = len(xs)
     axis = norm_axis(node.attrs["axis"], r)
     eps = node.attrs["epsilon"]
@@ -627,7 +641,7 @@ def _check_group_norm(node: NodeView) -> str | None:
 def _group_norm(node: NodeView, args, em):
     """GroupNormalization: ``F.group_norm``; before opset 21 scale/bias have one value per
     group (repeated per channel here), from opset 21 one per channel."""
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     g = node.attrs["num_groups"]
     c = xs[1]
     scale, bias = args[1], args[2]
@@ -643,7 +657,7 @@ def _group_norm(node: NodeView, args, em):
 @rule("RMSNormalization", check=_check_layer_norm)
 def _rms_norm(node: NodeView, args, em):
     """RMSNormalization (opset 23): x / sqrt(mean(x^2 over axis..) + epsilon) * scale."""
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     axis = norm_axis(node.attrs["axis"], len(xs))
     norm_shape = tuple(xs[axis:])
     eps = node.attrs["epsilon"]
@@ -699,7 +713,7 @@ def _softmax(node: NodeView, args, em):
     axis = node.attrs["axis"]
     if node.opset >= 13:
         return [em.call(fn, args[0], axis)]
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     r = len(xs)
     axis = norm_axis(axis, r)
     if axis == r - 1:
@@ -756,7 +770,7 @@ def _attention(node: NodeView, args, em):
     in both when there is no past; fewer key/value heads than query heads is ``enable_gqa``).
     A fully masked row gives zeros in both. 3-D inputs ``[B, S, heads * head]`` are split into
     heads first and merged back after."""
-    qs, ks, vs = shape(node, 0), shape(node, 1), shape(node, 2)
+    qs, ks, vs = known_shape(node, 0), known_shape(node, 1), known_shape(node, 2)
     q, k, v = args[0], args[1], args[2]
     three_d = len(qs) == 3
     if three_d:

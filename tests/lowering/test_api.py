@@ -14,7 +14,7 @@ import torch
 from _lowering_cases import single_node_model
 from onnx import helper
 
-from ramiel.errors import UnsupportedOpError
+from ramiel.errors import DynamicShapeError, UnsupportedOpError
 from ramiel.lowering import RULES, Dtype, NodeView, TensorInfo, check_supported, lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 from ramiel.lowering.node_view import node_views, run_graph_eagerly
@@ -466,3 +466,23 @@ def test_the_package_imports_every_rule_module():
     )
     assert len(rule_modules) >= 6, rule_modules
     assert set(rule_modules) <= imported, set(rule_modules) - imported
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs", "attrs", "what"),
+    [
+        ("LayerNormalization", [(None, "float32"), ((8,), "float32")], {}, "input 0"),
+        ("Conv", [(None, "float32"), (None, "float32")], {}, "spatial dimensions"),
+    ],
+    ids=["layer-norm", "conv"],
+)
+def test_a_rule_that_needs_a_static_shape_names_the_node(op, inputs, attrs, what):
+    """A rule called on an input of unknown shape raises DynamicShapeError naming the node, not
+    a TypeError. ``lower_node`` stops such a node earlier (check_supported: the rank is
+    unknown), so the rule is called directly, as a rule module of another caller would."""
+    node = view(op, inputs, name="the_node", **attrs)
+    x = EvalEmitter().wrap(torch.zeros(2, 8))
+    with pytest.raises(UnsupportedOpError, match="rank of the input is unknown"):
+        lower_node(node, [x] * len(inputs), EvalEmitter())
+    with pytest.raises(DynamicShapeError, match=f"{op} node 'the_node': .*{what}"):
+        RULES[op](node, [x] * len(inputs), EvalEmitter())
