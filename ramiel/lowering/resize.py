@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from ramiel.errors import UnsupportedOpError
 from ramiel.lowering.api import NodeView, is_float, rule, with_defaults
 from ramiel.lowering.common import const, has_input, in_dtype, shape
 from ramiel.lowering.nn import through_channels_last
@@ -89,13 +90,13 @@ def _resize_plan(node: NodeView) -> dict | str:
     out = list(xs)
     scl = [1.0] * r
     if sizes is not None:
-        sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
-        ratios = {ax: sizes[i] / xs[ax] for i, ax in enumerate(axes)}
+        targets = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        ratios = {ax: targets[i] / xs[ax] for i, ax in enumerate(axes)}
         policy = a.get("keep_aspect_ratio_policy") or "stretch"
         if policy == "stretch":
             for ax, s in ratios.items():
                 scl[ax] = s
-                out[ax] = sizes[axes.index(ax)]
+                out[ax] = targets[axes.index(ax)]
         elif policy in ("not_larger", "not_smaller"):
             s = min(ratios.values()) if policy == "not_larger" else max(ratios.values())
             for ax in axes:
@@ -215,6 +216,8 @@ def interpolates(node: NodeView) -> bool:
 def _resize(node: NodeView, args, em):
     """Resize / Upsample: see the module docstring for the forms chosen."""
     p = _resize_plan(node)
+    if isinstance(p, str):  # what _check_resize reports; a caller that skipped the check
+        raise UnsupportedOpError([(node.op_type, node.name, node.opset, p)])
     x = args[0]
     if not _resized_axes(p):
         return [x]
@@ -236,7 +239,8 @@ def _resize(node: NodeView, args, em):
     if tmode is not None:
         kwargs: dict = {"mode": tmode, "align_corners": p["coord"] == "align_corners"}
         sizes = tuple(p["sizes"][2:])
-        by_sizes = node.opset >= 11 and const(node, 3) is not None and np.size(const(node, 3)) > 0
+        given = const(node, 3)
+        by_sizes = node.opset >= 11 and given is not None and np.size(given) > 0
         if by_sizes or p["coord"] == "align_corners":
             how = {"size": sizes}
         else:

@@ -21,6 +21,7 @@ from ramiel.lowering.common import (
     has_input,
     in_dtype,
     int_tuple,
+    known_shape,
     norm_axis,
     out_dtype,
     out_shape,
@@ -213,7 +214,7 @@ def _check_flatten(node: NodeView) -> str | None:
 @rule("Flatten", check=_check_flatten)
 def _flatten(node: NodeView, args, em):
     """Flatten: to 2-D (prod(dims[:axis]), prod(dims[axis:]))."""
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     r = len(xs)
     axis = norm_axis(node.attrs["axis"], r)
     if axis == 1 and r >= 2:
@@ -286,7 +287,7 @@ def _transpose(node: NodeView, args, em):
     """Transpose: ``x.permute(*perm)`` (default: reverse the dims)."""
     perm = node.attrs.get("perm")
     if perm is None:
-        perm = list(reversed(range(rank(node, 0))))
+        perm = list(reversed(range(len(known_shape(node, 0)))))
     if list(perm) == list(range(len(perm))):
         return [args[0]]
     return [em.method(args[0], "permute", *perm)]
@@ -768,7 +769,7 @@ def _check_space_depth(node: NodeView) -> str | None:
 def _depth_to_space(node: NodeView, args, em):
     """DepthToSpace: DCR (depth-column-row, default) rearranges (N, b, b, C', H, W); CRD is
     ``F.pixel_shuffle``."""
-    n, c, h, w = shape(node, 0)
+    n, c, h, w = known_shape(node, 0)
     b = node.attrs["blocksize"]
     if node.attrs.get("mode", "DCR") == "CRD":
         return [em.call("F.pixel_shuffle", args[0], b)]
@@ -781,7 +782,7 @@ def _depth_to_space(node: NodeView, args, em):
 def _space_to_depth(node: NodeView, args, em):
     """SpaceToDepth: (N, C, H, W) → (N, C * b * b, H / b, W / b); DCR (the only mode before
     opset 28) puts the block offsets outermost, CRD innermost (``F.pixel_unshuffle``)."""
-    n, c, h, w = shape(node, 0)
+    n, c, h, w = known_shape(node, 0)
     b = node.attrs["blocksize"]
     if node.attrs.get("mode", "DCR") == "CRD":
         return [em.call("F.pixel_unshuffle", args[0], b)]
@@ -817,7 +818,7 @@ def _check_center_crop_pad(node: NodeView) -> str | None:
 def _center_crop_pad(node: NodeView, args, em):
     """CenterCropPad (opset 18): per listed axis, a centred window of the target length (the
     start rounded down) or zero padding split evenly (the odd pixel at the end)."""
-    xs = shape(node, 0)
+    xs = known_shape(node, 0)
     r = len(xs)
     target = const_ints(node, 1)
     axes = node.attrs.get("axes") or list(range(r))
