@@ -210,7 +210,7 @@ def _bench_model(
     try:
         for cfg in cfgs:
             cr = results[cfg.key]
-            common = {
+            common: dict[str, Any] = {
                 "feeds": np_feeds,
                 "out_names": out_names,
                 "malloc_tuning": plan.malloc_tuning,
@@ -253,7 +253,7 @@ def _bench_model(
             except Exception as e:
                 results[k].error = f"{type(e).__name__}: {e}"
                 del fns[k]
-        best: tuple[float, dict[str, Timing], float | None, list[float]] | None = None
+        timed: tuple[float, dict[str, Timing], float | None, list[float]] | None = None
         for attempt in range(1, plan.attempts + 1):
             if attempt > 1:
                 say(f"{res.name}: machine busy, waiting to time again (attempt {attempt})")
@@ -268,13 +268,13 @@ def _bench_model(
             scaling = [x for x in (before, after) if x is not None]
             torch.set_num_threads(caller_threads)
             disturbance = max(other or 0.0, *(max(0.0, 0.75 * p - x) for x in scaling or [p]))
-            if best is None or disturbance < best[0]:
-                best = (disturbance, timings, other, scaling)
+            if timed is None or disturbance < timed[0]:
+                timed = (disturbance, timings, other, scaling)
             res.attempts = attempt
             if disturbance <= plan.busy_cores:
                 break
-        assert best is not None
-        _, timings, res.other_cores, res.machine_scaling = best
+        assert timed is not None
+        _, timings, res.other_cores, res.machine_scaling = timed
         for k, tm in timings.items():
             results[k].timing = tm
 

@@ -36,6 +36,7 @@ from ramiel.runtime import Weights, start
 from ramiel.runtime.compiled import segments_in, summary, take_events
 from ramiel.runtime.distributed import in_torchrun, join_group
 from ramiel.runtime.program import InputMismatch, Program
+from ramiel.runtime.runner import Runner
 
 
 def random_inputs(
@@ -214,8 +215,9 @@ def main(
     rank = int(os.environ.get("RANK", "0")) if args.backend == "distributed" else 0
     try:
         inputs = load_inputs(args.inputs, specs) if args.inputs else random_inputs(specs, args.seed)
+        runner: Runner
         if args.backend == "distributed" and in_torchrun():
-            runner = join_group(
+            driver = join_group(
                 program,
                 module_file=module_file,
                 weights_file=weights_file,
@@ -224,8 +226,9 @@ def main(
                 placement=args.placement,
                 device=args.device,
             )
-            if runner is None:  # a follower rank: served until rank 0 closed the group
+            if driver is None:  # a follower rank: served until rank 0 closed the group
                 return
+            runner = driver
         else:
             options = {}
             if args.backend == "distributed":
@@ -277,7 +280,7 @@ def main(
         print(_describe(name, t))
 
 
-def main_sequential(cls: type, module_file: str, argv: Sequence[str] | None = None) -> None:
+def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = None) -> None:
     """Run a sequential module class (``<Name>`` of ``model_seq.py``) once on random inputs and
     print its outputs, or serve."""
     args = _args(argv, parallel=False)
