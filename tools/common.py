@@ -147,10 +147,10 @@ def progress_bar(description: str, console: Any = None) -> Iterator[Callable[[in
     yields ``update(done, total)``. Drawn only on a terminal; gone when the step ends.
     ``console``: the rich ``Console`` the step's log lines go to (they then print above the
     bar instead of through it; default: a new one on stderr)."""
-    # lazy: rich takes ~50 ms to import, paid by every ramiel-opt / ramiel-translate start
-    # (each lit RUN line) that draws no bar
-    from rich.console import Console
-    from rich.progress import (
+    # rich takes ~50 ms to import, paid by every ramiel-opt / ramiel-translate start (each lit
+    # RUN line) that draws no bar
+    from rich.console import Console  # lazy: rich
+    from rich.progress import (  # lazy: rich
         BarColumn,
         MofNCompleteColumn,
         Progress,
