@@ -56,7 +56,7 @@ from xdsl.passes import ModulePass
 
 from ramiel.attrs import set_str
 from ramiel.dialects.onnx import OnnxOp
-from ramiel.layout import CHANNELS_LAST, PREPACK_ATTR, layout_of, static_shape_of
+from ramiel.layout import CHANNELS_LAST, PREPACK_ATTR, layout_of, only_reader, static_shape_of
 
 __all__ = ["PrepackConv", "prepack_convs"]
 
@@ -98,13 +98,8 @@ def _packable(op: OnnxOp) -> bool:
 def _fuse_relu(op: OnnxOp) -> bool:
     """Erase the Relu that alone reads ``op``'s result (same block); whether there was one."""
     res = op.results[0]
-    uses = list(res.uses)
-    if len(uses) != 1:
-        return False
-    relu = uses[0].operation
-    if not isinstance(relu, OnnxOp) or relu.op_type != "Relu" or relu.parent is not op.parent:
-        return False
-    if relu.results[0].type != res.type:
+    relu = only_reader(res, ("Relu",), op.parent)
+    if relu is None:
         return False
     name = relu.results[0].name_hint
     relu.results[0].replace_all_uses_with(res)

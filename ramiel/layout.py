@@ -87,8 +87,9 @@ the bias Add that alone reads the product, then the Relu that alone reads the su
 ``F.gelu``: oneDNN's GELU post-op was measured slower, see :mod:`ramiel.passes.prepack_matmul`)."""
 
 
-def _only_reader(v: SSAValue, op_types: tuple[str, ...], block: object) -> OnnxOp | None:
-    """The op of ``op_types`` that alone reads ``v``, in ``block``, with ``v``'s type."""
+def only_reader(v: SSAValue, op_types: tuple[str, ...], block: object) -> OnnxOp | None:
+    """The op of ``op_types`` that alone reads ``v``, in ``block``, with ``v``'s type (the op a
+    prepacked Conv or MatMul may run fused), or None."""
     uses = list(v.uses)
     if len(uses) != 1:
         return None
@@ -137,11 +138,11 @@ def matmul_epilogue(op: OnnxOp) -> tuple[str, list[OnnxOp], SSAValue | None]:
     the same block.
     """
     block, product = op.parent, op.results[0]
-    add = _only_reader(product, ("Add",), block)
+    add = only_reader(product, ("Add",), block)
     bias = None if add is None else _bias_of(add, product)
     if add is None or bias is None:
         return "none", [], None
-    relu = _only_reader(add.results[0], ("Relu",), block)
+    relu = only_reader(add.results[0], ("Relu",), block)
     if relu is None:
         return "bias", [add], bias
     return "bias+relu", [add, relu], bias
