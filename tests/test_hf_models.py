@@ -72,8 +72,10 @@ REWRITES = {
     "hf_bert_test": ({"Attention": 2, "Gelu": 2, "Erf": 0, "Softmax": 0}, 1),
     "hf_vit_test": ({"Attention": 2, "Gelu": 2, "Erf": 0, "Softmax": 0}, 1),
     "hf_resnet_test": ({}, 9),  # the ReLUs after Convs and residual Adds, and those Adds
-    "hf_mobilenet_v2_test": ({}, 20),  # the ReLU6 (Clip) after each Conv
-    "hf_efficientnet_test": ({}, 10),  # SiLU's Mul on its Sigmoid, Sigmoid after the SE Conv
+    # the ReLU6 (Clip) after each Conv; tf_padding's Pads become the Convs' pads
+    "hf_mobilenet_v2_test": ({"Pad": 0}, 20),
+    # SiLU's Mul on its Sigmoid, Sigmoid after the SE Conv; the stride-2 Pads into the Convs
+    "hf_efficientnet_test": ({"Pad": 0}, 10),
     "hf_convnext_test": ({"Gelu": 2, "Mul": 0}, 1),  # the layer-scale Muls folded into weights
 }
 
