@@ -320,6 +320,19 @@ BIAS = ((4,), "float32")
             view("AveragePool", [IMG], kernel_shape=[2, 2], strides=[2, 2]),
             ["t1 = F.avg_pool2d(x0, (2, 2))"],
         ),
+        # end-only pads (TF/Caffe-converted models): torch's ceil_mode clips the last window
+        (
+            view("MaxPool", [IMG], kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
+            ["t1 = F.max_pool2d(x0, (3, 3), stride=(2, 2), ceil_mode=True)"],
+        ),
+        (
+            view("AveragePool", [IMG], kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
+            ["t1 = F.avg_pool2d(x0, (3, 3), stride=(2, 2), ceil_mode=True)"],
+        ),
+        (  # the end pad adds no window: plain floor mode
+            view("MaxPool", [IMG], kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1]),
+            ["t1 = F.max_pool2d(x0, (2, 2))"],
+        ),
         (view("GlobalAveragePool", [IMG]), ["t1 = torch.mean(x0, dim=(2, 3), keepdim=True)"]),
         (
             view("Gemm", [((2, 5), "float32"), ((3, 5), "float32"), ((3,), "float32")], transB=1),
