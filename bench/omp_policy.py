@@ -15,7 +15,7 @@ medians with their 95 % intervals and the ratio busy / quiet, plus the load aver
 
 Configurations (``--configs``): ``default`` (no variable set: libgomp spins 300,000 iterations
 before it sleeps), ``passive`` (``OMP_WAIT_POLICY=PASSIVE``: sleep at once), ``active``
-(``OMP_WAIT_POLICY=ACTIVE``: spin without limit), ``spin<N>`` (``GOMP_SPINCOUNT=N``), ``bind``
+(``OMP_WAIT_POLICY=ACTIVE``: spin without limit), ``spin<N>`` (``GOMP_SPINCOUNT=N``, any N), ``bind``
 (``OMP_PROC_BIND=true``: threads pinned to cores), ``passive-bind``, ``kmp0``
 (``KMP_BLOCKTIME=0``, Intel OpenMP's knob: libgomp ignores it), and ``ramiel`` (what
 :func:`ramiel.omp.configure` sets).
@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
 
     CONFIGS["ramiel"] = dict(DEFAULTS)
     configs = [c for c in args.configs.split(",") if c]
+    for c in configs:  # any spin count: spin<N>
+        if c not in CONFIGS and c.startswith("spin") and c[4:].isdigit():
+            CONFIGS[c] = {"GOMP_SPINCOUNT": c[4:]}
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         ap.error(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
