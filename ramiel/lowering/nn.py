@@ -33,8 +33,9 @@ from ramiel.shapes import pool_output_size
 # -- padding helpers ---------------------------------------------------------------------------
 
 
-def _spatial_attrs(node: NodeView, n: int) -> tuple[list[int], list[int], list[int]]:
-    """(kernel, strides, dilations) of a conv/pool node with ``n`` spatial dims."""
+def _spatial_attrs(node: NodeView, n: int) -> tuple[list[int] | None, list[int], list[int]]:
+    """(kernel, strides, dilations) of a conv/pool node with ``n`` spatial dims; kernel ``None``
+    when neither ``kernel_shape`` nor a static weight shape gives it."""
     kernel = node.attrs.get("kernel_shape")
     if kernel is None:
         ws = shape(node, 1)
@@ -92,6 +93,29 @@ def _pads(node: NodeView, kernel, strides, dil) -> tuple[list[int], list[int]] |
         begin.append(small if auto == "SAME_UPPER" else big)
         end.append(big if auto == "SAME_UPPER" else small)
     return begin, end
+
+
+def _rule_geometry(
+    node: NodeView,
+) -> tuple[int, list[int], list[int], list[int], list[int], list[int]]:
+    """(spatial rank, kernel, strides, dilations, begin pads, end pads) of a conv/pool node for
+    its lowering rule, which runs only after the rule's check accepted the node (so the kernel
+    and the pads are known); raises :class:`~ramiel.errors.DynamicShapeError` otherwise."""
+    n = _spatial_rank(node)
+    kernel, strides, dil = _known_kernel(node, n)
+    p = _pads(node, kernel, strides, dil)
+    if isinstance(p, str):
+        raise DynamicShapeError(f"{node.op_type} node '{node.name}': {p}")
+    return n, kernel, strides, dil, p[0], p[1]
+
+
+def _known_kernel(node: NodeView, n: int) -> tuple[list[int], list[int], list[int]]:
+    """:func:`_spatial_attrs` for a rule that needs the kernel shape; raises
+    :class:`~ramiel.errors.DynamicShapeError` when it is unknown (the check reports it first)."""
+    kernel, strides, dil = _spatial_attrs(node, n)
+    if kernel is None:
+        raise DynamicShapeError(f"{node.op_type} node '{node.name}': the kernel shape is unknown")
+    return kernel, strides, dil
 
 
 def torch_pad(begin: list[int], end: list[int]) -> list[int]:
@@ -183,9 +207,7 @@ def _conv(node: NodeView, args, em):
     the kernel reordered once per process; light_resnet50's convolutions 0.86x the time of
     ``F.conv2d`` + ``torch.relu_`` (``bench/conv_prepack.py --cpu-time``, 1 thread; which
     convolutions, and the measurements: :mod:`ramiel.passes.prepack_conv`)."""
-    n = _spatial_rank(node)
-    kernel, strides, dil = _spatial_attrs(node, n)
-    begin, end = _pads(node, kernel, strides, dil)
+    n, kernel, strides, dil, begin, end = _rule_geometry(node)
     x = args[0]
     kwargs: dict = {}
     _tuple_kw(kwargs, "stride", strides, 1)
@@ -208,7 +230,7 @@ def _conv(node: NodeView, args, em):
 def _conv_transpose_pads(node: NodeView, n: int) -> tuple[list[int], list[int], list[int]]:
     """(pads_begin, pads_end, output_padding) of a ConvTranspose, per the ONNX spec: an explicit
     ``output_shape`` (or SAME auto_pad, output = input * stride) determines the pads."""
-    kernel, strides, dil = _spatial_attrs(node, n)
+    kernel, strides, dil = _known_kernel(node, n)
     op = list(node.attrs.get("output_padding") or [0] * n)
     auto = node.attrs.get("auto_pad") or "NOTSET"
     out_shape = node.attrs.get("output_shape")
@@ -245,7 +267,7 @@ def _conv_transpose(node: NodeView, args, em):
     result is cropped/extended with ``F.pad`` and the bias added afterwards.
     """
     n = _spatial_rank(node)
-    kernel, strides, dil = _spatial_attrs(node, n)
+    kernel, strides, dil = _known_kernel(node, n)
     begin, end, op = _conv_transpose_pads(node, n)
     kwargs: dict = {}
     _tuple_kw(kwargs, "stride", strides, 1)
@@ -282,7 +304,7 @@ def _conv_transpose_output_shapes(node: NodeView) -> list[tuple[int, ...] | None
     if xs is None or ws is None or _check_conv(node) is not None:
         return [None]
     n = len(xs) - 2
-    kernel, strides, dil = _spatial_attrs(node, n)
+    kernel, strides, dil = _known_kernel(node, n)
     begin, end, op = _conv_transpose_pads(node, n)
     spatial = [
         strides[i] * (xs[2 + i] - 1) + (kernel[i] - 1) * dil[i] + 1 + op[i] - begin[i] - end[i]
@@ -334,8 +356,7 @@ def _pool_output_shapes(node: NodeView) -> list[tuple[int, ...] | None]:
     if xs is None or _check_pool(node) is not None:
         return [None] * len(node.outputs)
     n = len(xs) - 2
-    kernel, strides, dil = _spatial_attrs(node, n)
-    begin, end = _pads(node, kernel, strides, dil)
+    _, kernel, strides, dil, begin, end = _rule_geometry(node)
     ceil = bool(node.attrs.get("ceil_mode", 0))
     spatial = [
         pool_output_size(xs[2 + i], kernel[i], strides[i], dil[i], begin[i], end[i], ceil)
@@ -411,9 +432,7 @@ def _whole_input_window(node: NodeView) -> bool:
 
 def _max_pool_in(node: NodeView, x, em):
     """The MaxPool calls on ``x`` (the input in the format the op computes in)."""
-    n = _spatial_rank(node)
-    kernel, strides, dil = _spatial_attrs(node, n)
-    begin, end = _pads(node, kernel, strides, dil)
+    n, kernel, strides, dil, begin, end = _rule_geometry(node)
     ceil = bool(node.attrs.get("ceil_mode", 0))
     fn = f"F.max_pool{n}d"
     kwargs: dict = {}
@@ -432,7 +451,7 @@ def _max_pool_in(node: NodeView, x, em):
         y = em.call("operator.getitem", res, 0)
         idx = em.call("operator.getitem", res, 1)
         idx = em.call(
-            "ops.max_pool_indices", idx, tuple(shape(node, 0)), node.attrs.get("storage_order", 0)
+            "ops.max_pool_indices", idx, known_shape(node, 0), node.attrs.get("storage_order", 0)
         )
         return [y, idx]
     xs = shape(node, 0)
@@ -509,9 +528,7 @@ def _average_pool(node: NodeView, args, em):
     in the divisor on (1, 256, 28, 28) 10.5 ms contiguous, 0.22 ms channels-last, 0.82 ms
     converting there and back; 2x2/2 on (1, 128, 56, 56) 0.94, 0.11, 0.61 ms.
     """
-    n = _spatial_rank(node)
-    kernel, strides, dil = _spatial_attrs(node, n)
-    begin, end = _pads(node, kernel, strides, dil)
+    n, kernel, strides, dil, begin, end = _rule_geometry(node)
     ceil = bool(node.attrs.get("ceil_mode", 0))
     cip = bool(node.attrs.get("count_include_pad", 0))
     native = begin == end and all(d == 1 for d in dil)
@@ -553,9 +570,7 @@ def _average_pool(node: NodeView, args, em):
 @rule("LpPool", check=_check_pool)
 def _lp_pool(node: NodeView, args, em):
     """LpPool: y = (sum over the window of |x|^p)^(1/p); pads add zeros."""
-    n = _spatial_rank(node)
-    kernel, strides, dil = _spatial_attrs(node, n)
-    begin, end = _pads(node, kernel, strides, dil)
+    n, kernel, strides, dil, begin, end = _rule_geometry(node)
     return [
         em.call(
             "ops.lp_pool",
@@ -575,7 +590,7 @@ def _check_global(node: NodeView) -> str | None:
 
 
 def _spatial_dims(node: NodeView) -> tuple[int, ...]:
-    return tuple(range(2, rank(node, 0)))
+    return tuple(range(2, len(known_shape(node, 0))))
 
 
 @rule("GlobalAveragePool", check=_check_global)
