@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -73,6 +73,18 @@ def known_shape(node: NodeView, i: int = 0) -> tuple[int, ...]:
             "lowering needs (bind symbolic dimensions with --input-shape)"
         )
     return s
+
+
+_T = TypeVar("_T")
+
+
+def known(value: _T | None, node: NodeView, what: str) -> _T:
+    """``value`` for a rule whose check made sure it is known; raises
+    :class:`~ramiel.errors.DynamicShapeError` naming the node and ``what`` (e.g. "the axes")
+    when it is ``None`` after all."""
+    if value is None:
+        raise DynamicShapeError(f"{node.op_type} node '{node.name}': {what} is unknown")
+    return value
 
 
 def rank(node: NodeView, i: int = 0) -> int | None:

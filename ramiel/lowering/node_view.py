@@ -26,6 +26,7 @@ from ramiel.lowering.api import (
     ONNX_DOMAINS,
     NodeView,
     TensorInfo,
+    Value,
     attribute_value,
     check_supported,
     lower_node,
@@ -47,13 +48,8 @@ def _info_from_type(name: str, tp: onnx.TypeProto) -> TensorInfo | None:
     tt = tp.tensor_type
     shape: tuple[int, ...] | None = None
     if tt.HasField("shape"):
-        dims = []
-        for d in tt.shape.dim:
-            if not d.HasField("dim_value"):
-                dims = None
-                break
-            dims.append(int(d.dim_value))
-        shape = None if dims is None else tuple(dims)
+        dims = [int(d.dim_value) for d in tt.shape.dim if d.HasField("dim_value")]
+        shape = tuple(dims) if len(dims) == len(tt.shape.dim) else None
     return TensorInfo(name, shape, dtype_name(tt.elem_type))
 
 
@@ -175,7 +171,9 @@ def _fold(view: NodeView, infos: dict[str, TensorInfo]) -> None:
     ):
         return
     em = EvalEmitter()
-    args = [None if i is None else em.wrap(_to_torch(i.const)) for i in view.inputs]
+    args: list[Value | None] = [
+        None if i is None or i.const is None else em.wrap(_to_torch(i.const)) for i in view.inputs
+    ]
     try:
         outs = lower_node(view, args, em)
     except Exception:  # noqa: BLE001 - folding is best effort; the node runs normally then
@@ -219,7 +217,7 @@ def _propagate_shapes(view: NodeView, infos: dict[str, TensorInfo]) -> None:
     if check_supported(view) is not None:
         return
     em = EvalEmitter()
-    args = []
+    args: list[Value | None] = []
     for i in view.inputs:
         if i is None:
             args.append(None)
@@ -276,10 +274,10 @@ def run_graph_eagerly(
     """
     gv = node_views(model, fold=fold)
     bad = []
-    for _, v in gv.views:
-        reason = check_supported(v)
+    for _, nv in gv.views:
+        reason = check_supported(nv)
         if reason is not None:
-            bad.append((v.op_type, v.name, v.opset, reason))
+            bad.append((nv.op_type, nv.name, nv.opset, reason))
     if bad:
         raise UnsupportedOpError(bad)
     em = EvalEmitter()
@@ -289,7 +287,7 @@ def run_graph_eagerly(
     for name, arr in feeds.items():
         env[name] = em.wrap(_to_torch(np.asarray(arr)), name)
     for node, view in gv.views:
-        args = [env[n] if n else None for n in node.input]
+        args: list[Value | None] = [env[n] if n else None for n in node.input]
         outs = lower_node(view, args, em)
         for info, v in zip(view.outputs, outs, strict=False):
             if info is None:

@@ -21,6 +21,7 @@ from ramiel.lowering.common import (
     has_input,
     in_dtype,
     int_tuple,
+    known,
     known_shape,
     norm_axis,
     out_dtype,
@@ -263,13 +264,14 @@ def _check_unsqueeze(node: NodeView) -> str | None:
 @rule("Unsqueeze", check=_check_unsqueeze)
 def _unsqueeze(node: NodeView, args, em):
     """Unsqueeze: insert size-1 axes at the listed positions of the output."""
-    axes = _axes(node, 13)
+    axes = known(_axes(node, 13), node, "the axes")
     r = rank(node, 0)
     if r is not None:
         axes = [norm_axis(a, r + len(axes)) for a in axes]
     axes = sorted(axes)
-    if len(axes) > 1 and out_shape(node) is not None:
-        return [em.method(args[0], "reshape", *out_shape(node))]
+    ys = out_shape(node)
+    if len(axes) > 1 and ys is not None:
+        return [em.method(args[0], "reshape", *ys)]
     y = args[0]
     for a in axes:
         y = em.method(y, "unsqueeze", a)
@@ -331,7 +333,7 @@ def _check_split(node: NodeView) -> str | None:
 def _split(node: NodeView, args, em):
     """Split along ``axis`` into the given sizes (attribute before opset 13, input from 13), into
     equal parts, or (``num_outputs``, opset 18) parts of ceil(dim / n) with a smaller last one."""
-    sizes = _split_sizes(node)
+    sizes = known(_split_sizes(node), node, "the split sizes")
     axis = node.attrs["axis"]
     arg = sizes[0] if len(set(sizes)) == 1 and sizes[0] > 0 else sizes
     parts = em.call("torch.split", args[0], arg, dim=axis)
@@ -583,7 +585,7 @@ def _expand(node: NodeView, args, em):
     if xs is not None and target is not None:
         out = tuple(np.broadcast_shapes(tuple(xs), tuple(target)))
     else:
-        out = out_shape(node)
+        out = known(out_shape(node), node, "the output shape")
     if xs is not None and out == tuple(xs):
         return [args[0]]
     return [em.method(args[0], "expand", *out)]
@@ -609,6 +611,8 @@ def _pad_params(node: NodeView):
     r = rank(node, 0)
     if node.opset < 11:
         pads = node.attrs.get("pads") or node.attrs.get("paddings")
+        if pads is None:
+            return "the pads attribute is missing"
         value = node.attrs.get("value", 0.0)
         return list(pads), mode, value
     pads = const_ints(node, 1)
@@ -666,9 +670,9 @@ def _pad(node: NodeView, args, em):
     k = r - lead
     ok = xs is not None and 1 <= k <= 3 and r in (k + 1, k + 2) and all(p >= 0 for p in pads)
     ok = ok and is_float(dt)
-    if ok and mode == "reflect":
+    if ok and xs is not None and mode == "reflect":
         ok = all(begin[i] < xs[i] and end[i] < xs[i] for i in range(lead, r))
-    if ok and mode == "wrap":
+    if ok and xs is not None and mode == "wrap":
         ok = all(begin[i] <= xs[i] and end[i] <= xs[i] for i in range(lead, r))
     if ok:
         flat = _torch_pads(begin[lead:], end[lead:])
@@ -820,7 +824,7 @@ def _center_crop_pad(node: NodeView, args, em):
     start rounded down) or zero padding split evenly (the odd pixel at the end)."""
     xs = known_shape(node, 0)
     r = len(xs)
-    target = const_ints(node, 1)
+    target = known(const_ints(node, 1), node, "the target shape")
     axes = node.attrs.get("axes") or list(range(r))
     axes = [norm_axis(a, r) for a in axes]
     index: dict[int, slice] = {}
