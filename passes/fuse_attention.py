@@ -47,13 +47,14 @@ operator (opset 23), https://onnx.ai/onnx/operators/onnx__Attention.html; onnxru
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from onnx.defs import OpSchema
 from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
 from ramiel.context import module_store
@@ -212,7 +213,7 @@ def fuse_attention(module: ModuleOp, store: WeightStore | None) -> int:
     for op in reversed(list(module.walk())):
         if not isinstance(op, OnnxOp) or op.op_type != "MatMul" or op.parent is None:
             continue
-        m = match(ATTENTION, op.results[0], store, lambda m, root=op: _accept(m, root, store))
+        m = match(ATTENTION, op.results[0], store, functools.partial(_accept, root=op, store=store))
         if m is None:
             continue
         scale = _scale(m)
@@ -221,7 +222,7 @@ def fuse_attention(module: ModuleOp, store: WeightStore | None) -> int:
         operands = [m.values["q"], k, m.values["v"]]
         if "mask" in m.values:
             operands.append(m.values["mask"])
-        attrs = {"scale": FloatAttr(scale, f32)}
+        attrs: dict[str, Attribute] = {"scale": FloatAttr(scale, f32)}
         att = create_op("Attention", operands, [op.results[0].type], attrs, op, since=23)
         assert op.parent is not None
         op.parent.insert_op_before(att, op)

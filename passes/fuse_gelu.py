@@ -34,6 +34,7 @@ and ``FastGeluFusion`` graph transformers match the same subgraphs.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from ramiel.context import module_store
@@ -140,6 +142,10 @@ def _types_ok(m: Match, root: OnnxOp) -> bool:
     return el is not None and numpy_dtype_of(el).name in _FLOATS and x.type == root.results[0].type
 
 
+def _closed_and_typed(m: Match, root: OnnxOp) -> bool:
+    return is_closed(m) and _types_ok(m, root)
+
+
 def fuse_gelu(module: ModuleOp, store: WeightStore | None) -> int:
     """Run the pass on ``module`` (``store``: its weights, ``None`` if it names no weights
     file); returns the number of Gelu ops made."""
@@ -152,11 +158,13 @@ def fuse_gelu(module: ModuleOp, store: WeightStore | None) -> int:
                 pattern,
                 op.results[0],
                 store,
-                lambda m, root=op: is_closed(m) and _types_ok(m, root),
+                functools.partial(_closed_and_typed, root=op),
             )
             if m is None:
                 continue
-            attrs = {"approximate": StringAttr(approximate)} if approximate != "none" else {}
+            attrs: dict[str, Attribute] = (
+                {"approximate": StringAttr(approximate)} if approximate != "none" else {}
+            )
             gelu = create_op("Gelu", [m.values["x"]], [op.results[0].type], attrs, op, since=20)
             assert op.parent is not None
             op.parent.insert_op_before(gelu, op)

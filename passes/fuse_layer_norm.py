@@ -38,12 +38,13 @@ https://onnx.ai/onnx/operators/onnx__LayerNormalization.html; onnxruntime's
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp, Signedness, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
 from ramiel.context import module_store
@@ -135,7 +136,9 @@ def fuse_layer_norm(module: ModuleOp, store: WeightStore | None) -> int:
             continue
         if op.op_type not in ("Add", "Mul", "Div"):
             continue
-        m = match(LAYER_NORM, op.results[0], store, lambda m, root=op: _accept(m, root, store))
+        m = match(
+            LAYER_NORM, op.results[0], store, functools.partial(_accept, root=op, store=store)
+        )
         if m is None:
             continue
         x = m.values["x"]
@@ -150,7 +153,7 @@ def fuse_layer_norm(module: ModuleOp, store: WeightStore | None) -> int:
         if "bias" in m.values:
             operands.append(m.values["bias"])
         eps = float(m.arrays["eps"].reshape(-1)[0])
-        attrs = {
+        attrs: dict[str, Attribute] = {
             "axis": IntegerAttr(axis, IntegerType(64, Signedness.SIGNED)),
             "epsilon": FloatAttr(eps, f32),
         }

@@ -143,13 +143,13 @@ def flops(op: Operation) -> float:
                 k = a[0]
             return 2.0 * out * k
     if kind == "Attention" and len(ins) >= 3:
-        q, k, v = (static_shape(t) if isinstance(t, TensorType) else None for t in ins[:3])
-        if q is not None and k is not None and v is not None and len(q) == 4:
-            scores = math.prod(q[:-1]) * k[-2]  # B * H * S * L
+        q, ks, v = (static_shape(t) if isinstance(t, TensorType) else None for t in ins[:3])
+        if q is not None and ks is not None and v is not None and len(q) == 4:
+            scores = math.prod(q[:-1]) * ks[-2]  # B * H * S * L
             return 2.0 * scores * (q[-1] + v[-1]) + 8.0 * scores
     if has_trait(kind, Pooling):
-        k = op.attr("kernel_shape") or [op.attr("size", 1)]
-        return float(out * math.prod(k))
+        window = op.attr("kernel_shape") or [op.attr("size", 1)]
+        return float(out * math.prod(window))
     if has_trait(kind, GlobalPooling):
         return float(_numel(ins[0]))
     if has_trait(kind, DataMovement):

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class Plan:
     malloc_tuning: bool = False  # tune_malloc() in every configuration's process
 
     @classmethod
-    def quick(cls) -> Plan:
+    def quick(cls) -> Self:
         """A few repetitions, no retries: a smoke run, not a measurement."""
         return cls(
             warmup=1, min_reps=3, max_reps=3, budget_s=5.0, rel_ci=1.0, gap_s=0.0, attempts=1

@@ -16,6 +16,7 @@ from ramiel.lowering.common import (
     dtype,
     has_input,
     in_dtype,
+    known,
     norm_axis,
     rank,
     shape,
@@ -78,7 +79,7 @@ def _reduce(node: NodeView, args, em):
     """Reduce* over the static ``axes`` (see the module docstring)."""
     op = node.op_type
     x = args[0]
-    r = rank(node, 0)
+    r = known(rank(node, 0), node, "the input rank")
     axes = _raw_axes(node)
     noop = bool(node.attrs.get("noop_with_empty_axes", 0) or 0)
     if not axes:
