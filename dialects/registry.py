@@ -5,6 +5,7 @@ The context the tools make (with the weight stores) is :func:`ramiel.context.mak
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 from xdsl.context import Context
@@ -33,5 +34,5 @@ def register_dialects(ctx: Context) -> Context:
             if e.name == mod:  # dialect not written yet
                 continue
             raise
-        ctx.register_dialect(name, lambda m=m, attr=attr: getattr(m, attr))
+        ctx.register_dialect(name, functools.partial(getattr, m, attr))
     return ctx

@@ -430,8 +430,9 @@ def refine_output_shapes(node: NodeView) -> NodeView:
         return node
     outs = list(node.outputs)
     for i, s in enumerate(shapes):
-        if i < len(outs) and outs[i] is not None and s is not None:
-            outs[i] = dataclasses.replace(outs[i], shape=tuple(s))
+        o = outs[i] if i < len(outs) else None
+        if o is not None and s is not None:
+            outs[i] = dataclasses.replace(o, shape=tuple(s))
     return dataclasses.replace(node, outputs=outs)
 
 

@@ -184,7 +184,7 @@ def _lower_fused(node: NodeView, args, em):
 
     def state(i: int) -> Value:
         if args[i] is None:
-            return em.call("torch.zeros", (dirs, batch, hidden), dtype=dtype(node.inputs[0]))
+            return em.call("torch.zeros", (dirs, batch, hidden), dtype=dtype(in_dtype(node)))
         return em.method(args[i], "transpose", 0, 1) if layout else args[i]
 
     hx = [state(5), state(6)] if kind == "LSTM" else state(5)

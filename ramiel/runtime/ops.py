@@ -1081,9 +1081,8 @@ def recurrent(
                 y[t_idx[ks], d, ks] = h_new[ks]
         y_h.append(h)
         y_c.append(c)
-    yh, yc = torch.stack(y_h), torch.stack(y_c)
-    if kind != "LSTM":
-        yc = None
+    yh = torch.stack(y_h)
+    yc: Tensor | None = torch.stack(y_c) if kind == "LSTM" else None
     if layout:
         return y.permute(2, 0, 1, 3), yh.transpose(0, 1), None if yc is None else yc.transpose(0, 1)
     return y, yh, yc
