@@ -387,11 +387,11 @@ def compile_model(
         store = ctx.weights.of(module)
         written = set(write_weights([par, seq], store, weights_path))
         # model.mlir: its dense_resource weights are tensors of that same file
-        by_handle = {
-            op.properties["value"].resource_handle.data: key  # type: ignore[union-attr]
-            for op, key in weight_keys(module).items()
-            if isinstance(op.properties.get("value"), DenseResourceAttr)
-        }
+        by_handle: dict[str, str] = {}
+        for op, key in weight_keys(module).items():
+            value = op.properties.get("value")
+            if isinstance(value, DenseResourceAttr):
+                by_handle[value.resource_handle.data] = key
         _relink_ir_weights(
             module, {h: k for h, k in by_handle.items() if k in written}, WEIGHTS_FILE, store
         )
@@ -423,7 +423,7 @@ def compile_model(
     )
 
 
-def _load_generated(path: str, kind: str) -> type:
+def _load_generated(path: str, kind: str) -> Any:
     return generated_class(import_from_path(f"ramiel_{kind}_{next(_MODULE_IDS)}", path))
 
 
@@ -448,6 +448,9 @@ class CompiledModel(ParallelModel):
     (``start()`` does it for the parallel module ahead of time); ``compile_report()`` lists the
     compilations and their times.
     """
+
+    #: the sequential module, set with ``object.__setattr__`` (not a submodule)
+    _seq: torch.nn.Module
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
         program = load_program(result.parallel_path, module_name=f"ramiel_par_{next(_MODULE_IDS)}")

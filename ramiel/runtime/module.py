@@ -95,8 +95,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     #: Weight key -> memory format the cluster functions read it in (``torch.channels_last``:
     #: conv kernels of channels-last convolutions); the generated class sets it.
     WEIGHT_FORMATS: ClassVar[Mapping[str, Any]] = {}
-    #: ONNX names of the inputs whose dimension 0 the *sequential* module takes at any size.
-    DYNAMIC_BATCH: ClassVar[tuple[str, ...]] = ()
+    #: ONNX names of the inputs whose dimension 0 the *sequential* module takes at any size (the
+    #: generated class sets it; a ``CompiledModel`` per instance, from its sequential module).
+    DYNAMIC_BATCH: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -301,8 +302,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 __all__ = ["ParallelModel", "with_state"]
 
 
-def generated_class(module: Any) -> type:
-    """The ``torch.nn.Module`` class a generated module file defines (exactly one).
+def generated_class(module: Any) -> Any:
+    """The ``torch.nn.Module`` class a generated module file defines (exactly one); typed ``Any``:
+    its class attributes (``INPUTS``, ``OUTPUTS``, ``from_safetensors``, ...) are the file's.
 
     Raises:
         RamielError: the module defines no such class, or several.
