@@ -158,7 +158,7 @@ def assign_layout(module: ModuleOp, mode: str, store: WeightStore | None) -> int
     sends = {o.channel.data: o.value for o in fn.body.walk() if isinstance(o, SendOp)}
     if mode == "nchw":
         return 0
-    cl: set[Operation] = set()
+    cl: set[OnnxOp] = set()
 
     def is_cl(v: SSAValue) -> bool:
         src = source_value(v, sends)
@@ -185,7 +185,7 @@ def assign_layout(module: ModuleOp, mode: str, store: WeightStore | None) -> int
 
 
 def _drop_unprofitable(
-    ops: list[OnnxOp], outputs: list[SSAValue], cl: set[Operation], sends: dict[str, SSAValue]
+    ops: list[OnnxOp], outputs: list[SSAValue], cl: set[OnnxOp], sends: dict[str, SSAValue]
 ) -> None:
     """Remove from ``cl`` every region whose estimated gain does not exceed its boundary
     conversions (``format=auto``); ``outputs``: the graph outputs (returned contiguous)."""
@@ -212,10 +212,10 @@ def _drop_unprofitable(
         src = source_value(v, sends)
         if has_format(static_shape_of(src)) and src.owner in cl:
             leaving.append((src.owner, src))  # type: ignore[arg-type]
-    for o, v in entering + leaving:
+    for end_op, v in entering + leaving:
         shape = static_shape_of(v)
         assert shape is not None
-        boundary.setdefault(regions.find(o), {})[v] = conversion_cost_us(shape)
+        boundary.setdefault(regions.find(end_op), {})[v] = conversion_cost_us(shape)
     gain: dict[Operation, float] = {}
     for o in cl:
         root = regions.find(o)

@@ -323,7 +323,7 @@ def build_clusters(
         if j is None:
             raise SchedulingError(f"value produced by {src_op.name} is in no cluster")
         src_copy = copies[j][src_op]
-        src_val = src_copy.results[list(src_op.results).index(v)]
+        src_val = src_copy.results[next(i for i, r in enumerate(src_op.results) if r is v)]
         ch = channel(v, j, k)
         send = SendOp(src_val, ch)
         # Sends follow their producer in the order they are created (consumer cluster order).
@@ -366,9 +366,9 @@ def build_clusters(
                 if inner is new:
                     continue
                 for i, v in enumerate(inner.operands):
-                    nv = local_of.get(v)
-                    if nv is not None and nv is not v:
-                        inner.operands[i] = nv
+                    lv = local_of.get(v)
+                    if lv is not None and lv is not v:
+                        inner.operands[i] = lv
     # Graph outputs: yielded by the cluster that owns the producer.
     outputs = list(ret.operands)
     yields: list[list[SSAValue]] = [[] for _ in clustering]

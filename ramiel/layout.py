@@ -43,7 +43,7 @@ channels-last (PyTorch ignores the strides of size-1 dims): it never needs a con
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, get_args
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
@@ -164,7 +164,7 @@ def static_shape_of(v: SSAValue) -> tuple[int, ...] | None:
     return s if all(d >= 0 for d in s) else None
 
 
-def has_format(shape: tuple[int, ...] | None) -> bool:
+def has_format(shape: tuple[int, ...] | None) -> TypeGuard[tuple[int, ...]]:
     """Whether a tensor of ``shape`` can be in two different formats: 4-D with ``C > 1`` and
     ``H * W > 1`` (otherwise its contiguous and channels-last strides are the same to PyTorch)."""
     return shape is not None and len(shape) == 4 and shape[1] > 1 and shape[2] * shape[3] > 1

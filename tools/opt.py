@@ -579,10 +579,12 @@ def diagnostics_of(e: Exception, name: str) -> list[Diagnostic]:
                 )
         return diags
     if isinstance(e, LocatedVerifyError):
-        loc = e.op.location if e.op is not None else None
-        if isinstance(loc, FileLineColLoc):
+        op_loc = e.op.location if e.op is not None else None
+        if isinstance(op_loc, FileLineColLoc):
             return [
-                Diagnostic("error", e.reason, loc.filename.data, loc.line.data, loc.column.data)
+                Diagnostic(
+                    "error", e.reason, op_loc.filename.data, op_loc.line.data, op_loc.column.data
+                )
             ]
         return [Diagnostic("error", e.reason)]
     return [Diagnostic("error", " ".join(str(e).split()))]

@@ -580,10 +580,8 @@ def plot_speedups(results: Sequence[ModelResult], env: Environment, path: str) -
 
     best = []
     for r in rs:
-        cands = [c for c in r.configs if c.engine != "ort" and c.timing]
-        best.append(
-            speedup(r, min(cands, key=lambda c: c.timing.median).key) if cands else (0, 0, 0)
-        )  # type: ignore[union-attr]
+        cands = [(c.timing.median, c.key) for c in r.configs if c.engine != "ort" and c.timing]
+        best.append(speedup(r, min(cands)[1]) if cands else (0, 0, 0))
     bars(
         bottom,
         [("best Ramiel configuration", "#d94801", best)]

@@ -63,6 +63,7 @@ from ramiel.errors import RamielError
 from ramiel.runtime.distributed import in_torchrun, join_group
 from ramiel.runtime.launch import start
 from ramiel.runtime.program import ChannelSpec, Program
+from ramiel.runtime.runner import Runner
 from ramiel.runtime.weights import Weights
 
 
@@ -322,10 +323,11 @@ def calibrate(
             raise RamielError(
                 "calibrate under torchrun needs at least 2 ranks (c0 on rank 0, c1 on 1)"
             )
-        runner = join_group(program, weights, **options)
-        if runner is None:
+        joined = join_group(program, weights, **options)
+        if joined is None:
             return None
-        g = runner.group
+        runner: Runner = joined
+        g = joined.group
         hosts = [json.loads(g.store.get(g.key("fp", r))).get("host", "?") for r in (0, 1)]
     else:
         runner = start(program, weights, backend=backend, **options)
