@@ -108,8 +108,8 @@ def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
             "-1 and 0 are what the model may say for an unknown dimension)"
         )
     numel = 1
-    for d in shape:
-        numel *= d
+    for dim in shape:
+        numel *= dim
     if numel > MAX_TENSOR_BYTES:
         raise InputShapeError(
             f"--input-shape {spec!r}: {numel} elements, more than any machine can hold "
@@ -591,17 +591,18 @@ class _GraphImporter:
         arg_types: list[Attribute] = []
         for k, vi in enumerate(g.input):
             declared = local.get(vi.name)
-            if implied[k] is None:
+            received = implied[k]
+            if received is None:
                 arg_types.append(self.ir_type(vi.name, types.new_child(local)))
                 continue
             if declared is not None and declared.HasField("tensor_type"):
                 d = self.type_of(vi.name, declared)
-                if not onnx_d.fits(implied[k], d):
+                if not onnx_d.fits(received, d):
                     raise ImportError_(
                         f"{node.op_type} node '{node_name}': {rname} input {k} ('{vi.name}') "
-                        f"is declared {d} but receives {implied[k]}"
+                        f"is declared {d} but receives {received}"
                     )
-            arg_types.append(implied[k])
+            arg_types.append(received)
         if any(a is not None for a in implied):
             # the body sees the types of the values it receives (the subgraph may declare less):
             # infer its shapes again from those

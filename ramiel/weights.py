@@ -431,7 +431,9 @@ def constant_value(attr: Attribute, store: WeightStore | None) -> np.ndarray | N
     return None
 
 
-def value_attr(arr: np.ndarray, key: str, store: WeightStore | None) -> Attribute:
+def value_attr(
+    arr: np.ndarray, key: str, store: WeightStore | None
+) -> DenseIntOrFPElementsAttr | DenseResourceAttr:
     """Inline ``dense`` for small or splat tensors, else ``dense_resource<key>`` added to ``store``."""
     flat = arr.reshape(-1)
     splat = flat.size > 0 and bool(np.all(flat == flat[0]))
