@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import (
@@ -817,7 +817,7 @@ def _parse_call_like(
 
 
 def _call_properties(
-    name_key: str, name: str, args: Sequence[int | str], kwargs: dict[str, int | str] | None
+    name_key: str, name: str, args: Sequence[int | str], kwargs: Mapping[str, int | str] | None
 ) -> dict[str, Attribute]:
     """The properties of a ``torchpy.call``/``torchpy.method``: its name, ``args``, ``kwargs``."""
     props: dict[str, Attribute] = {name_key: StringAttr(name), "args": arg_array(args)}
@@ -849,7 +849,7 @@ class CallOp(IRDLOperation):
         callee: str,
         operands: Sequence[SSAValue],
         args: Sequence[int | str],
-        kwargs: dict[str, int | str] | None,
+        kwargs: Mapping[str, int | str] | None,
         result_types: Sequence[Attribute],
     ):
         super().__init__(
@@ -893,7 +893,7 @@ class MethodOp(IRDLOperation):
         method: str,
         operands: Sequence[SSAValue],
         args: Sequence[int | str],
-        kwargs: dict[str, int | str] | None,
+        kwargs: Mapping[str, int | str] | None,
         result_types: Sequence[Attribute],
     ):
         super().__init__(

@@ -387,13 +387,13 @@ class _Folder:
         t = op.op_type
         if t == "ConstantOfShape":
             assert inputs[0] is not None
-            shape = tuple(int(d) for d in inputs[0].array().reshape(-1))
+            dims = tuple(int(d) for d in inputs[0].array().reshape(-1))
             attr = op.properties.get("value")
             if isinstance(attr, DenseIntOrFPElementsAttr):
                 value = numpy_from_dense(attr).reshape(-1)[0]
             else:
                 value = np.float32(0)
-            return [Const(shape, np.asarray(value).dtype, splat=np.asarray(value).reshape(()))]
+            return [Const(dims, np.asarray(value).dtype, splat=np.asarray(value).reshape(()))]
         if len(op.results) != 1 or not inputs or inputs[0] is None:
             return None
         result = op.results[0]
@@ -606,7 +606,8 @@ def inline_if(op: OnnxOp, branch: bool) -> list[Operation]:
 
 def _sync_signature(fn: func.FuncOp) -> None:
     """Give ``fn`` the result types its ``func.return`` now returns (after type refinement)."""
-    ret = fn.body.blocks.last.last_op if fn.body.blocks else None
+    last = fn.body.blocks.last
+    ret = last.last_op if last is not None else None
     if not isinstance(ret, func.ReturnOp):
         return
     outs = [v.type for v in ret.operands]

@@ -7,6 +7,7 @@ lowering produces). :func:`lower_to_torchpy` runs it on a module.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -664,7 +665,7 @@ def rebuild_call(
     op: tp.CallOp | tp.MethodOp,
     operands: list[SSAValue],
     args: list[Attribute | int | str],
-    kwargs: dict[str, Attribute | int | str],
+    kwargs: Mapping[str, Attribute | int | str],
 ) -> tp.CallOp | tp.MethodOp:
     """Replace ``op`` by the same call with other operands and argument items (operand indices
     or literals, as attributes or plain values); results, names and attributes are kept."""
