@@ -71,6 +71,7 @@ from ramiel.dialects.onnx_base import (
     SchemaInfo,
     YieldOp,
     attr_from_python,
+    attr_kind_name,
     broadcast_shapes,
     captured_values,
     compatible,
@@ -145,7 +146,9 @@ def unrepresentable_reason(op_type: str, opset: int) -> str | None:
     if op_type not in OPS:
         s = info.schema
         if any(a.type not in REPRESENTABLE_KINDS for a in s.attributes.values()):
-            kinds = sorted({a.type.name for a in s.attributes.values()} - _REPRESENTABLE_NAMES)
+            kinds = sorted(
+                {attr_kind_name(a.type) for a in s.attributes.values()} - _REPRESENTABLE_NAMES
+            )
             if "GRAPH" in kinds or "GRAPHS" in kinds:
                 return "subgraph attributes are only supported on If, Loop and Scan"
             return f"attributes of kind {', '.join(kinds)} are not supported"

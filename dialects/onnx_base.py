@@ -126,6 +126,11 @@ def _cached_int_attr(v: int) -> IntegerAttr:
     return IntegerAttr(v, IntegerType(64, Signedness.SIGNED))
 
 
+def attr_kind_name(kind: OpSchema.AttrType) -> str:
+    """The name of an ONNX attribute kind (``"INT"``, ``"GRAPH"``, ...)."""
+    return kind.name  # type: ignore[attr-defined]  # onnx's stubs omit pybind11 enums' .name
+
+
 def attr_from_python(kind: OpSchema.AttrType, value: Any) -> Attribute:
     """Build the property for an ONNX attribute of ``kind`` from a Python value.
 
@@ -146,7 +151,7 @@ def attr_from_python(kind: OpSchema.AttrType, value: Any) -> Attribute:
         return ArrayAttr([StringAttr(v.decode() if isinstance(v, bytes) else v) for v in value])
     if kind == _KIND.TENSOR and isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
         return value
-    raise ValueError(f"attribute kind {kind.name} is not representable")
+    raise ValueError(f"attribute kind {attr_kind_name(kind)} is not representable")
 
 
 def python_from_attr(attr: Attribute) -> Any:
@@ -194,7 +199,7 @@ REPRESENTABLE_KINDS: frozenset[OpSchema.AttrType] = frozenset(
 )
 """The ONNX attribute kinds an op property can hold (GRAPH only as the regions of
 :data:`REGION_ATTRS`' ops; TYPE_PROTO, SPARSE_TENSOR and their lists not at all)."""
-_REPRESENTABLE_NAMES = {k.name for k in REPRESENTABLE_KINDS}
+_REPRESENTABLE_NAMES = {attr_kind_name(k) for k in REPRESENTABLE_KINDS}
 
 
 def representable(s: OpSchema) -> bool:
@@ -426,7 +431,7 @@ class OnnxOp(IRDLOperation):
                 raise VerifyException(f"{where}: unknown attribute '{name}'")
             if not _kind_matches(spec[0], value):
                 raise VerifyException(
-                    f"{where}: attribute '{name}' must be {spec[0].name}, got {value}"
+                    f"{where}: attribute '{name}' must be {attr_kind_name(spec[0])}, got {value}"
                 )
         for name, (kind, required) in info.attributes.items():
             if kind == _KIND.GRAPH:

@@ -1206,8 +1206,8 @@ def _fail(group: _Group, ex: _Exec, e: BaseException) -> dict[str, Any]:
     """Record why this rank failed; returns the record."""
     if isinstance(e, _ClusterRaised):
         exc_type, message, text = describe_exception(e.exc, skip_frames=1)
-        rec = {"kind": "raised", "cluster": e.cluster, "exc_type": exc_type, "message": message,
-               "traceback": text}  # fmt: skip
+        rec: dict[str, Any] = {"kind": "raised", "cluster": e.cluster, "exc_type": exc_type,
+                               "message": message, "traceback": text}  # fmt: skip
     elif isinstance(e, ChannelError):
         rec = {"kind": "channel", "message": str(e)}
     elif isinstance(e, _PeerLost):
@@ -1836,8 +1836,11 @@ class DistributedRunner(Runner):
             if method == "fork":
                 shipped = program
             else:
-                fns = {c: FnRef.of(c, f, program.module_path) for c, f in program.clusters.items()}
-                shipped = dataclasses.replace(program, clusters=dict(fns))
+                # references the rank resolves to the cluster functions again (FnRef.resolve)
+                fns: dict[str, Any] = {
+                    c: FnRef.of(c, f, program.module_path) for c, f in program.clusters.items()
+                }
+                shipped = dataclasses.replace(program, clusters=fns)
             files = [program.module_path] if program.module_path else []
             cfg = _RankConfig(timeout_s, threads_per_worker, link, startup_timeout_s)
             boot = _Boot(
