@@ -106,11 +106,11 @@ def outline_run(
         body.add_op(c)
         mapping[w.result] = c.result
     for op in run:
-        c = op.clone(value_mapper=mapping)
-        body.add_op(c)
-        for old, new in zip(op.results, c.results, strict=True):
-            new.name_hint = old.name_hint
-            mapping[old] = new
+        copy = op.clone(value_mapper=mapping)
+        body.add_op(copy)
+        for res, copied in zip(op.results, copy.results, strict=True):
+            copied.name_hint = res.name_hint
+            mapping[res] = copied
     body.add_op(tp.ReturnOp([mapping[v] for v in outputs]))
     seg = tp.FuncOp(name, "segment", body)
     set_str(seg, SEGMENT_OF_ATTR, owner)
@@ -121,9 +121,9 @@ def outline_run(
     block = run[0].parent_block()
     assert block is not None
     block.insert_op_before(call, run[0])
-    for old, new in zip(outputs, call.outs, strict=True):
-        new.name_hint = old.name_hint
-        old.replace_all_uses_with(new)
+    for out, seg_out in zip(outputs, call.outs, strict=True):
+        seg_out.name_hint = out.name_hint
+        out.replace_all_uses_with(seg_out)
     for op in reversed(run):
         op.detach()
         op.erase()

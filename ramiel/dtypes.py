@@ -55,7 +55,7 @@ ELEMENT_TYPES: dict[int, Attribute] = {
 ONNX_OF_ELEMENT = {v: k for k, v in ELEMENT_TYPES.items()}
 
 #: ONNX type string used in schema type constraints (``tensor(float)``) per data type.
-SCHEMA_TYPE_STRINGS = {
+SCHEMA_TYPE_STRINGS: dict[int, str] = {
     onnx.TensorProto.FLOAT: "float",
     onnx.TensorProto.DOUBLE: "double",
     onnx.TensorProto.FLOAT16: "float16",
