@@ -147,6 +147,10 @@ WATCH_S = 0.25
 FAILED_GRACE_S = 1.0
 #: Seconds ``close`` waits for idle ranks to exit before terminating them.
 CLOSE_GRACE_S = 10.0
+#: Seconds rank 0 waits, after a gloo operation failed outside a classified wait (a send or
+#: receive that raised at once: the connection was already closed), for a follower's status
+#: listener to report which rank was lost.
+LOST_GRACE_S = 2.0
 #: How long a follower waits for the next inference (bounded in practice by the connection to
 #: rank 0: a driver that exits or dies closes it).
 IDLE_WAIT = datetime.timedelta(days=30)
@@ -1371,7 +1375,26 @@ class GroupDriver(Runner):
             return WorkerTimeout(late or list(self.program.clusters), timeout_s)
         if isinstance(e, _PeerLost):
             return self.cause_of_loss(e.peer, e.detail)
+        if isinstance(e, RuntimeError) and "gloo" in str(e):
+            lost = self._await_lost(LOST_GRACE_S)
+            if lost is not None:
+                return lost
         return RuntimeFailure(f"distributed inference failed: {type(e).__name__}: {e}")
+
+    def _await_lost(self, grace_s: float) -> RamielError | None:
+        """The loss a follower's status listener reports within ``grace_s`` seconds (the root
+        cause, as :meth:`cause_of_loss` finds it), or ``None``: a gloo operation that raised
+        outside a classified wait (``Connection closed by peer`` on a send to a rank that was
+        killed) is named after the rank that was lost, as a failed wait is."""
+        end = time.monotonic() + grace_s
+        while True:
+            try:
+                kind, r, payload = self._status_q.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                return None
+            if kind == "lost":
+                self._lost[r] = payload
+                return self.cause_of_loss(r, payload)
 
     def lost_follower(self) -> RamielError | None:
         """The error for a follower lost while no inference ran (``None``: none was)."""
