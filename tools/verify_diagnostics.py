@@ -50,6 +50,12 @@ _DESIGNATOR = re.compile(r"\s*(?:@(?P<at>[+-]\d+|above|below|unknown|\S*))?\s*")
 _TEXT = re.compile(r"\{\{(?P<text>.*)\}\}")
 
 
+def _designator_end(line: str, pos: int) -> int:
+    """Where the (optional) ``@...`` designator after a directive at ``pos`` ends."""
+    d = _DESIGNATOR.match(line, pos)  # it matches the empty string too
+    return d.end() if d is not None else pos
+
+
 @dataclass
 class Diagnostic:
     """A diagnostic a chunk produced: ``kind`` (:data:`KINDS`), ``message``, and its location
@@ -112,7 +118,7 @@ def parse_expectations(
         for m in _DIRECTIVE.finditer(line):
             if not _in_comment(line, m.start()):
                 continue
-            if not _TEXT.match(line, _DESIGNATOR.match(line, m.end()).end()) and not re.search(
+            if not _TEXT.match(line, _designator_end(line, m.end())) and not re.search(
                 r"//\s*$", line[: m.start()]
             ):
                 continue  # prose that mentions expected-error, not a directive

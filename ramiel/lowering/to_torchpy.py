@@ -6,6 +6,7 @@ lowering produces). :func:`lower_to_torchpy` runs it on a module.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -573,17 +574,17 @@ class Lowering:
             elif isinstance(op, OnnxOp) and op.regions:  # If, Loop, Scan: one compound statement
                 self.set_threads(fb, op)
                 outer = self.region_inputs(op, fb, value)
-                outs = lower_region_op(
+                region_outs = lower_region_op(
                     self,
                     op,
                     fb,
-                    lambda v, outer=outer: outer[v] if v in outer else value(v),
+                    functools.partial(_outer_or, outer, value),
                     env,
                     lambda inner, child: self.lower_ops(
                         [o for o in inner if not is_ambient(o)], child, env, on_input
                     ),
                 )
-                for r, o in zip(op.results, outs, strict=True):
+                for r, o in zip(op.results, region_outs, strict=True):
                     if isinstance(o.type, tp.ObjectType):
                         # the stacked scan output's type
                         o = Rewriter.replace_value_with_new_type(o, r.type)
@@ -593,7 +594,9 @@ class Lowering:
                     continue
                 fused, bias = self.epilogue(op)
                 operands = [*op.operands, bias] if bias is not None else list(op.operands)
-                args = [value(v) if not isinstance(v.type, NoneType) else None for v in operands]
+                args: list[Any] = [
+                    value(v) if not isinstance(v.type, NoneType) else None for v in operands
+                ]
                 self.set_threads(fb, op)
                 node = self.node_view(op)
                 if bias is not None:
@@ -607,10 +610,10 @@ class Lowering:
                 fb.node_ops = []
                 outs = lower_node(node, args, fb)
                 results = fused[-1].results if fused else op.results
-                for r, o in zip(results, outs, strict=False):
-                    if o is None:
+                for r, out in zip(results, outs, strict=False):
+                    if out is None:
                         continue
-                    o = fb.materialize(o)
+                    o = fb.materialize(out)
                     if isinstance(o.owner, tp.CallOp | tp.MethodOp) and o.owner in fb.node_ops:
                         if isinstance(o.type, tp.ObjectType):
                             # the node's result type is now known
@@ -659,6 +662,11 @@ def _factories_on_device(block: Block, anchor: SSAValue) -> None:
             continue
         kwargs["device"] = StringAttr(f"${len(op.operands)}.device")
         rebuild_call(op, [*op.operands, anchor], list(op.args.data), kwargs)
+
+
+def _outer_or(outer: Mapping[SSAValue, Any], value: Any, v: SSAValue) -> Any:
+    """A region op's value ``v``: what the enclosing statement passes in, else ``value(v)``."""
+    return outer[v] if v in outer else value(v)
 
 
 def rebuild_call(
