@@ -42,55 +42,47 @@ from dataclasses import dataclass
 import numpy as np
 from onnx.defs import OpSchema
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, NoneType, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.passes import ModulePass
 
 from ramiel.context import module_store
-from ramiel.dialects.onnx import OnnxOp, attr_from_python, opset_of, python_from_attr
+from ramiel.dialects.onnx import OnnxOp, attr_from_python, opset_of
 from ramiel.rewrite import constant_array
 from ramiel.weights import WeightStore
 
 __all__ = ["FusePadIntoConv", "fuse_pad_into_conv", "zero_pads"]
 
 
-def _operand(op: OnnxOp, i: int):
-    """Operand ``i`` of ``op``, ``None`` if absent (not given or a ``none`` value)."""
-    if i >= len(op.operands) or isinstance(op.operands[i].type, NoneType):
-        return None
-    return op.operands[i]
-
-
 def zero_pads(pad: OnnxOp, store: WeightStore | None) -> list[int] | None:
     """The spatial ``(begin..., end...)`` pads of an ``onnx.Pad`` that pads only dims 2 and on,
     with zeros, by constant non-negative amounts (the Conv ``pads`` format, one begin and one
     end per spatial dim); ``None`` for any other Pad (see the module doc)."""
-    props = pad.properties
-    mode = python_from_attr(props["mode"]) if "mode" in props else "constant"
-    if mode != "constant":
+    if pad.attr("mode", "constant") != "constant":
         return None
     t = pad.operands[0].type
     if not isinstance(t, TensorType):
         return None
     r = len(t.get_shape())
-    if opset_of(pad) < 11:
-        raw = props.get("pads", props.get("paddings"))
+    opset = opset_of(pad)
+    if opset < 11:
+        raw = pad.attr("pads", pad.attr("paddings"))
         if raw is None:
             return None
-        pads = [int(p) for p in python_from_attr(raw)]
-        value = float(python_from_attr(props["value"])) if "value" in props else 0.0
+        pads = [int(p) for p in raw]
+        value = float(pad.attr("value", 0.0))
     else:
-        arr = constant_array(pad.operands[1], store)
+        arr = constant_array(pad.required_input("pads"), store)
         if arr is None or arr.dtype.kind not in "iu":
             return None
         pads = [int(p) for p in arr.reshape(-1)]
-        v = _operand(pad, 2)
+        v = pad.input("constant_value")
         value = 0.0
         if v is not None:
             c = constant_array(v, store)
             if c is None or c.size != 1:
                 return None
             value = c.reshape(-1)[0]
-        axes_v = _operand(pad, 3)
+        axes_v = pad.input("axes") if opset >= 18 else None
         if axes_v is not None:
             axes = constant_array(axes_v, store)
             if axes is None or axes.dtype.kind not in "iu" or len(pads) != 2 * axes.size:
@@ -113,9 +105,7 @@ def zero_pads(pad: OnnxOp, store: WeightStore | None) -> list[int] | None:
 def _fusable_conv(use_op: object, index: int) -> OnnxOp | None:
     if not isinstance(use_op, OnnxOp) or use_op.op_type != "Conv" or index != 0:
         return None
-    props = use_op.properties
-    auto = python_from_attr(props["auto_pad"]) if "auto_pad" in props else "NOTSET"
-    return use_op if auto in ("NOTSET", "VALID") else None
+    return use_op if use_op.attr("auto_pad", "NOTSET") in ("NOTSET", "VALID") else None
 
 
 def fuse_pad_into_conv(module: ModuleOp, store: WeightStore | None) -> int:
@@ -136,9 +126,7 @@ def fuse_pad_into_conv(module: ModuleOp, store: WeightStore | None) -> int:
         plan = []
         for conv in convs:
             assert conv is not None
-            props = conv.properties
-            old = [int(p) for p in python_from_attr(props["pads"])] if "pads" in props else []
-            old = old or [0] * (2 * k)
+            old = [int(p) for p in conv.attr("pads", [])] or [0] * (2 * k)
             if len(old) != 2 * k:
                 break  # a malformed Conv: left to the verifier and the lowering's check
             plan.append((conv, [a + b for a, b in zip(old, extra, strict=True)]))
