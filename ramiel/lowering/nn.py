@@ -440,6 +440,10 @@ def _max_pool_in(node: NodeView, x, em):
     if strides != kernel:
         kwargs["stride"] = tuple(strides)
     want_idx = node.output(1) is not None
+    if not want_idx and not _native_max_pool(kernel, dil, begin, end):
+        clipped = _clipped_pool(node, kernel, strides, dil, begin, end, ceil)
+        if clipped is not None:  # the same windows as torch's padding `begin` and `clipped`
+            end, ceil = list(begin), clipped
     if _native_max_pool(kernel, dil, begin, end):
         _tuple_kw(kwargs, "padding", begin, 0)
         _tuple_kw(kwargs, "dilation", dil, 1)
@@ -455,13 +459,6 @@ def _max_pool_in(node: NodeView, x, em):
         )
         return [y, idx]
     xs = shape(node, 0)
-    clipped = _clipped_pool(node, kernel, strides, dil, begin, end, ceil)
-    if not want_idx and clipped is not None:
-        _tuple_kw(kwargs, "padding", begin, 0)
-        _tuple_kw(kwargs, "dilation", dil, 1)
-        if clipped:
-            kwargs["ceil_mode"] = True
-        return [em.call(fn, x, k, **kwargs)]
     if xs is not None:
         end = [
             (pool_output_size(xs[2 + i], kernel[i], strides[i], dil[i], begin[i], end[i], ceil) - 1)
