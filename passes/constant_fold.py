@@ -9,13 +9,16 @@ What it does
       ``onnx.Size``, where the PyTorch-export chains Shape -> Gather -> Unsqueeze -> Concat ->
       Reshape start.
 
-    One forward sweep in program order folds whole chains. The folded op is erased (its results
-    have no uses left); the constants it read are left in place, for ``--dce`` to remove when
-    nothing else reads them. Ops that are not folded get their result types refined: a result
-    type that is unranked or has dynamic dimensions is re-inferred with ONNX shape inference
-    (``onnx.shape_inference.infer_node_outputs``, given the operand types and the values of the
-    constant operands) and replaced when the inferred type is more static, and a function's
-    result types follow its ``func.return``. So a Reshape whose shape operand just became a
+    The rewrite is one xDSL pattern (:class:`ramiel.folding.FoldConstantsPattern`) applied by
+    ``PatternRewriteWalker`` in one forward sweep in program order, which folds whole chains:
+    the folded op is replaced through the ``PatternRewriter`` by its constants; the constants it
+    read are left in place, for ``--dce`` to remove when nothing else reads them. Ops that are
+    not folded get their result types refined (``PatternRewriter.replace_value_with_new_type``):
+    a result type that is unranked or has dynamic dimensions is re-inferred with ONNX shape
+    inference (``onnx.shape_inference.infer_node_outputs``, given the operand types and the
+    values of the constant operands) and replaced when the inferred type is more static; then a
+    function's result types follow its ``func.return`` (``FuncOp.update_function_type``, by
+    :class:`ramiel.folding.SyncFunctionTypePattern`). So a Reshape whose shape operand just became a
     constant gets a static type, and the passes after this one see static shapes.
 
 Which results become constants (the size policy)

@@ -27,7 +27,13 @@ from xdsl.dialects.builtin import (
     UnrankedTensorType,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from ramiel.attrs import OPSET_ATTR, has
 from ramiel.dialects import onnx as onnx_d
@@ -50,7 +56,15 @@ from ramiel.weights import (
     value_attr,
 )
 
-__all__ = ["MAX_EVAL_ELEMENTS", "Const", "fits_budget", "fold_constants", "fold_reason"]
+__all__ = [
+    "MAX_EVAL_ELEMENTS",
+    "Const",
+    "FoldConstantsPattern",
+    "SyncFunctionTypePattern",
+    "fits_budget",
+    "fold_constants",
+    "fold_reason",
+]
 
 MAX_EVAL_ELEMENTS = 1 << 22
 """Largest operand or result (elements) the pass materialises to evaluate an op (16 MiB f32)."""
@@ -291,10 +305,10 @@ def _ir_type(tp: onnx.TypeProto) -> Attribute | None:
 
 
 class _Folder:
-    """State of one run of the pass over a module."""
+    """What one run of the pass knows: the constants read so far, the evaluator's cache and the
+    weight store large results go to."""
 
-    def __init__(self, module: ModuleOp, store: WeightStore | None):
-        self.module = module
+    def __init__(self, store: WeightStore | None):
         self.values: dict[SSAValue, Const] = {}
         self.evaluator = _Evaluator()
         # where large results go: the module's weights file, or inline (a module without one)
@@ -456,7 +470,9 @@ class _Folder:
             values.append(Const.of(arr))
         return values
 
-    def replace(self, op: OnnxOp, values: Sequence[Const | None]) -> bool:
+    def replace(
+        self, op: OnnxOp, values: Sequence[Const | None], rewriter: PatternRewriter
+    ) -> bool:
         """Replace ``op`` by constants; ``False`` (and no change) if large values are over the
         size budget (:func:`fits_budget`)."""
         attrs: list[DenseIntOrFPElementsAttr | DenseResourceAttr | None] = [
@@ -475,18 +491,19 @@ class _Folder:
                 return False
             for i, c in zip(large, big, strict=True):
                 attrs[i] = self._weight(op.results[i], c)
-        block = op.parent
-        assert block is not None
+        new_ops: list[Operation] = []
+        new_results: list[SSAValue | None] = []
         for r, c, a in zip(op.results, values, attrs, strict=True):
             if c is None or a is None:
+                new_results.append(None)  # a ``none`` result: it has no uses
                 continue
             new = onnx_d.create("Constant", [], [a.get_type()], {"value": a}, op.node_name or None)
             new.location = op.location
-            block.insert_op_before(new, op)
             new.results[0].name_hint = r.name_hint
-            r.replace_all_uses_with(new.results[0])
             self.values[new.results[0]] = c
-        block.erase_op(op)
+            new_ops.append(new)
+            new_results.append(new.results[0])
+        rewriter.replace(op, new_ops, new_results)
         return True
 
     def _weight(self, result: SSAValue, c: Const) -> DenseIntOrFPElementsAttr | DenseResourceAttr:
@@ -505,14 +522,14 @@ class _Folder:
 
     # -- types ------------------------------------------------------------------------------
 
-    def refine(self, op: OnnxOp, opset: int) -> None:
+    def refine(self, op: OnnxOp, opset: int, rewriter: PatternRewriter) -> None:
         """Re-infer the non-static result types of ``op`` with ONNX shape inference."""
         if all(
             isinstance(r.type, NoneType) or static_shape(r.type) is not None for r in op.results
         ):
             return
         if op.op_type == "Loop":
-            self._refine_loop(op)
+            self._refine_loop(op, rewriter)
             return
         if op.op_type in onnx_d.REGION_ATTRS:
             return
@@ -540,7 +557,7 @@ class _Folder:
             tp = inferred.get(f"o{k}")
             new = None if tp is None else _ir_type(tp)
             if new is not None and _is_refinement(new, r.type):
-                Rewriter.replace_value_with_new_type(r, new)
+                rewriter.replace_value_with_new_type(r, new)
 
     # -- control flow -----------------------------------------------------------------------
 
@@ -561,7 +578,7 @@ class _Folder:
 
         return onnx_d.loop_trip_count(op, const_of)
 
-    def _refine_loop(self, op: OnnxOp) -> None:
+    def _refine_loop(self, op: OnnxOp, rewriter: PatternRewriter) -> None:
         """Scan outputs of a Loop whose trip count is known get their static leading axis."""
         n = len(op.operands) - 2
         values = onnx_d.region_yield(op.regions[0]).values
@@ -574,23 +591,17 @@ class _Folder:
                 continue
             new = TensorType(r.type.element_type, [trips, *part])  # type: ignore[attr-defined]
             if _is_refinement(new, r.type):
-                Rewriter.replace_value_with_new_type(r, new)
+                rewriter.replace_value_with_new_type(r, new)
 
 
-def inline_if(op: OnnxOp, branch: bool) -> list[Operation]:
+def inline_if(op: OnnxOp, branch: bool, rewriter: PatternRewriter) -> None:
     """Replace the If ``op`` by the ops of its ``then_branch`` (``branch`` true) or
-    ``else_branch``, its results by the values that branch yields; returns the erased ops (the
-    other branch's)."""
+    ``else_branch``, its results by the values that branch yields; the other branch is erased
+    with the If."""
     region = op.regions[0 if branch else 1]
-    other = op.regions[1 if branch else 0]
-    dead = [o for o in other.walk()]
-    block = op.parent
-    assert block is not None
     term = onnx_d.region_yield(region)
-    for inner in list(region.block.ops):
-        if inner is not term:
-            inner.detach()
-            block.insert_op_before(inner, op)
+    rewriter.inline_block(region.block, InsertPoint.before(op))
+    values: list[SSAValue | None] = []
     for r, v in zip(op.results, term.values, strict=True):
         if (
             _is_refinement(r.type, v.type)
@@ -598,50 +609,75 @@ def inline_if(op: OnnxOp, branch: bool) -> list[Operation]:
             and not isinstance(v.owner, _CONSTANT)
         ):
             # the If's type is what both branches give: the taken one gives it too
-            v = Rewriter.replace_value_with_new_type(v, r.type)
-        r.replace_all_uses_with(v)
-    block.erase_op(op, safe_erase=False)
-    return dead
+            v = rewriter.replace_value_with_new_type(v, r.type)
+        values.append(v)
+    rewriter.erase(term)
+    rewriter.replace(op, [], values, safe_erase=False)  # the other branch goes with it
 
 
-def _sync_signature(fn: func.FuncOp) -> None:
-    """Give ``fn`` the result types its ``func.return`` now returns (after type refinement)."""
-    last = fn.body.blocks.last
-    ret = last.last_op if last is not None else None
-    if not isinstance(ret, func.ReturnOp):
-        return
-    outs = [v.type for v in ret.operands]
-    old = list(fn.function_type.outputs.data)
-    if outs != old and all(n == o or _is_refinement(n, o) for n, o in zip(outs, old, strict=True)):
-        fn.update_function_type()
+class FoldConstantsPattern(RewritePattern):
+    """``--constant-fold`` as one rewrite pattern on every ``onnx`` op (see
+    :mod:`ramiel.passes.constant_fold` for the policy): an ``onnx.If`` with a constant condition
+    is replaced by its taken branch; any other op first gets its non-static result types
+    re-inferred, then is replaced by ``onnx.Constant`` ops if its results are known.
+
+    Applied in one forward sweep in program order (:func:`fold_constants`), so a whole chain
+    folds: each op is visited after the ops that define its operands. ``store``: the module's
+    weights, which large folded results are added to (``None``: a module without a weights
+    file, every constant inline)."""
+
+    def __init__(self, store: WeightStore | None):
+        self.folder = _Folder(store)
+        self._opsets: dict[int, int] = {}  # id of a block -> the opset of its ops
+
+    def _opset(self, op: OnnxOp) -> int:
+        if has(op, OPSET_ATTR):
+            return opset_of(op)  # an op of a later opset than the module's (a fused op)
+        key = id(op.parent)
+        opset = self._opsets.get(key)
+        if opset is None:
+            opset = self._opsets[key] = opset_of(op)
+        return opset
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, OnnxOp) or op.parent is None:
+            return
+        opset = self._opset(op)
+        if op.op_type == "If" and (branch := self.folder.condition(op)) is not None:
+            inline_if(op, branch, rewriter)
+            return
+        self.folder.refine(op, opset, rewriter)
+        values = self.folder.fold(op, opset)
+        if values is not None:
+            self.folder.replace(op, values, rewriter)
+
+
+class SyncFunctionTypePattern(RewritePattern):
+    """Give a ``func.func`` the result types its ``func.return`` now returns, where they refine
+    the declared ones (after type refinement; ``FuncOp.update_function_type``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, fn: func.FuncOp, rewriter: PatternRewriter) -> None:
+        last = fn.body.blocks.last
+        ret = last.last_op if last is not None else None
+        if not isinstance(ret, func.ReturnOp):
+            return
+        outs = [v.type for v in ret.operands]
+        old = list(fn.function_type.outputs.data)
+        if outs != old and all(
+            n == o or _is_refinement(n, o) for n, o in zip(outs, old, strict=True)
+        ):
+            fn.update_function_type()
+            rewriter.notify_op_modified(fn)
 
 
 def fold_constants(module: ModuleOp, store: WeightStore | None) -> None:
-    """Run ``--constant-fold`` on ``module`` (see :mod:`ramiel.passes.constant_fold`): one forward
-    sweep in program order folds the ops whose inputs are known, refines the result types of the
-    others, inlines an ``onnx.If`` with a constant condition, and gives each function the
-    result types its ``func.return`` returns. ``store``: the module's weights
-    (:meth:`ramiel.weights.WeightStores.of`; ``None`` for a module that names no weights file),
-    which large folded results are added to."""
-    folder = _Folder(module, store)
-    opsets: dict[int, int] = {}
-    erased: set[Operation] = set()
-    for o in list(module.walk()):
-        if not isinstance(o, OnnxOp) or o.parent is None or o in erased:
-            continue
-        block_id = id(o.parent)
-        opset = opsets.get(block_id)
-        if has(o, OPSET_ATTR):
-            opset = opset_of(o)  # an op of a later opset than the module's (a fused op)
-        elif opset is None:
-            opset = opsets[block_id] = opset_of(o)
-        if o.op_type == "If" and (branch := folder.condition(o)) is not None:
-            erased.update(inline_if(o, branch))
-            continue
-        folder.refine(o, opset)
-        values = folder.fold(o, opset)
-        if values is not None:
-            folder.replace(o, values)
-    for fn in module.walk():
-        if isinstance(fn, func.FuncOp):
-            _sync_signature(fn)
+    """Run ``--constant-fold`` on ``module`` (see :mod:`ramiel.passes.constant_fold`):
+    :class:`FoldConstantsPattern` in one forward sweep in program order (regions after their
+    op, nothing revisited), then :class:`SyncFunctionTypePattern` on every function. ``store``:
+    the module's weights (:meth:`ramiel.weights.WeightStores.of`; ``None`` for a module that
+    names no weights file), which large folded results are added to."""
+    PatternRewriteWalker(FoldConstantsPattern(store), apply_recursively=False).rewrite_module(
+        module
+    )
+    PatternRewriteWalker(SyncFunctionTypePattern(), apply_recursively=False).rewrite_module(module)

@@ -112,6 +112,64 @@ def test_if_branches_with_different_shapes_fold_away_with_a_constant_condition(
         pipeline_helpers.assert_close(m(torch.from_numpy(x)), ref, what="folded If")
 
 
+def test_nested_constant_ifs_fold_in_one_sweep(pipeline_helpers):
+    """An If with a constant condition inside the taken branch of another is inlined by the same
+    forward sweep of ``--constant-fold`` (the walker visits the ops the outer inlining moved),
+    an If inside the branch not taken goes with it, and the result matches onnxruntime."""
+    from ramiel.folding import fold_constants
+
+    def branch(name, nodes, out):
+        return helper.make_graph(nodes, name, [], [_vi(out, [2])])
+
+    inner_then = branch("inner_then", [helper.make_node("Relu", ["x"], ["ir"])], "ir")
+    inner_else = branch("inner_else", [helper.make_node("Neg", ["x"], ["ie"])], "ie")
+    dead_then = branch("dead_then", [helper.make_node("Abs", ["x"], ["dt"])], "dt")
+    dead_else = branch("dead_else", [helper.make_node("Exp", ["x"], ["de"])], "de")
+    outer_then = branch(
+        "outer_then",
+        [
+            helper.make_node("If", ["no"], ["ti"], then_branch=inner_then, else_branch=inner_else),
+            helper.make_node("Add", ["ti", "w"], ["to"]),
+        ],
+        "to",
+    )
+    outer_else = branch(
+        "outer_else",
+        [
+            helper.make_node("If", ["c"], ["eo"], then_branch=dead_then, else_branch=dead_else),
+        ],
+        "eo",
+    )
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("If", ["yes"], ["y"], then_branch=outer_then, else_branch=outer_else),
+    ]
+    inits = [
+        numpy_helper.from_array(np.arange(2, dtype=np.float32), "w"),
+        numpy_helper.from_array(np.array(0, np.float32), "zero"),
+        numpy_helper.from_array(np.array(True), "yes"),
+        numpy_helper.from_array(np.array(False), "no"),
+    ]
+    model = _model(nodes, [_vi("x", [2])], [_vi("y", [2])], inits)
+    module = import_onnx(model)
+    assert len(_ops(module, "If")) == 3
+    fold_constants(module, None)
+    module.verify()
+    assert _ops(module, "If") == []
+    kept = {o.op_type for o in module.walk() if isinstance(o, OnnxOp)}
+    assert {"Neg", "Add"} <= kept and not kept & {"Relu", "Abs", "Exp"}
+
+    import torch
+
+    import ramiel
+
+    x = np.array([1.0, -2.0], np.float32)
+    with ramiel.compile(model, clusters=1) as m:
+        (ref,) = pipeline_helpers.ort_run(model, {"x": x})
+        pipeline_helpers.assert_close(m(torch.from_numpy(x)), ref, what="nested folded Ifs")
+
+
 def loop_model(grow: bool = False):
     """``for i in range(3): acc = acc + x`` (or ``concat(acc, x)`` with ``grow``: the carried
     value changes shape), with one scan output."""
