@@ -89,7 +89,7 @@ def _feeds(path: str) -> dict[str, np.ndarray]:
 
 
 def bench_model(name: str, passes: list[str], work: str, plan) -> list[str]:  # type: ignore[no-untyped-def]
-    from ramiel.bench import Config, Isolated, Recipe, load_average, measure_interleaved
+    from ramiel.bench import Isolated, Recipe, load_average, measure_interleaved
     from ramiel.compiler import CompileOptions, compile_model
 
     path = _model_file(name, work)
@@ -113,7 +113,7 @@ def bench_model(name: str, passes: list[str], work: str, plan) -> list[str]:  # 
         fns = {
             "all": Isolated(Recipe("seq", feeds, [], result=base)),
             f"no-{p}": Isolated(Recipe("seq", feeds, [], result=other)),
-            "ort-1t": Isolated(Recipe("ort", feeds, [], path=path, config=Config("ort-1t", "ort"))),
+            "ort-1t": Isolated(Recipe("ort", feeds, [], path=path)),
         }
         try:
             for f in fns.values():

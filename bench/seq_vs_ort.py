@@ -60,7 +60,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from ramiel.bench import (
-        Config,
         CpuMeter,
         Isolated,
         Plan,
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             feeds = {k: v.numpy() for k, v in random_inputs(first.input_specs, seed=0).items()}
             out_names = list(first.output_names)
             procs = {"ort": Isolated(Recipe("ort", feeds, out_names, path=path,
-                                            config=Config("ort", "ort", threads=args.threads)))}  # fmt: skip
+                                            threads=args.threads))}  # fmt: skip
             for lab, r in results.items():
                 procs[lab] = Isolated(Recipe("seq", feeds, out_names, result=r,
                                              threads=args.threads))  # fmt: skip

@@ -36,10 +36,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ramiel.attrs import CONVERSION_ATTR, NODE_NAME_ATTR, get_str, has
-from ramiel.bench.configs import Config
-from ramiel.bench.engines import ort_session
 from ramiel.context import make_context
 from ramiel.dialects import torchpy as tp
+from ramiel.engines import ort_session
 from ramiel.importer import load_model, prepare_model
 from ramiel.layout import LayoutMode
 from ramiel.parsing import parse_module
@@ -290,13 +289,8 @@ def compare_with_ort(
         say("onnxruntime sessions")
         proto = onnx_model.SerializeToString()
         np_feeds = {k: v.numpy() for k, v in feeds.items()}
-        sess = ort_session(proto, Config("ort", "ort", threads=threads), None)
-        psess = ort_session(
-            proto,
-            Config("ort", "ort", threads=threads),
-            None,
-            profile_prefix=os.path.join(d, "ort_profile"),
-        )
+        sess = ort_session(proto, threads=threads)
+        psess = ort_session(proto, threads=threads, profile_prefix=os.path.join(d, "ort_profile"))
         ramiel_nodes: list[list[float]] = []
         ramiel_total: list[float] = []
         ort_total: list[float] = []

@@ -381,7 +381,7 @@ class Measured:
 
 class Buildable(Protocol):
     """What :class:`Isolated` runs: a picklable description of a configuration (e.g.
-    :class:`ramiel.bench.engines.Recipe`) that builds, in the configuration's own process, the
+    :class:`ramiel.engines.Recipe`) that builds, in the configuration's own process, the
     callable to time (returning the outputs) and the object to ``close()`` afterwards (or
     ``None``; its ``compile_report()``, if it has one, is the ready message)."""
 

@@ -36,10 +36,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ramiel.bench.engines import Recipe
-from ramiel.bench.models import COMPILE_TIMEOUT_S
 from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
 from ramiel.cost_model import usable_cores
+from ramiel.engines import COMPILE_TIMEOUT_S, Recipe
 from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.measure import Isolated, Plan, measure_interleaved
 from ramiel.profiler import profile_model

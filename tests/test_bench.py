@@ -433,3 +433,34 @@ def test_isolated_process_that_dies_at_start_is_reported_at_once(tmp_path, modul
         proc.wait_ready()
     assert time.monotonic() - t0 < 60
     assert not proc.proc.is_alive()
+
+
+def test_ort_recipe_builds_a_session_with_the_configured_executor(tiny: str) -> None:
+    """An ``ort`` Recipe runs onnxruntime on the model file in the configuration's own process
+    (sequential at 2 intra-op threads, or the parallel executor) with the same results as a plain
+    session; ort_session binds input shapes of a model given as bytes too."""
+    import onnxruntime as ort
+
+    from ramiel.engines import ort_session
+
+    x = np.random.default_rng(1).standard_normal((1, 4, 16, 16)).astype(np.float32)
+    ref = ort.InferenceSession(tiny, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for extra in ({"threads": 2}, {"inter_op": 2}):
+        proc = bench.Isolated(bench.Recipe("ort", {"x": x}, ["y"], path=tiny, **extra), 120)
+        try:
+            proc.wait_ready()
+            assert bench.rel_error(proc.outputs(), ref) < 1e-6
+        finally:
+            proc.close()
+    with open(tiny, "rb") as f:
+        sess = ort_session(f.read(), threads=1, input_shapes={"x": [1, 4, 16, 16]})
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], ref[0], rtol=1e-6)
+
+
+def test_recipe_of_an_unknown_kind_or_without_a_path_is_a_clear_error() -> None:
+    from ramiel.engines import _build
+
+    with pytest.raises(ValueError, match="kind 'gpu' is none of"):
+        _build(bench.Recipe("gpu", {}, []))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs the model's path"):
+        _build(bench.Recipe("ort", {}, []))

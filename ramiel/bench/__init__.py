@@ -47,8 +47,8 @@ generated statement labelled with its ONNX node, get/put boxes for channel waits
 flow arrows from each put to its get.
 
 Layout: :mod:`ramiel.bench.models` (what to time), :mod:`~ramiel.bench.configs` (the
-configurations, variants and :class:`BenchPlan`), :mod:`~ramiel.bench.engines` (what a
-configuration's process runs), :mod:`~ramiel.bench.run` (timing a model, the whole benchmark),
+configurations, variants and :class:`BenchPlan`), :mod:`ramiel.engines` (what a
+configuration's process runs; shared with ``ramiel tune``), :mod:`~ramiel.bench.run` (timing a model, the whole benchmark),
 :mod:`~ramiel.bench.results` (results, JSON), :mod:`~ramiel.bench.report` (markdown, plot),
 :mod:`~ramiel.bench.trace` (Chrome traces), over :mod:`ramiel.measure` (timing statistics,
 isolation in processes, machine noise; shared with ``ramiel tune`` and ``ramiel profile``), whose
@@ -65,13 +65,7 @@ from ramiel.bench.configs import (
     default_variants,
     variants,
 )
-from ramiel.bench.engines import (
-    Recipe,
-    ort_session,
-    rel_error,
-)
 from ramiel.bench.models import (
-    COMPILE_TIMEOUT_S,
     PROJECT_MODELS,
     QUICK_MODEL,
     TARGET_BUSY_RATIO,
@@ -108,6 +102,7 @@ from ramiel.bench.run import (
 from ramiel.bench.trace import (
     trace_inference,
 )
+from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, ort_session, rel_error
 from ramiel.measure import (
     SPINNER,
     Buildable,

@@ -33,10 +33,6 @@ QUICK_MODEL = "light_squeezenet"
 """The model of ``ramiel bench --quick`` without model arguments (a smoke test of a minute)."""
 
 
-COMPILE_TIMEOUT_S = 1800.0
-"""Seconds a configuration process with compiled segments may take to compile before it answers."""
-
-
 def zoo_dir() -> str:
     """``onnx/backend/test/data/light`` of the installed onnx wheel."""
     return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ramiel.bench.configs import BenchPlan, configs_for, default_variants, variants
-from ramiel.bench.engines import Recipe, rel_error
-from ramiel.bench.models import COMPILE_TIMEOUT_S, QUICK_MODEL, ModelSpec, resolve_models
+from ramiel.bench.models import QUICK_MODEL, ModelSpec, resolve_models
 from ramiel.bench.report import plot_speedups, render_markdown, write_markdown
 from ramiel.bench.results import ConfigResult, Environment, ModelResult, load_json, to_json
 from ramiel.bench.trace import trace_inference
+from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, rel_error
 from ramiel.layout import LayoutMode
 from ramiel.measure import (
     CpuMeter,
@@ -225,7 +225,13 @@ def _bench_model(
                 cr.est_speedup = round(m.report.speedup, 4)
                 cr.actual_clusters = len(m.program.clusters)
             else:
-                recipe = Recipe("ort", path=res.path, config=cfg, **common)
+                recipe = Recipe(
+                    "ort",
+                    path=res.path,
+                    threads=cfg.threads,
+                    inter_op=cfg.clusters if cfg.ort_parallel else 0,
+                    **common,
+                )
             # compiled programs compile in that process before they answer: minutes, not seconds
             slow = cfg.variant == "compiled" or (cfg.tuned and plan.tune_compile)
             procs[cfg.key] = Isolated(recipe, timeout_s=COMPILE_TIMEOUT_S if slow else 300.0)

@@ -1,17 +1,24 @@
-"""What each configuration runs, in its own process (:class:`~ramiel.measure.Isolated`): the
+"""What a measured configuration runs, in its own process (:class:`~ramiel.measure.Isolated`): the
 sequential module at a thread count, the parallel module, or an onnxruntime session
-(:func:`ort_session`); :class:`Recipe` is the picklable description it is built from."""
+(:func:`ort_session`); :class:`Recipe` is the picklable description it is built from.
+
+Shared by ``ramiel bench`` (:mod:`ramiel.bench`, which times every configuration) and ``ramiel
+tune`` (:mod:`ramiel.tune`, which times its candidates), below both: neither imports the other to
+build a program it measures."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+import onnx
 
-from ramiel.bench.configs import Config
 from ramiel.importer import load_model, prepare_model
+
+COMPILE_TIMEOUT_S = 1800.0
+"""Seconds a configuration process with compiled segments may take to compile before it answers."""
 
 
 def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
@@ -34,12 +41,19 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
 
 def ort_session(
     path: str | bytes,
-    cfg: Config,
-    input_shapes: Mapping[str, Sequence[int]] | None,
+    *,
+    threads: int = 1,
+    inter_op: int = 0,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     profile_prefix: str | None = None,
 ):
-    """An onnxruntime session for ``cfg`` on the model at ``path`` (or its serialized bytes);
-    ``profile_prefix``: with onnxruntime's profiler on, its JSON written there."""
+    """An onnxruntime session (CPU) on the model at ``path`` (or its serialized bytes).
+
+    ``threads``: intra-op threads of the sequential executor; ``inter_op`` > 0: onnxruntime's
+    ``ORT_PARALLEL`` executor with that many inter-op threads and one intra-op thread instead;
+    ``input_shapes``: graph input shapes bound first (:func:`ramiel.importer.prepare_model`);
+    ``profile_prefix``: with onnxruntime's profiler on, its JSON written there. Pool threads do
+    not spin between runs."""
     import onnxruntime as ort  # lazy: onnxruntime
 
     so = ort.SessionOptions()
@@ -51,16 +65,17 @@ def ort_session(
     # 50 ms and more), which would slow down whichever configuration is timed next.
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    if cfg.ort_parallel:
+    if inter_op > 0:
         so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
-        so.inter_op_num_threads = cfg.clusters
+        so.inter_op_num_threads = inter_op
         so.intra_op_num_threads = 1
     else:
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.intra_op_num_threads = cfg.threads
-    model: Any = path
+        so.intra_op_num_threads = threads
+    model: str | bytes = path
     if input_shapes:
-        model = prepare_model(load_model(path), input_shapes).SerializeToString()
+        proto = onnx.load_from_string(path) if isinstance(path, bytes) else load_model(path)
+        model = prepare_model(proto, input_shapes).SerializeToString()
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
 
 
@@ -70,18 +85,19 @@ class Recipe:
 
     ``kind``: ``seq`` (the sequential module of ``result`` at ``threads`` intra-op threads),
     ``par`` (the parallel module of ``result`` run with ``options``; workers started before the
-    first timed call) or ``ort`` (onnxruntime on ``path`` as ``config`` says); ``feeds``: the
-    graph inputs; ``out_names``: the output order; ``malloc_tuning``: call :func:`tune_malloc`
-    first."""
+    first timed call) or ``ort`` (onnxruntime on ``path`` with ``threads`` intra-op threads, or
+    ``inter_op`` > 0 inter-op threads of its parallel executor: :func:`ort_session`);
+    ``feeds``: the graph inputs; ``out_names``: the output order; ``malloc_tuning``: call
+    :func:`~ramiel.measure.tune_malloc` first."""
 
-    kind: str
+    kind: Literal["seq", "par", "ort"]
     feeds: dict[str, np.ndarray]
     out_names: list[str]
     result: Any = None
     options: Any = None
     threads: int = 1
     path: str | None = None
-    config: Config | None = None
+    inter_op: int = 0
     malloc_tuning: bool = True
 
     def build(self) -> tuple[Callable[[], tuple[Any, ...]], Any]:
@@ -106,8 +122,11 @@ def _build(recipe: Recipe) -> tuple[Callable[[], tuple[Any, ...]], Any]:
         m = CompiledModel(recipe.result, recipe.options)
         m.run(feeds)  # starts the workers (process workers fork before any torch compute here)
         return _par_fn(m, feeds, recipe.out_names), m
-    assert recipe.path is not None and recipe.config is not None
-    sess = ort_session(recipe.path, recipe.config, None)
+    if recipe.kind != "ort":
+        raise ValueError(f"Recipe: kind {recipe.kind!r} is none of 'seq', 'par', 'ort'")
+    if recipe.path is None:
+        raise ValueError("Recipe: kind 'ort' needs the model's path")
+    sess = ort_session(recipe.path, threads=recipe.threads, inter_op=recipe.inter_op)
     return _ort_fn(sess, recipe.feeds), None
 
 
