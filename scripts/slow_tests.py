@@ -6,7 +6,10 @@ test that only pays for a slow module-scoped fixture is listed with the fixture'
 when it is the one charged (pytest charges the first test that uses it). Usage::
 
     python -m pytest -m "not extended" -p no:randomly --durations=0 | tee durations.txt
-    python scripts/slow_tests.py durations.txt [--threshold 10]
+    python scripts/slow_tests.py durations.txt [--threshold 10] [--merge]
+
+``--merge`` keeps the functions the file already lists (a function stays slow once a run found
+it slow: timings move between machines and runs), each with its old comment.
 
 The conftest hook (``tests/conftest.py``) marks every test of a listed function ``slow``.
 """
@@ -44,7 +47,17 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="a path::function to list anyway (it shares a slow fixture with a listed test)",
     )
+    ap.add_argument(
+        "--merge", action="store_true", help="keep the functions the output file already lists"
+    )
     args = ap.parse_args(argv)
+    listed: dict[str, str] = {}
+    if args.merge and os.path.exists(args.output):
+        with open(args.output, encoding="utf-8") as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    name, _, why = line.partition("  # ")
+                    listed[name.strip()] = why.strip()
     with open(args.durations, encoding="utf-8") as f:
         times = durations(f.readlines())
     slow = {k: v for k, v in times.items() if v >= args.threshold}
@@ -56,11 +69,19 @@ def main(argv: list[str] | None = None) -> int:
             f"# The slow tier: test functions that took >= {args.threshold:g} s (all parameters),\n"
             f"# written by scripts/slow_tests.py from a --durations=0 run; seconds as measured.\n"
         )
-        for k in sorted(slow):
-            why = "shares a slow fixture" if k in kept else f"{slow[k]:.0f} s"
-            f.write(f"{k}  # {why}\n")
-    fast = sum(v for k, v in times.items() if k not in slow)
-    print(f"{len(slow)} slow test functions, {sum(slow.values()):.0f} s; the rest {fast:.0f} s")
+        for k in sorted(set(slow) | set(listed)):
+            if k in slow:
+                why = "shares a slow fixture" if k in kept else f"{slow[k]:.0f} s"
+            else:
+                why = listed[k]  # an earlier run's
+            f.write(f"{k}  # {why}\n" if why else f"{k}\n")
+    fast = sum(v for k, v in times.items() if k not in slow and k not in listed)
+    kept_listed = len(set(listed) - set(slow))
+    print(
+        f"{len(slow)} slow test functions, {sum(slow.values()):.0f} s"
+        + (f" (and {kept_listed} listed before)" if kept_listed else "")
+        + f"; the rest {fast:.0f} s"
+    )
     return 0
 
 
