@@ -629,6 +629,9 @@ class FoldConstantsPattern(RewritePattern):
     def __init__(self, store: WeightStore | None):
         self.folder = _Folder(store)
         self._opsets: dict[int, int] = {}  # id of a block -> the opset of its ops
+        self.failure: Exception | None = None
+        """The exception that stopped the rewrite (the walker would otherwise add the printed
+        module to it as a note): :func:`fold_constants` raises it after the walk."""
 
     def _opset(self, op: OnnxOp) -> int:
         if has(op, OPSET_ATTR):
@@ -640,8 +643,14 @@ class FoldConstantsPattern(RewritePattern):
         return opset
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, OnnxOp) or op.parent is None:
+        if self.failure is not None or not isinstance(op, OnnxOp) or op.parent is None:
             return
+        try:
+            self._rewrite(op, rewriter)
+        except Exception as e:  # raised as it is by fold_constants, after the walk
+            self.failure = e
+
+    def _rewrite(self, op: OnnxOp, rewriter: PatternRewriter) -> None:
         opset = self._opset(op)
         if op.op_type == "If" and (branch := self.folder.condition(op)) is not None:
             inline_if(op, branch, rewriter)
@@ -677,7 +686,8 @@ def fold_constants(module: ModuleOp, store: WeightStore | None) -> None:
     op, nothing revisited), then :class:`SyncFunctionTypePattern` on every function. ``store``:
     the module's weights (:meth:`ramiel.weights.WeightStores.of`; ``None`` for a module that
     names no weights file), which large folded results are added to."""
-    PatternRewriteWalker(FoldConstantsPattern(store), apply_recursively=False).rewrite_module(
-        module
-    )
+    fold = FoldConstantsPattern(store)
+    PatternRewriteWalker(fold, apply_recursively=False).rewrite_module(module)
+    if fold.failure is not None:
+        raise fold.failure
     PatternRewriteWalker(SyncFunctionTypePattern(), apply_recursively=False).rewrite_module(module)

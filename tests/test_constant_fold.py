@@ -246,3 +246,25 @@ def test_fits_budget(results, operands, fits):
     assert fits_budget([full(s) for s in results], [full(s) for s in operands]) is fits
     splat = Const((1024, 1024), np.dtype(np.float32), splat=np.float32(1).reshape(()))
     assert not fits_budget([full((8, 8))], [splat])  # a splat operand counts one element
+
+
+def test_an_error_while_folding_is_raised_as_it_is(monkeypatch):
+    """An exception inside the rewrite pattern reaches the caller unchanged, once: the same
+    class and message, without xDSL's walker adding the printed module to it as a note, and the
+    walk stops at the first one."""
+    from ramiel import folding
+    from ramiel.errors import RamielError
+
+    calls = []
+
+    def failing_fold(self, op, opset):
+        calls.append(op.op_type)
+        raise RamielError(f"cannot read the weights of {op.op_type}")
+
+    monkeypatch.setattr(folding._Folder, "fold", failing_fold)
+    model = _one_node_model("Add", 17, {}, [np.ones(3, np.float32), np.ones(3, np.float32)])
+    module = import_onnx(model)
+    with pytest.raises(RamielError, match="cannot read the weights of") as info:
+        ConstantFold().apply(None, module)
+    assert not getattr(info.value, "__notes__", None)
+    assert len(calls) == 1
