@@ -79,6 +79,27 @@ def test_kernel_is_packed_once_and_again_after_a_write():
     assert len(getattr(w, ops._PACKED_ATTR)) == 2  # noqa: SLF001
 
 
+def test_each_intra_op_thread_count_gets_its_own_packing():
+    """oneDNN lays the kernel out for the thread count it packs at; a packing made at another
+    count ran about 2x slower (ramiel.runtime.ops._packed), so each count packs once and the
+    results agree."""
+    x, w, b = _tensors(CASES[0])
+    ref = F.conv2d(x, w, b, padding=(1, 1))
+    caller = torch.get_num_threads()
+    try:
+        packed = {}
+        for n in (1, 2, 1, 2):
+            torch.set_num_threads(n)
+            got = ops.conv2d_prepacked(x, w, b, padding=(1, 1))
+            torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4)
+            cache = getattr(w, ops._PACKED_ATTR)  # noqa: SLF001
+            (mine,) = [v for k, v in cache.items() if k[1] == n]
+            assert packed.setdefault(n, mine) is mine  # made once per count, then reused
+        assert len(getattr(w, ops._PACKED_ATTR)) == 2  # noqa: SLF001
+    finally:
+        torch.set_num_threads(caller)
+
+
 def test_plain_where_packing_does_not_apply():
     """Contiguous inputs, float64, Parameters with autograd: ``F.conv2d`` (nothing packed);
     gradients flow."""

@@ -123,15 +123,25 @@ def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
 def _packed(weight: Tensor, shape_key: object, make: Callable[[], Tensor]) -> Tensor:
     """The packed copy of ``weight`` for ``shape_key`` (an input shape, a row count), made by
     ``make`` on first use and kept on ``weight`` (attribute :data:`_PACKED_ATTR`), keyed also by
-    its version counter and storage, so that an in-place write or another tensor repacks; the
-    copies of an older version are dropped."""
-    key = (shape_key, weight._version, weight.data_ptr())
+    the calling thread's intra-op thread count (``torch.get_num_threads()``), its version counter
+    and storage, so that an in-place write or another tensor repacks; the copies of an older
+    version are dropped.
+
+    Why the thread count: oneDNN chooses the blocked kernel layout for the thread count it is
+    created with, and a kernel packed at one count runs about 2x slower at another. Measured
+    (2026-12-03, AMD EPYC, 2 cores; ramiel_inception's sequential module in one process, 6 calls
+    per count in the order given): 2 threads then 1: 29-42 ms, then 89-101 ms; 1 then 2: 43-55,
+    then 62-68 ms; without ``--prepack-conv`` the order does not matter (2 threads 29-35 ms, 1
+    thread 39-49 ms). A process that runs a model at two counts (the threads backend's 1-thread
+    workers and ``model.sequential`` at 2, or ``torch.set_num_threads`` between calls) packs once
+    per count."""
+    key = (shape_key, torch.get_num_threads(), weight._version, weight.data_ptr())
     cache = weight.__dict__.get(_PACKED_ATTR)
     packed = None if cache is None else cache.get(key)
     if packed is None:
         with torch.no_grad():
             packed = make()
-        cache = {k: v for k, v in (cache or {}).items() if k[1:] == key[1:]}
+        cache = {k: v for k, v in (cache or {}).items() if k[2:] == key[2:]}
         cache[key] = packed
         setattr(weight, _PACKED_ATTR, cache)
     return packed
