@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         model = CompiledModel(compile_model(path, tmp, opts), opts)
         seq = model.sequential
         feeds = list(random_inputs(model.input_specs, seed=0).values())
-        with torch.inference_mode():
+        with model, torch.inference_mode():
             for n in order:
                 torch.set_num_threads(n)
                 ms = []
@@ -56,7 +56,6 @@ def main(argv: list[str] | None = None) -> int:
                     seq(*feeds)
                     ms.append((time.perf_counter() - t) * 1e3)
                 print(f"{n} thread(s): " + " ".join(f"{x:.1f}" for x in ms), flush=True)
-        model.close()
     print(f"# load average {load_average()[0]:.2f} after")
     return 0
 

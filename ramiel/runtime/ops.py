@@ -128,11 +128,12 @@ def _packed(weight: Tensor, shape_key: object, make: Callable[[], Tensor]) -> Te
     version are dropped.
 
     Why the thread count: oneDNN chooses the blocked kernel layout for the thread count it is
-    created with, and a kernel packed at one count runs about 2x slower at another. Measured
-    (2026-12-03, AMD EPYC, 2 cores; ramiel_inception's sequential module in one process, 6 calls
-    per count in the order given): 2 threads then 1: 29-42 ms, then 89-101 ms; 1 then 2: 43-55,
-    then 62-68 ms; without ``--prepack-conv`` the order does not matter (2 threads 29-35 ms, 1
-    thread 39-49 ms). A process that runs a model at two counts (the threads backend's 1-thread
+    created with, and a kernel packed at one count ran 1.6-2.4x slower at another. Measured
+    (``python bench/thread_count_order.py ramiel_inception --order 2,1,2,1`` and ``--order
+    1,2,1,2``, 2026-12-03, AMD EPYC, 2 cores; the table in ``docs/benchmarks.md``, "Packed kernels
+    per thread count"): keyed without the count, 1 thread took 87-90 ms after 2 threads had
+    packed, 37 ms when it ran first; 2 threads 58-69 ms after 1, 27-33 ms first; without
+    ``--prepack-conv`` the order does not matter. A process that runs a model at two counts (the threads backend's 1-thread
     workers and ``model.sequential`` at 2, or ``torch.set_num_threads`` between calls) packs once
     per count."""
     key = (shape_key, torch.get_num_threads(), weight._version, weight.data_ptr())
