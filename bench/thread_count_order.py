@@ -27,23 +27,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=6, help="calls per block")
     ap.add_argument("--disable", default="", help="rewrites to leave out, comma list")
     args = ap.parse_args(argv)
+    try:
+        order = [int(n) for n in args.order.split(",") if n]
+    except ValueError:
+        ap.error(f"--order: thread counts must be integers, got {args.order!r}")
+    if not order or min(order) < 1 or args.calls < 1:
+        ap.error("--order needs thread counts of at least 1, and --calls at least 1")
 
     import torch
 
     from ramiel.bench import load_average, resolve_models
     from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+    from ramiel.errors import RamielError
     from ramiel.runtime.entry import random_inputs
 
-    order = [int(n) for n in args.order.split(",") if n]
-    disable = [p for p in args.disable.split(",") if p]
-    path = resolve_models([args.model])[0].resolve()
+    opts = CompileOptions(clusters=1, disable=[p for p in args.disable.split(",") if p])
+    try:
+        opts.check()
+        path = resolve_models([args.model])[0].resolve()
+    except (ValueError, RamielError) as e:
+        ap.error(str(e))
     print(
         f"# python bench/thread_count_order.py {args.model} --order {args.order} "
-        f"--calls {args.calls}" + (f" --disable {args.disable}" if disable else "")
+        f"--calls {args.calls}" + (f" --disable {args.disable}" if args.disable else "")
     )
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, load average {load_average()[0]:.2f} before")
     with tempfile.TemporaryDirectory(prefix="ramiel-order-") as tmp:
-        opts = CompileOptions(clusters=1, disable=disable)
         model = CompiledModel(compile_model(path, tmp, opts), opts)
         seq = model.sequential
         feeds = list(random_inputs(model.input_specs, seed=0).values())
