@@ -7,8 +7,8 @@ What it does
 
     1. the *anchor* ops that are faster in channels-last (Conv, MaxPool and AveragePool with more
        than one output position, Resize on a 4-D input) compute in channels-last;
-    2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, constant Pad)
-       computes in channels-last when one of its 4-D activation operands is channels-last, so the
+    2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, constant Pad, a
+       channel shuffle: the Gather of ``--fuse-channel-shuffle``) computes in channels-last when one of its 4-D activation operands is channels-last, so the
        format flows through conv/pool/element-wise/concat stacks (to a fixed point, so that
        values crossing clusters through ``cluster.send``/``cluster.recv`` count too);
     3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, global pooling, ...)
@@ -19,11 +19,12 @@ What it does
     The ops in channels-last form *regions*: connected through values of shape ``(N, C, H, W)``
     with ``C > 1`` and ``H * W > 1`` (other shapes are the same in both formats). With
     ``format=auto`` a region is kept only where the cost model says it is faster: its gain
-    (each Conv 1 - 1 / ``CONV_SPEEDUP`` of its analytic cost; each MaxPool/AveragePool/Resize the
-    two conversions its contiguous lowering makes around a channels-last kernel, for inputs of
-    at least ``THROUGH_CL_MIN_ELEMENTS`` elements) must exceed the
-    conversions at its boundary (values entering from a graph input or a contiguous op, values
-    leaving to a contiguous op or a graph output), each
+    (each Conv on a map of more than one position 1 - 1 / ``PREPACKED_CONV_SPEEDUP`` of its
+    analytic cost where it will run prepacked, else 1 - 1 / ``CONV_SPEEDUP``; each
+    MaxPool/AveragePool/Resize the two conversions its contiguous lowering makes around a
+    channels-last kernel, for inputs of at least ``THROUGH_CL_MIN_ELEMENTS`` elements) must
+    exceed the conversions at its boundary (values entering from a graph input or a contiguous
+    op, values leaving to a contiguous op or a graph output), each
     :func:`~ramiel.cost_model.conversion_cost_us`. ``format=channels-last`` keeps every region;
     ``format=nchw`` assigns contiguous everywhere (removes every ``ramiel.layout``).
 
@@ -33,7 +34,10 @@ What it does
     of channels-last ops) are converted once when the weights are loaded.
 
 Options
-    ``format=auto|channels-last|nchw`` (default ``auto``).
+    ``format=auto|channels-last|nchw`` (default ``auto``); ``prepacked=true|false`` (default
+    ``true``): whether ``--prepack-conv`` runs later, so that a channels-last Conv it accepts
+    gains 1 - 1 / :data:`~ramiel.layout.PREPACKED_CONV_SPEEDUP` of its cost instead of 1 - 1 /
+    ``CONV_SPEEDUP`` (``ramiel compile`` sets it from its rewrites).
 
 Algorithm
     Forward propagation of a two-valued lattice to a fixed point, then connected components
@@ -64,6 +68,7 @@ from ramiel.layout import (
     CONTIGUOUS,
     CONV_SPEEDUP,
     LAYOUT_MODES,
+    PREPACKED_CONV_SPEEDUP,
     THROUGH_CL_MIN_ELEMENTS,
     LayoutMode,
     has_format,
@@ -72,6 +77,7 @@ from ramiel.layout import (
     static_shape_of,
 )
 from ramiel.passes import TypedOptions, check_choice
+from ramiel.passes.prepack_conv import packable_conv
 from ramiel.weights import WeightStore
 
 
@@ -104,9 +110,15 @@ def _is_anchor(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
     return True
 
 
-def _is_transparent(op: OnnxOp) -> bool:
+def _is_transparent(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
     """A transparent op (a Pad only in ``constant`` mode: torch's reflect/edge padding returns
-    contiguous tensors)."""
+    contiguous tensors; a Gather only where it is a channel shuffle, one ``F.channel_shuffle``,
+    which keeps its input's format)."""
+    if op.op_type == "Gather":
+        from ramiel.lowering.tensor import shuffle_groups  # lazy: torch
+        from ramiel.lowering.to_torchpy import Lowering  # lazy: torch
+
+        return shuffle_groups(Lowering(module, store).node_view(op)) is not None
     if op.op_type == "Pad":
         mode = op.attr("mode", "constant")
         return (mode.decode() if isinstance(mode, bytes) else mode) == "constant"
@@ -146,9 +158,12 @@ class _Regions:
             self.parent[rb] = ra
 
 
-def assign_layout(module: ModuleOp, mode: str, store: WeightStore | None) -> int:
+def assign_layout(
+    module: ModuleOp, mode: str, store: WeightStore | None, prepacked: bool = True
+) -> int:
     """Assign formats in ``module`` (see the module docstring; ``store``: its weights, ``None``
-    if it names no weights file); returns the number of ops in channels-last."""
+    if it names no weights file; ``prepacked``: whether ``--prepack-conv`` runs later, which
+    makes a channels-last convolution faster); returns the number of ops in channels-last."""
     check_choice("assign-layout", "format", LAYOUT_MODES, mode)
     fn = main_func(module)
     every = [o for o in fn.body.walk() if isinstance(o, OnnxOp) and not is_ambient(o)]
@@ -171,21 +186,25 @@ def assign_layout(module: ModuleOp, mode: str, store: WeightStore | None) -> int
             if o in cl:
                 continue
             if _is_anchor(o, module, store) or (
-                _is_transparent(o) and any(map(is_cl, _activations(o)))
+                any(map(is_cl, _activations(o))) and _is_transparent(o, module, store)
             ):
                 cl.add(o)
                 changed = True
     if mode == "auto":
         ret = fn.body.block.last_op
         outputs = list(ret.operands) if isinstance(ret, func.ReturnOp) else []
-        _drop_unprofitable(ops, outputs, cl, sends)
+        _drop_unprofitable(ops, outputs, cl, sends, prepacked)
     for o in cl:
         set_layout(o, CHANNELS_LAST)
     return len(cl)
 
 
 def _drop_unprofitable(
-    ops: list[OnnxOp], outputs: list[SSAValue], cl: set[OnnxOp], sends: dict[str, SSAValue]
+    ops: list[OnnxOp],
+    outputs: list[SSAValue],
+    cl: set[OnnxOp],
+    sends: dict[str, SSAValue],
+    prepacked: bool,
 ) -> None:
     """Remove from ``cl`` every region whose estimated gain does not exceed its boundary
     conversions (``format=auto``); ``outputs``: the graph outputs (returned contiguous)."""
@@ -219,17 +238,22 @@ def _drop_unprofitable(
     gain: dict[Operation, float] = {}
     for o in cl:
         root = regions.find(o)
-        gain[root] = gain.get(root, 0.0) + _gain_us(o)
+        gain[root] = gain.get(root, 0.0) + _gain_us(o, prepacked)
     for root, g in gain.items():
         cost = sum(boundary.get(root, {}).values())
         if g <= cost:
             cl.difference_update({o for o in list(cl) if regions.find(o) is root})
 
 
-def _gain_us(op: OnnxOp) -> float:
+def _gain_us(op: OnnxOp, prepacked: bool) -> float:
     """Estimated µs ``op`` saves in channels-last (see the module docstring)."""
     if op.op_type == "Conv":
-        return analytic_cost_us(op) * (1.0 - 1.0 / CONV_SPEEDUP)
+        if not has_format(static_shape_of(op.operands[0])):
+            return 0.0  # a 1x1 map (or one channel): the same tensor in both formats
+        packed = prepacked and packable_conv(op)
+        return analytic_cost_us(op) * (
+            1.0 - 1.0 / (PREPACKED_CONV_SPEEDUP if packed else CONV_SPEEDUP)
+        )
     if op.has_trait(LayoutAnchor):
         x = static_shape_of(op.operands[0])
         if x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
@@ -246,6 +270,7 @@ class AssignLayout(TypedOptions):
     name = "assign-layout"
 
     format: LayoutMode = "auto"
+    prepacked: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        assign_layout(op, self.format, module_store(ctx, op))
+        assign_layout(op, self.format, module_store(ctx, op), self.prepacked)

@@ -34,10 +34,11 @@ contiguous and 93.0 / 29.3 / 11.5 / 7.0 channels-last; ``index_select`` on dim 1
 10.3 / 6.7 contiguous but 366 / 94.1 / 46.2 / 25.9 channels-last; advanced indexing
 ``x[:, p]`` 256 / 78.0 / 46.3 / 29.4. ``F.channel_shuffle`` is the one form that is fast in
 both formats. End to end the sequential module of light_shufflenet (contiguous under
-``--layout auto``: its grouped 1x1 convolutions are batched products on contiguous tensors) is
-unchanged within the noise: 33.8 ms [33.1, 35.0] against 33.9 ms [32.8, 35.2] thread CPU time
-per inference (medians of 100 interleaved calls, load average 8.1), bitwise the same outputs,
-130 statements instead of 162.
+``--layout auto`` then: its grouped 1x1 convolutions were batched products on contiguous
+tensors) was unchanged within the noise: 33.8 ms [33.1, 35.0] against 33.9 ms [32.8, 35.2]
+thread CPU time per inference (medians of 100 interleaved calls, load average 8.1), bitwise the
+same outputs, 130 statements instead of 162. Since the grouped convolutions run prepacked,
+the model is one channels-last region through its 16 shuffles (docs/benchmarks.md).
 
 Source: Zhang, Zhou, Lin, Sun, *ShuffleNet: An Extremely Efficient Convolutional Neural
 Network for Mobile Devices*, CVPR 2018 (the channel shuffle operation);

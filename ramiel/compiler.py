@@ -329,7 +329,10 @@ def compile_model(
                 options.rewrites(),
                 {
                     "hypercluster": {"batch": options.batch},
-                    "assign-layout": {"format": options.layout},
+                    "assign-layout": {
+                        "format": options.layout,
+                        "prepacked": "prepack-conv" in options.rewrites(),
+                    },
                     "estimate-cost": {
                         "profile": options.profile,
                         "backend": options.backend,

@@ -6,9 +6,10 @@ never changes a result, only how fast PyTorch's kernels run on it: on this proje
 machine (PyTorch 2.13 eager, one thread, 2026-12-01, ``python bench/layout_ops.py``,
 ``bench/results/layout_ops.txt``) ``F.max_pool2d`` runs 14-45x faster on a channels-last tensor,
 ``F.avg_pool2d`` 8-47x, ``F.interpolate`` 16-50x, ``F.conv2d`` with a channels-last input and
-kernel 0-15 % faster; element-wise ops, ``torch.cat`` and ``F.batch_norm`` keep the format of
-their inputs at the same speed; a conversion is a strided copy at about 3 GB/s (1.1 ms for
-(1, 64, 112, 112) at load 1.9).
+kernel 0-15 % faster, and prepacked (``--prepack-conv``) 1.4-2.3x faster than ``F.conv2d``
+contiguous (:data:`PREPACKED_CONV_SPEEDUP`); element-wise ops, ``torch.cat`` and
+``F.batch_norm`` keep the format of their inputs at the same speed; a conversion is a strided
+copy at 6-12 GB/s (:data:`CONVERT_BW`).
 
 ``--assign-layout`` (:mod:`ramiel.passes.assign_layout`) decides a format per op and records it
 as the discardable attribute ``ramiel.layout = "channels_last"`` on the ops that compute in
@@ -200,8 +201,23 @@ def value_format(v: SSAValue, sends: dict[str, SSAValue] | None = None) -> str:
     return layout_of(owner) if isinstance(owner, Operation) else CONTIGUOUS
 
 
-CONVERT_BW = 3e3
-"""Bytes of tensor per µs a format conversion copies (3 GB/s: ``bench/layout_ops.py``)."""
+PREPACKED_CONV_SPEEDUP = 1.4
+"""Time of a convolution's contiguous lowering (``F.conv2d``; ``ops.conv1x1_grouped`` for a
+grouped 1x1 one) / the prepacked channels-last one (``ops.conv2d_prepacked``,
+``--prepack-conv``), one thread: the smallest of the measured classes. ``python
+bench/conv_prepack.py`` (2026-12-04, AMD EPYC, AVX2, load 0.6; summed medians of one
+inference's convolutions): ``F.conv2d`` contiguous / prepacked 1.57 (light_inception_v1), 1.68
+(light_shufflenet), 1.79 (light_densenet121), 1.81 (light_squeezenet), 1.84 (light_resnet50);
+depthwise ones 2.27 (light_shufflenet); light_shufflenet's 32 grouped 1x1 ones as
+``ops.conv1x1_grouped`` 1.40 (2.6 against 1.86 ms, a throwaway timing of the same shapes)."""
+
+CONVERT_BW = 6e3
+"""Bytes of tensor per µs a format conversion copies: 6 GB/s, the slow end of ``python
+bench/layout_ops.py convert`` (2026-12-04, AMD EPYC, 1 thread, load 0.35): (1, 64, 112, 112) to
+contiguous 541 µs (5.9 GB/s) and to channels-last 346 µs (9.3 GB/s), (1, 192, 56, 56) 345 and
+224 µs (7.0, 10.8 GB/s), (1, 480, 14, 14) 35 and 31 µs (10.8, 12.0 GB/s). (3 GB/s until then,
+measured at load 1.9; it kept light_shufflenet and EfficientNet-B0 contiguous, 1.2-1.3x slower
+than channels-last with prepacked convolutions.)"""
 
 THROUGH_CL_MIN_ELEMENTS = 1024
 """The smallest contiguous input the MaxPool/AveragePool/Resize lowerings convert to
@@ -210,7 +226,8 @@ of (1, 16, 8, 8) measured 15 µs contiguous and 12 µs through channels-last, of
 and 7 µs, of (1, 32, 16, 16) 218 µs and 42 µs (1 thread, interleaved medians of 41, load 12.6)."""
 
 CONV_SPEEDUP = 1.1
-"""``F.conv2d`` time contiguous / channels-last (input and kernel), one thread.
+"""``F.conv2d`` time contiguous / channels-last (input and kernel), one thread: the gain of a
+channels-last convolution that does not run prepacked (``--no-prepack-conv``, a computed kernel).
 
 Depthwise convolutions (``groups`` = channels) gain more and stay anchors: 3x3 kernels
 measured 1.28-1.64x faster channels-last on 7x7 to 28x28 inputs (light_shufflenet's and
@@ -220,6 +237,6 @@ contiguous-in, contiguous-out through two conversions (``python bench/layout_ops
 depthwise``, ``bench/results/layout_ops_shuffle_depthwise.txt``: 1 thread, medians of 41,
 load average 7.5). So a depthwise convolution pays off only inside a channels-last region:
 MobileNetV2 (``hf_mobilenet_v2``) is one region under ``format=auto`` (one conversion at the
-input, one before the global pooling); light_shufflenet's depthwise convolutions stay
-contiguous, between channel shuffles and grouped 1x1 convolutions that are faster contiguous
-(``ops.conv1x1_grouped``, :mod:`ramiel.passes.fuse_channel_shuffle`)."""
+input, one before the global pooling), and so is light_shufflenet since its grouped 1x1
+convolutions run prepacked (faster than ``ops.conv1x1_grouped`` contiguous) and its channel
+shuffles keep the format (:data:`PREPACKED_CONV_SPEEDUP`)."""

@@ -128,8 +128,10 @@ def test_resnet_relu_and_residual_in_place(tmp_path, pipeline_helpers):
         res = compile_model(path, str(tmp_path / backend), opts)
         with open(res.sequential_path) as f:
             code = f.read()
-        # 7 ReLUs after their Conv or residual Add, the 2 residual Adds
-        assert code.count("torch.relu_(") == 7 and code.count(".add_(") == 2, code
+        # the 2 ReLUs after the residual Adds and those 2 Adds in place; the 5 ReLUs after a
+        # Conv run in the prepacked Conv
+        assert code.count("torch.relu_(") == 2 and code.count(".add_(") == 2, code
+        assert code.count("activation='relu'") == 5 and "torch.relu(" not in code, code
         with CompiledModel(res, opts) as m:
             par, seq = _run_twice(m, dict(feeds))
         pipeline_helpers.assert_close(par["logits"], ref, 1e-4, backend)

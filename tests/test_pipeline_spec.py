@@ -73,8 +73,8 @@ def test_default_pipeline_is_canonical_and_registered():
         ),
         (
             CompileOptions(clusters=1, disable=("all",), backend="processes"),
-            'constant-fold,dce,hypercluster,assign-layout,estimate-cost{backend="processes"},'
-            "linear-cluster,merge{clusters=1},clone,dce",
+            "constant-fold,dce,hypercluster,assign-layout{prepacked=false},"
+            'estimate-cost{backend="processes"},linear-cluster,merge{clusters=1},clone,dce',
         ),
     ],
     ids=["defaults", "options", "no-rewrites"],

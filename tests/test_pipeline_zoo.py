@@ -16,9 +16,8 @@ The ``model.mlir`` each compile writes (the clustered program, in the ``cluster`
 syntax) parses back to the same text and verifies; lowered to ``torchpy``, that text round-trips too.
 
 Memory formats: the programs above use the default layout (``auto``: channels-last through the
-conv/pool regions where the cost model says faster); the random-weight variant also runs with the
-layout off (``nchw``), and light_shufflenet, which ``auto`` leaves contiguous, forced to
-``channels-last``.
+conv/pool regions where the cost model says faster, every zoo model since the prepacked
+convolutions); the random-weight variant also runs with the layout off (``nchw``).
 """
 
 from __future__ import annotations
@@ -129,7 +128,6 @@ def _one_thread():
 
 VARIANTS = [("zoo", "auto"), ("random", "auto"), ("random", "nchw")]
 CASES = [(n, v, lay) for n in MODELS for v, lay in VARIANTS]
-CASES.append(("light_shufflenet", "random", "channels-last"))
 
 
 # The backends (threads, processes) with the default layout and both weight variants; layout

@@ -187,8 +187,9 @@ def conv2d_prepacked(
     ``torch.compile`` see the readable op.
 
     ``--prepack-conv`` (:mod:`ramiel.passes.prepack_conv`, with the measurements) prints it
-    only for the large channels-last convolutions: the oneDNN op makes its primitive on every
-    call (about 40 µs), which small convolutions do not amortise.
+    for every channels-last convolution with a constant kernel on a map of more than one
+    position, grouped and depthwise ones included: all kinds measured 0.46-1.00x the time of
+    ``F.conv2d`` on the same channels-last input.
 
     Raises ``ValueError`` for an ``activation`` other than ``"none"`` or ``"relu"``.
     """
