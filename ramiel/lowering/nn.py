@@ -204,9 +204,9 @@ def _conv(node: NodeView, args, em):
     A Conv that ``--prepack-conv`` marked (``node.prepack``: a channels-last 2-D float32
     convolution with a constant kernel) → ``ops.conv2d_prepacked`` with the same arguments and
     the fused activation (``activation='relu'`` when it absorbed the Relu after it): oneDNN with
-    the kernel reordered once per process; light_resnet50's convolutions 0.86x the time of
-    ``F.conv2d`` + ``torch.relu_`` (``bench/conv_prepack.py --cpu-time``, 1 thread; which
-    convolutions, and the measurements: :mod:`ramiel.passes.prepack_conv`)."""
+    the kernel reordered once per process; light_resnet50's convolutions 0.56x the time of
+    ``F.conv2d`` + ``torch.relu_`` (``bench/conv_prepack.py``, 1 thread; which convolutions,
+    and the measurements: :mod:`ramiel.passes.prepack_conv`)."""
     n, kernel, strides, dil, begin, end = _rule_geometry(node)
     x = args[0]
     kwargs: dict = {}
@@ -218,12 +218,12 @@ def _conv(node: NodeView, args, em):
     _tuple_kw(kwargs, "dilation", dil, 1)
     if node.attrs["group"] != 1:
         kwargs["groups"] = node.attrs["group"]
-    if _grouped_1x1(node, n, kwargs):
-        return [em.call("ops.conv1x1_grouped", x, args[1], args[2], node.attrs["group"])]
-    if node.prepack is not None and n == 2:
+    if node.prepack is not None and n == 2:  # first: a fused Relu is no statement of its own
         if node.prepack != "none":
             kwargs["activation"] = node.prepack
         return [em.call("ops.conv2d_prepacked", x, args[1], args[2], **kwargs)]
+    if _grouped_1x1(node, n, kwargs):
+        return [em.call("ops.conv1x1_grouped", x, args[1], args[2], node.attrs["group"])]
     return [em.call(f"F.conv{n}d", x, args[1], args[2], **kwargs)]
 
 
