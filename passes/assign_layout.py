@@ -8,9 +8,10 @@ What it does
     1. the *anchor* ops that are faster in channels-last (Conv, MaxPool and AveragePool with more
        than one output position, Resize on a 4-D input) compute in channels-last;
     2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, constant Pad, a
-       channel shuffle: the Gather of ``--fuse-channel-shuffle``) computes in channels-last when one of its 4-D activation operands is channels-last, so the
-       format flows through conv/pool/element-wise/concat stacks (to a fixed point, so that
-       values crossing clusters through ``cluster.send``/``cluster.recv`` count too);
+       channel shuffle: the Gather of ``--fuse-channel-shuffle``) computes in channels-last when
+       one of its 4-D activation operands is channels-last, so the format flows through
+       conv/pool/element-wise/concat stacks (to a fixed point, so that values crossing clusters
+       through ``cluster.send``/``cluster.recv`` count too);
     3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, global pooling, ...)
        reads contiguous tensors; so do the control-flow ops (If, Loop, Scan) and every op in
        their bodies: a body is a layout boundary (the lowering converts the channels-last values

@@ -26,7 +26,8 @@ Op classes (for a 4-D first input; 5-D and other ranks stay contiguous):
   Resize, Upsample) are faster in channels-last: they start a channels-last region;
 * transparent ops (trait :class:`~ramiel.dialects.onnx_traits.LayoutTransparent`) run at the same
   speed in either format and keep the format of their inputs (element-wise, Concat,
-  BatchNormalization, LRN through ``ops.lrn``, constant Pad); they join the region of a
+  BatchNormalization, LRN through ``ops.lrn``, constant Pad, and a channel shuffle: the
+  Gather of ``--fuse-channel-shuffle``, one ``F.channel_shuffle``); they join the region of a
   channels-last input;
 * every other op (Reshape, Flatten, Transpose, Split, Softmax, Gemm, ...) reads contiguous
   tensors.
