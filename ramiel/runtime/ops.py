@@ -180,7 +180,9 @@ def conv2d_prepacked(
     file, so it is made on the first call for an input shape and kept on ``weight`` itself
     (attribute ``_ramiel_prepacked``): once per process and kernel, redone when the kernel is
     written in place (its version counter) or replaced (another tensor); each worker process of
-    the processes backend packs its own. The convolution and the fused activation are one
+    the processes backend packs its own. A write that bypasses the version counter (through
+    ``weight.numpy()`` or ``weight.data``) is not seen: the old packed kernel stays in use until
+    the next in-place torch op on ``weight`` (``load_state_dict`` copies in place, and repacks). The convolution and the fused activation are one
     ``torch.ops.mkldnn._convolution_pointwise`` call. Under tracing or compiling, for
     Parameters, autograd, other devices or dtypes and contiguous inputs it is the plain
     ``F.conv2d`` (see :func:`_plain_conv`), so ``torch.fx``, ``torch.export`` and
@@ -240,8 +242,9 @@ def matmul_prepacked(
     freezing emits for a frozen linear layer; an opaque mkldnn tensor that cannot be a buffer or
     live in a weights file) is made on the first call for a row count and kept on ``weight``
     itself, as :func:`conv2d_prepacked` keeps its kernel: once per process and weight, redone
-    when the weight is written in place or replaced; each worker process of the processes
-    backend packs its own. The product, the bias and the Relu are one
+    when the weight is written in place or replaced (not through ``weight.numpy()`` or
+    ``weight.data``, as there); each worker process of the processes backend packs its own. The
+    product, the bias and the Relu are one
     ``torch.ops.mkldnn._linear_pointwise`` call (the Relu a oneDNN post-op). Under tracing or
     compiling, for Parameters, autograd, other devices or dtypes it is the plain
     ``torch.matmul`` then ``add_`` and ``torch.relu_`` (see :func:`_plain_matmul`), so
