@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -81,6 +82,10 @@ from ramiel.passes import TypedOptions, check_choice
 from ramiel.passes.prepack_conv import packable_conv
 from ramiel.weights import WeightStore
 
+if TYPE_CHECKING:
+    from ramiel.lowering.api import NodeView
+    from ramiel.lowering.to_torchpy import Lowering
+
 
 def _activations(op: Operation) -> list[SSAValue]:
     """The operands of ``op`` that are computed at run time (not constants, not ``none``)."""
@@ -93,7 +98,24 @@ def _activations(op: Operation) -> list[SSAValue]:
     return out
 
 
-def _is_anchor(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
+class _NodeViews:
+    """The lowering's view of an op (``Lowering.node_view``: shapes, constants, attributes),
+    from one :class:`~ramiel.lowering.to_torchpy.Lowering` made on first use and kept for the
+    pass (making one walks the module)."""
+
+    def __init__(self, module: ModuleOp, store: WeightStore | None) -> None:
+        self._module, self._store = module, store
+        self._lowering: Lowering | None = None
+
+    def __call__(self, op: OnnxOp) -> NodeView:
+        if self._lowering is None:
+            from ramiel.lowering.to_torchpy import Lowering  # lazy: torch
+
+            self._lowering = Lowering(self._module, self._store)
+        return self._lowering.node_view(op)
+
+
+def _is_anchor(op: OnnxOp, node_view: _NodeViews) -> bool:
     """An anchor op on a 4-D input (a Resize only where it is one ``F.interpolate``)."""
     if not op.has_trait(LayoutAnchor) or not op.operands:
         return False
@@ -105,21 +127,19 @@ def _is_anchor(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
         return out is not None and len(out) == 4 and out[2] * out[3] > 1  # not a global pooling
     if op.op_type in ("Resize", "Upsample"):
         from ramiel.lowering.resize import interpolates  # lazy: torch
-        from ramiel.lowering.to_torchpy import Lowering  # lazy: torch
 
-        return interpolates(Lowering(module, store).node_view(op))
+        return interpolates(node_view(op))
     return True
 
 
-def _is_transparent(op: OnnxOp, module: ModuleOp, store: WeightStore | None) -> bool:
+def _is_transparent(op: OnnxOp, node_view: _NodeViews) -> bool:
     """A transparent op (a Pad only in ``constant`` mode: torch's reflect/edge padding returns
     contiguous tensors; a Gather only where it is a channel shuffle, one ``F.channel_shuffle``,
     which keeps its input's format)."""
     if op.op_type == "Gather":
         from ramiel.lowering.tensor import shuffle_groups  # lazy: torch
-        from ramiel.lowering.to_torchpy import Lowering  # lazy: torch
 
-        return shuffle_groups(Lowering(module, store).node_view(op)) is not None
+        return shuffle_groups(node_view(op)) is not None
     if op.op_type == "Pad":
         mode = op.attr("mode", "constant")
         return (mode.decode() if isinstance(mode, bytes) else mode) == "constant"
@@ -180,14 +200,15 @@ def assign_layout(
         src = source_value(v, sends)
         return has_format(static_shape_of(src)) and src.owner in cl
 
+    node_view = _NodeViews(module, store)
     changed = True
     while changed:
         changed = False
         for o in ops:
             if o in cl:
                 continue
-            if _is_anchor(o, module, store) or (
-                any(map(is_cl, _activations(o))) and _is_transparent(o, module, store)
+            if _is_anchor(o, node_view) or (
+                any(map(is_cl, _activations(o))) and _is_transparent(o, node_view)
             ):
                 cl.add(o)
                 changed = True
