@@ -324,14 +324,15 @@ def compile_model(
 
         t = time.perf_counter()
         say("clean-up and clustering")
+        rewrites = options.rewrites()
         clean_up, passes = split_clean_up(
             compile_pipeline(
-                options.rewrites(),
+                rewrites,
                 {
                     "hypercluster": {"batch": options.batch},
                     "assign-layout": {
                         "format": options.layout,
-                        "prepacked": "prepack-conv" in options.rewrites(),
+                        "prepacked": "prepack-conv" in rewrites,
                     },
                     "estimate-cost": {
                         "profile": options.profile,
