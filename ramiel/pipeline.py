@@ -134,9 +134,14 @@ def late_passes(rewrites: Sequence[str]) -> list[ModulePass]:
     return [p for p in compile_pipeline(rewrites) if p.name in LATE_REWRITES]
 
 
-def profile_passes(layout: str = "auto") -> list[ModulePass]:
+def profile_passes(
+    layout: str = "auto", rewrites: Sequence[str] = REWRITE_PASSES
+) -> list[ModulePass]:
     """What ``ramiel profile`` runs before timing the ops: the clean-up of
-    :data:`DEFAULT_PIPELINE` without its graph rewrites, and its ``assign-layout`` with
-    ``format=layout`` (so an op is timed in the memory format the compiler gives it)."""
-    passes = compile_pipeline((), {"assign-layout": {"format": layout}})
-    return [*clean_up_passes(()), *(p for p in passes if p.name == "assign-layout")]
+    :data:`DEFAULT_PIPELINE` with the graph rewrites named in ``rewrites`` (default: those
+    ``ramiel compile`` runs), and its ``assign-layout`` with ``format=layout``, so that an op is
+    timed as the compiler gives it: in its memory format, and with what the rewrites put into it
+    (a Conv that took a BatchNormalization has a bias; its profile key differs from the
+    unfolded one, and a compile with the default rewrites would not find the unfolded one)."""
+    passes = compile_pipeline(rewrites, {"assign-layout": {"format": layout}})
+    return [*clean_up_passes(rewrites), *(p for p in passes if p.name == "assign-layout")]

@@ -124,6 +124,7 @@ def profile_model(
     progress: Callable[[int, int], None] | None = None,
     noise: ProfileNoise | None = None,
     layout: str = "auto",
+    rewrites: Sequence[str] | None = None,
 ) -> int:
     """Profile every compute op of ``model`` into the JSON database ``out``; returns the op count.
 
@@ -131,6 +132,9 @@ def profile_model(
     ``layout``: the memory formats are assigned as ``--assign-layout{format=layout}`` would
     (the compile option of the same name); an op computing in channels-last is timed on
     channels-last inputs, under a key of its own (:func:`~ramiel.cost_model.profile_key`).
+    ``rewrites``: the graph rewrites run first (:meth:`ramiel.compiler.CompileOptions.rewrites`;
+    default: all of :data:`~ramiel.passes.REWRITE_PASSES`, as ``ramiel compile`` runs them), so
+    that the ops timed are those the compiler costs (:func:`ramiel.pipeline.profile_passes`).
     An existing database is extended (entries for the same keys are replaced). ``progress`` is
     called with ``(ops done, ops)`` after each op. An op whose times spread more than
     :data:`NOISY_SPREAD` of their median (a busy machine) is timed again, up to
@@ -156,7 +160,8 @@ def profile_model(
                 weights_ref="w.safetensors",
             ),
         )
-        run_passes(module, profile_passes(layout), ctx)
+        passes = profile_passes(layout) if rewrites is None else profile_passes(layout, rewrites)
+        run_passes(module, passes, ctx)
         lowering = Lowering(module, ctx.weights.of(module))
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived

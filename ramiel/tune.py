@@ -210,6 +210,7 @@ def tune(
             input_shapes=shapes,
             threads=sorted({1, p}),
             layout=base.layout if base else "auto",
+            rewrites=base.rewrites() if base else None,
         )
     step()
     cands = candidates_for(p, profile, base, compile)

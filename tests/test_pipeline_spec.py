@@ -99,7 +99,9 @@ def test_stages_are_cut_from_the_default_pipeline():
     assert _spec(clean_up_passes(REWRITE_PASSES)) == DEFAULT_PIPELINE.split(",hypercluster")[0]
     assert _spec(clean_up_passes(())) == "constant-fold,dce"
     assert _spec(late_passes(REWRITE_PASSES)) == "prepack-conv,prepack-matmul,inplace"
-    assert _spec(profile_passes("nchw")) == 'constant-fold,dce,assign-layout{format="nchw"}'
+    assert _spec(profile_passes("nchw", ())) == 'constant-fold,dce,assign-layout{format="nchw"}'
+    clean_up = DEFAULT_PIPELINE.split(",hypercluster")[0]
+    assert _spec(profile_passes("nchw")) == f'{clean_up},assign-layout{{format="nchw"}}'
 
 
 def test_opt_help_and_readme_show_it(capsys):
