@@ -5,10 +5,14 @@ they cause are absorbed into their heaviest-communicating neighbour, then the re
 N workers (guided load balancing, LPT and a communication-aware greedy mapping, each scored by
 simulating the schedule with transfer costs, then improved by checked single-cluster moves;
 Sarkar 1989, Yang & Gerasoulis 1992/1994). The estimated makespan never exceeds the sequential
-time: if it would, fewer clusters are used. ``clusters=1`` gives the sequential program.
+time: if it would, fewer clusters are used. Of the divisors d of N (2 <= d), the smallest whose
+schedule is estimated within ``tolerance`` of the best one is used instead: the runtime gives the
+cores of the clusters not made to the others as intra-op threads. ``clusters=1`` gives the
+sequential program.
 
-Options: ``clusters=N`` (default: the number of CPU cores). A flat (unclustered) ``@main`` is
-linearly clustered first. Raises :class:`~ramiel.errors.SchedulingError` for N < 1.
+Options: ``clusters=N`` (default: the number of CPU cores), ``tolerance=F`` (default 0.05: 5 %;
+0 turns the fewest-clusters choice off). A flat (unclustered) ``@main`` is linearly clustered first.
+Raises :class:`~ramiel.errors.SchedulingError` for N < 1 or a negative tolerance.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from xdsl.passes import ModulePass
 from ramiel.clustering import recluster
 from ramiel.errors import SchedulingError
 from ramiel.scheduling import linear_clustering, merge_clusters
+from ramiel.scheduling.merge import FEWER_WORKERS_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -32,14 +37,17 @@ class Merge(ModulePass):
     name = "merge"
 
     clusters: int | None = None
+    tolerance: float = FEWER_WORKERS_TOLERANCE
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         n = self.clusters if self.clusters is not None else (os.cpu_count() or 1)
         if n < 1:
             raise SchedulingError(f"merge: clusters must be at least 1, got {n}")
+        if not self.tolerance >= 0:
+            raise SchedulingError(f"merge: tolerance must be at least 0, got {self.tolerance}")
 
         def algorithm(gv, current):  # type: ignore[no-untyped-def]
             start = current or linear_clustering(gv.graph)
-            return merge_clusters(gv.graph, start, n)
+            return merge_clusters(gv.graph, start, n, self.tolerance)
 
         recluster(op, algorithm)

@@ -7,8 +7,12 @@
 // RUN: ramiel-opt %s --split-input-file '--merge{clusters=100}' | filecheck %s --check-prefix=THREE
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=0}' 2>&1 | filecheck %s --check-prefix=ZERO
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2}' | filecheck %s --check-prefix=INCEPTION
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8}' | filecheck %s --check-prefix=FEWEST
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=0.0}' | filecheck %s --check-prefix=TOL0
+// RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1.0}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 
 // ZERO: error: merge: clusters must be at least 1, got 0
+// NEGATIVE: error: merge: tolerance must be at least 0, got -1.0
 
 // Fork-join of branches b1 (100 µs), b2 (300 µs), b3 (200 µs) between 10 µs ops. On two workers,
 // b1 and b3 share a cluster (24.2 + 300 + 14.2 = 338.4 µs until the join can start, the best
@@ -132,6 +136,15 @@ func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // INCEPTION:        cluster.yield
 // INCEPTION-NEXT: }
 // INCEPTION-NEXT: func.return %0
+
+// On eight workers the 3x3 branch still bounds the makespan (2792.7 µs on 2, 4 or 8 workers): the
+// fewest clusters among the divisors of 8 within 5 % of it are two (the runtime gives each 4
+// intra-op threads); tolerance=0 keeps the mapping onto as many workers as there are branches.
+// FEWEST:     cluster.cluster @c0
+// FEWEST:     cluster.cluster @c1
+// FEWEST-NOT: cluster.cluster @c2
+// TOL0:       cluster.cluster @c3
+// TOL0-NOT:   cluster.cluster @c4
 
 // -----
 

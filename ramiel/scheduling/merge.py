@@ -45,6 +45,19 @@ unbounded number of processors", IEEE TPDS 5(9), 1994). Clusters are never split
    best mapping onto ``P`` workers does, ``P - 1`` is tried, down to one worker (the sequential
    program, makespan exactly ``W``).
 
+4. **Fewest workers**: a worker that the schedule barely uses is not free. Its channel operations
+   cost both sides time the model does not charge, and the runtime gives the cores of clusters
+   not made to the others as intra-op threads (``CompiledModel``: ``n // made`` threads per
+   worker), where they speed up every op. So the smallest divisor ``d`` of ``n`` (2 <= d < P, in
+   increasing order: ``n // d`` threads per worker then use every core) whose best mapping
+   scores within ``tolerance`` (default :data:`FEWER_WORKERS_TOLERANCE`, 5 %) of the mapping
+   onto ``P`` workers is taken instead. Measured on 16 cores (Intel Xeon, ``python
+   bench/scaling.py``, docs/benchmarks.md): the project's inception CNN, whose estimated
+   makespan is 13.94 ms on 4 to 16 workers, ran 18.8 ms as 16 clusters of one thread and 11.7
+   ms as 4 clusters of 4 threads (clusters from profiled costs); light_inception_v2 (2 workers
+   within 3.5 % of 3 to 16) 32.2 ms as 16 x 1 and 16.2 ms as 2 x 8. With ``n = 2`` nothing changes (2 has no divisor below it);
+   one worker is never chosen this way (only by the guard of step 3).
+
 The merged clusters are ordered by :func:`~ramiel.scheduling.order_clusters` (deadlock-free) and
 listed by the start time of their first node.
 """
@@ -65,6 +78,10 @@ _SIM_BUDGET_VISITS = 120_000
 _MAX_MOVES_PER_ROUND = 16
 # The unabsorbed clusters must beat the absorbed ones by this fraction of the makespan to be kept.
 _PREFER_ABSORBED = 0.01
+
+FEWER_WORKERS_TOLERANCE = 0.05
+"""Step 4 of the merge: the fewest workers, among the divisors of ``n``, whose score is within
+this fraction of the best mapping's onto ``n`` (see the module docstring)."""
 
 
 def _tolerance(x: float) -> float:
@@ -343,12 +360,18 @@ class _Pipeline:
         return ms, mapping
 
 
-def merge_clusters(g: TaskGraph, clusters: Sequence[Sequence[int]], n: int) -> Clustering:
+def merge_clusters(
+    g: TaskGraph,
+    clusters: Sequence[Sequence[int]],
+    n: int,
+    tolerance: float = FEWER_WORKERS_TOLERANCE,
+) -> Clustering:
     """Merge ``clusters`` into at most ``n`` clusters with a low estimated makespan.
 
     See the module docstring for the algorithm (absorb small clusters; GLB, LPT,
     communication-aware and LLB mappings checked by simulation; bounded hill climbing;
-    sequential-time guard). Clusters are never split. The estimated makespan
+    sequential-time guard; the fewest workers within ``tolerance``, step 4). Clusters are never
+    split. The estimated makespan
     (:func:`~ramiel.scheduling.estimate_makespan`) of the result never exceeds
     ``g.total_work()``; ``n = 1`` gives the sequential program. Asking for more clusters than
     there are nodes is fine. Clones in the input are kept (deduplicated when two copies land in one
@@ -360,8 +383,11 @@ def merge_clusters(g: TaskGraph, clusters: Sequence[Sequence[int]], n: int) -> C
     O((K + T) log K) for K clusters with T links between them.
 
     Raises:
-        SchedulingError: ``n < 1`` or not an integer, an invalid clustering, or a cyclic graph.
+        SchedulingError: ``n < 1`` or not an integer, ``tolerance < 0``, an invalid clustering,
+            or a cyclic graph.
     """
+    if not tolerance >= 0:
+        raise SchedulingError(f"merge tolerance must be at least 0, got {tolerance!r}")
     try:
         n = operator.index(n)
     except TypeError:
@@ -392,7 +418,8 @@ def merge_clusters(g: TaskGraph, clusters: Sequence[Sequence[int]], n: int) -> C
             ms += latency * len(transfers(g, sched.clusters)) / workers
         return ms / (1 - _PREFER_ABSORBED) if i else ms
 
-    while True:
+    def best_for(p: int) -> tuple[float, float, int, Schedule]:
+        """(score, makespan, pipeline, schedule) of the best mapping onto ``p`` workers."""
         starts = []
         for i, pl in enumerate(pipelines):
             pp = min(p, len(pl.units))
@@ -407,9 +434,19 @@ def merge_clusters(g: TaskGraph, clusters: Sequence[Sequence[int]], n: int) -> C
             if best is None or (sc, i) < (best[0], best[2]):
                 best = (sc, ms, i, sched)
         assert best is not None
-        if best[1] <= limit or p == 1:
-            break
+        return best
+
+    best = best_for(p)
+    while best[1] > limit and p > 1:
         p -= 1
+        best = best_for(p)
+    if tolerance > 0:
+        # the fewest workers, among the divisors of n, whose schedule is within the tolerance
+        for d in (d for d in range(2, p) if n % d == 0):
+            cand = best_for(d)
+            if cand[0] <= best[0] * (1 + tolerance) and cand[1] <= limit:
+                best = cand
+                break
     sched = best[3]
     keyed = sorted(
         range(len(sched.clusters)),

@@ -92,6 +92,21 @@ def test_fork_join_three_unequal_branches():
     assert merge_clusters(g, lc, 1)[0][0] == 0 and makespan(g, merge_clusters(g, lc, 1)) == 21.0
 
 
+def test_fewest_workers_within_the_tolerance():
+    g = fork_join()
+    lc = linear_clustering(g)
+    # Scored as makespan + transfers x 1 us (the smallest edge cost) / workers: three workers
+    # 12 + 4/3 = 13.33, two 13 + 3/2 = 14.5, i.e. 8.8 % more: not within the default 5 %.
+    assert len(merge_clusters(g, lc, 4)) == 3
+    m = merge_clusters(g, lc, 4, tolerance=0.1)  # 2 divides 4: two workers of 2 threads each
+    assert sorted(map(sorted, m)) == [[0, 1, 4], [2, 3]] and makespan(g, m) == 13.0
+    # 2 does not divide 3 (one core would idle), and 0 turns the choice off
+    assert len(merge_clusters(g, lc, 3, tolerance=0.1)) == 3
+    assert len(merge_clusters(g, lc, 4, tolerance=0.0)) == 3
+    with pytest.raises(SchedulingError, match="tolerance must be at least 0"):
+        merge_clusters(g, lc, 4, tolerance=-0.1)
+
+
 def fire_module():
     # squeeze(10) -> expand1x1(20) || expand3x3(60) -> concat(5); edges cost 5 and carry 100/50 B
     return TaskGraph.from_edges(
