@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cuda", help="where the module runs (cpu: a dry run)")
     ap.add_argument("--out", help="also write the table to this file")
     args = ap.parse_args(argv)
+    if args.calls < 1:
+        ap.error(f"--calls must be at least 1, got {args.calls}")
 
     import onnxruntime as ort
     import torch
@@ -106,7 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     from ramiel.bench import load_average, resolve_models, write_report
     from ramiel.cost_model import usable_cores
 
-    on_cuda = torch.device(args.device).type == "cuda"
+    try:
+        specs = resolve_models(args.models or DEFAULT_MODELS)
+    except ValueError as e:
+        ap.error(str(e))
+    try:
+        on_cuda = torch.device(args.device).type == "cuda"
+    except RuntimeError:
+        ap.error(f"--device {args.device!r} is not a device (cpu, cuda, cuda:N)")
     if on_cuda and not torch.cuda.is_available():
         print("no CUDA device: nothing to measure", file=sys.stderr)
         return 1
@@ -132,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(head), flush=True)
     lines = list(head)
     with tempfile.TemporaryDirectory(prefix="ramiel-cuda-") as tmp:
-        for spec in resolve_models(args.models or DEFAULT_MODELS):
+        for spec in specs:
             try:
                 line = _row(spec, os.path.join(tmp, spec.name), args, cores, sync, cuda_ep)
             except Exception as e:  # a model that fails is a row, not the end of the run

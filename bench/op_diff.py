@@ -103,13 +103,20 @@ def main(argv: list[str] | None = None) -> int:
     from ramiel.compiler import CompiledModel, CompileOptions, compile_model
     from ramiel.runtime.entry import random_inputs
 
-    if torch.device(args.device).type == "cuda":
+    try:
+        on_cuda = torch.device(args.device).type == "cuda"
+    except RuntimeError:
+        ap.error(f"--device {args.device!r} is not a device (cpu, cuda, cuda:N)")
+    if on_cuda:
         if not torch.cuda.is_available():
             print("no CUDA device", file=sys.stderr)
             return 1
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
-    path = resolve_models([args.model])[0].resolve()
+    try:
+        path = resolve_models([args.model])[0].resolve()
+    except ValueError as e:
+        ap.error(str(e))
     with tempfile.TemporaryDirectory(prefix="ramiel-op-diff-") as tmp:
         r = compile_model(path, os.path.join(tmp, "out"), CompileOptions(layout=args.layout))
         with CompiledModel(r, CompileOptions()) as m:

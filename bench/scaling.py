@@ -126,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         from ramiel.bench import write_report
 
-        lines = _render(args.render)
+        try:
+            lines = _render(args.render)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"--render {args.render}: not a bench/scaling.py --json file ({e})")
         print("\n".join(lines))
         return write_report(lines, args.out)
     try:
@@ -157,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
 
     have = usable_cores()
     cores = [p for p in cores if p <= have] or [1]
-    specs = resolve_models(args.models or DEFAULT_MODELS)
+    try:
+        specs = resolve_models(args.models or DEFAULT_MODELS)
+    except ValueError as e:
+        ap.error(str(e))
     plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
     cmd = " ".join(sys.argv[1:] if argv is None else argv)
     head = [

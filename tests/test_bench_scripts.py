@@ -81,3 +81,24 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         torch.ones(3) * 2  # the same each time
     assert check.ops == 3
     assert len(check.mismatches) == 1 and check.mismatches[0].startswith("aten.rand")
+
+
+@pytest.mark.parametrize(
+    ("script", "argv", "message"),
+    [
+        ("scaling", ["no_such_model", "--cores", "1"], "unknown model 'no_such_model'"),
+        ("scaling", ["--render", "/no/such.json"], "not a bench/scaling.py --json file"),
+        ("scaling", ["--render", os.path.join(ROOT, "README.md")], "not a bench/scaling.py"),
+        ("op_diff", ["no_such_model"], "unknown model 'no_such_model'"),
+        ("op_diff", ["light_squeezenet", "--threads", "0"], "--threads must be at least 1"),
+        ("op_diff", ["light_squeezenet", "--device", "nowhere"], "is not a device"),
+        ("cuda_modules", ["--calls", "0"], "--calls must be at least 1"),
+        ("cuda_modules", ["--device", "nowhere"], "is not a device"),
+    ],
+)
+def test_bad_arguments_are_one_usage_error(script, argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        _script(script).main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
