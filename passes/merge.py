@@ -1,14 +1,14 @@
-"""``--merge{clusters=N}``: merge the clusters of ``@main`` down to at most N.
+"""``--merge{clusters=N tolerance=F}``: merge the clusters of ``@main`` down to at most N.
 
 Runs :func:`ramiel.scheduling.merge_clusters`: clusters whose work is smaller than the transfers
 they cause are absorbed into their heaviest-communicating neighbour, then the rest are mapped onto
 N workers (guided load balancing, LPT and a communication-aware greedy mapping, each scored by
 simulating the schedule with transfer costs, then improved by checked single-cluster moves;
 Sarkar 1989, Yang & Gerasoulis 1992/1994). The estimated makespan never exceeds the sequential
-time: if it would, fewer clusters are used. Of the divisors d of N (2 <= d), the smallest whose
-schedule is estimated within ``tolerance`` of the best one is used instead: the runtime gives the
-cores of the clusters not made to the others as intra-op threads. ``clusters=1`` gives the
-sequential program.
+time: if it would, fewer clusters are used. The fewest clusters d (2 <= d <= N / 2) whose
+schedule is estimated within ``tolerance`` of the best one are used instead where there are
+such: the runtime gives the cores of the clusters not made to the others as intra-op threads
+(:func:`ramiel.scheduling.merge_clusters`, step 4). ``clusters=1`` gives the sequential program.
 
 Options: ``clusters=N`` (default: the number of CPU cores), ``tolerance=F`` (default 0.05: 5 %;
 0 turns the fewest-clusters choice off). A flat (unclustered) ``@main`` is linearly clustered first.
@@ -37,7 +37,7 @@ class Merge(ModulePass):
     name = "merge"
 
     clusters: int | None = None
-    tolerance: float = FEWER_WORKERS_TOLERANCE
+    tolerance: float | int = FEWER_WORKERS_TOLERANCE
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         n = self.clusters if self.clusters is not None else (os.cpu_count() or 1)

@@ -111,7 +111,7 @@ def test_opt_help_lists_every_pass_with_summary_and_options(capsys):
 def test_opt_help_pass(capsys):
     assert tool_status(opt.main, ["--help-pass", "merge"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("--merge{clusters=N}: merge the clusters")
+    assert out.startswith("--merge{clusters=N tolerance=F}: merge the clusters")
     assert "options:\n  clusters: int | None (default: none)" in out
     assert tool_status(opt.main, ["--help-pass", "nope"]) == 1
     assert "unknown pass 'nope'" in capsys.readouterr().err

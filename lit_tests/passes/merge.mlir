@@ -1,4 +1,5 @@
-// --merge{clusters=N}: at most N clusters with a low estimated makespan. A flat function is
+// --merge{clusters=N tolerance=F}: at most N clusters with a low estimated makespan, the fewest
+// within F (5 %) of the best. A flat function is
 // linearly clustered first; a clustered one is merged from its current clusters.
 // RUN: ramiel-opt %s --split-input-file '--merge{clusters=2}' | filecheck %s --check-prefix=TWO
 // RUN: ramiel-opt %s --split-input-file --linear-cluster '--merge{clusters=2}' | filecheck %s --check-prefix=TWO
@@ -8,7 +9,7 @@
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=0}' 2>&1 | filecheck %s --check-prefix=ZERO
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2}' | filecheck %s --check-prefix=INCEPTION
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8}' | filecheck %s --check-prefix=FEWEST
-// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=0.0}' | filecheck %s --check-prefix=TOL0
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=0}' | filecheck %s --check-prefix=TOL0
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1.0}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 
 // ZERO: error: merge: clusters must be at least 1, got 0
@@ -138,8 +139,8 @@ func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // INCEPTION-NEXT: func.return %0
 
 // On eight workers the 3x3 branch still bounds the makespan (2792.7 µs on 2, 4 or 8 workers): the
-// fewest clusters among the divisors of 8 within 5 % of it are two (the runtime gives each 4
-// intra-op threads); tolerance=0 keeps the mapping onto as many workers as there are branches.
+// fewest clusters within 5 % of it are two (the runtime gives each 4 intra-op threads);
+// tolerance=0 keeps the mapping onto as many workers as there are branches.
 // FEWEST:     cluster.cluster @c0
 // FEWEST:     cluster.cluster @c1
 // FEWEST-NOT: cluster.cluster @c2

@@ -48,15 +48,17 @@ unbounded number of processors", IEEE TPDS 5(9), 1994). Clusters are never split
 4. **Fewest workers**: a worker that the schedule barely uses is not free. Its channel operations
    cost both sides time the model does not charge, and the runtime gives the cores of clusters
    not made to the others as intra-op threads (``CompiledModel``: ``n // made`` threads per
-   worker), where they speed up every op. So the smallest divisor ``d`` of ``n`` (2 <= d < P, in
-   increasing order: ``n // d`` threads per worker then use every core) whose best mapping
-   scores within ``tolerance`` (default :data:`FEWER_WORKERS_TOLERANCE`, 5 %) of the mapping
-   onto ``P`` workers is taken instead. Measured on 16 cores (Intel Xeon, ``python
+   worker, within the machine's cores), where they speed up every op. So the smallest ``d``
+   with ``2 <= d < P`` and ``d <= n / 2`` (each worker then gets at least two of the ``n``
+   cores) whose best mapping scores within ``tolerance`` (default
+   :data:`FEWER_WORKERS_TOLERANCE`, 5 %) of the mapping onto ``P`` workers is taken instead,
+   found by bisection (the score falls as ``d`` grows, but for plateaus), so at most
+   ``log2(n)`` more mappings. Measured on 16 cores (Intel Xeon, ``python
    bench/scaling.py``, docs/benchmarks.md): the project's inception CNN, whose estimated
    makespan is 13.94 ms on 4 to 16 workers, ran 18.8 ms as 16 clusters of one thread and 11.7
    ms as 4 clusters of 4 threads (clusters from profiled costs); light_inception_v2 (2 workers
-   within 3.5 % of 3 to 16) 32.2 ms as 16 x 1 and 16.2 ms as 2 x 8. With ``n = 2`` nothing changes (2 has no divisor below it);
-   one worker is never chosen this way (only by the guard of step 3).
+   within 3.5 % of 3 to 16) 32.2 ms as 16 x 1 and 16.2 ms as 2 x 8. With ``n <= 3`` nothing
+   changes; one worker is never chosen this way (only by the guard of step 3).
 
 The merged clusters are ordered by :func:`~ramiel.scheduling.order_clusters` (deadlock-free) and
 listed by the start time of their first node.
@@ -80,8 +82,8 @@ _MAX_MOVES_PER_ROUND = 16
 _PREFER_ABSORBED = 0.01
 
 FEWER_WORKERS_TOLERANCE = 0.05
-"""Step 4 of the merge: the fewest workers, among the divisors of ``n``, whose score is within
-this fraction of the best mapping's onto ``n`` (see the module docstring)."""
+"""Step 4 of the merge: the fewest workers (at most ``n / 2``) whose score is within this
+fraction of the best mapping's onto ``n`` (see the module docstring)."""
 
 
 def _tolerance(x: float) -> float:
@@ -441,12 +443,17 @@ def merge_clusters(
         p -= 1
         best = best_for(p)
     if tolerance > 0:
-        # the fewest workers, among the divisors of n, whose schedule is within the tolerance
-        for d in (d for d in range(2, p) if n % d == 0):
+        # the fewest workers d (each of them then gets n // d >= 2 of the n cores) whose
+        # schedule scores within the tolerance of the best: bisection, the score falling as d grows
+        target = best[0] * (1 + tolerance)
+        lo, hi = 2, min(p - 1, n // 2)
+        while lo <= hi:
+            d = (lo + hi) // 2
             cand = best_for(d)
-            if cand[0] <= best[0] * (1 + tolerance) and cand[1] <= limit:
-                best = cand
-                break
+            if cand[0] <= target and cand[1] <= limit:
+                best, hi = cand, d - 1
+            else:
+                lo = d + 1
     sched = best[3]
     keyed = sorted(
         range(len(sched.clusters)),

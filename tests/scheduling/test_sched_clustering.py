@@ -98,9 +98,10 @@ def test_fewest_workers_within_the_tolerance():
     # Scored as makespan + transfers x 1 us (the smallest edge cost) / workers: three workers
     # 12 + 4/3 = 13.33, two 13 + 3/2 = 14.5, i.e. 8.8 % more: not within the default 5 %.
     assert len(merge_clusters(g, lc, 4)) == 3
-    m = merge_clusters(g, lc, 4, tolerance=0.1)  # 2 divides 4: two workers of 2 threads each
+    m = merge_clusters(g, lc, 4, tolerance=0.1)  # two workers of 2 threads each
     assert sorted(map(sorted, m)) == [[0, 1, 4], [2, 3]] and makespan(g, m) == 13.0
-    # 2 does not divide 3 (one core would idle), and 0 turns the choice off
+    assert len(merge_clusters(g, lc, 5, tolerance=0.1)) == 2  # 2 x 2 threads, one core idle
+    # 2 workers of 3 cores would get one thread each (3 // 2): no gain; 0 turns the choice off
     assert len(merge_clusters(g, lc, 3, tolerance=0.1)) == 3
     assert len(merge_clusters(g, lc, 4, tolerance=0.0)) == 3
     with pytest.raises(SchedulingError, match="tolerance must be at least 0"):
