@@ -510,15 +510,18 @@ class CompiledModel(ParallelModel):
 
         The options' backend and ``threads_per_worker``, except where the compiler made fewer
         clusters than ``clusters`` asked for (merging keeps a cluster only where it estimates a
-        gain): the cores left free go to intra-op threads (each worker gets
-        ``threads_per_worker * (asked // made)``), and a one-cluster program on the threads backend
-        runs in the caller's thread (``inline``: no hand-off to a worker thread; the caller's thread
-        count is restored after each call). So a model without useful task parallelism falls back
-        to plain intra-op parallelism on the same cores.
+        gain, and takes the fewest that come close to the best schedule): the cores left free go
+        to intra-op threads (each worker gets ``threads_per_worker * (cores // made)``, where
+        ``cores`` is ``clusters``, at most the cores this process may use: asking for more
+        clusters than there are cores gives no worker more threads than the machine has), and a
+        one-cluster program on the threads backend runs in the caller's thread (``inline``: no
+        hand-off to a worker thread; the caller's thread count is restored after each call). So
+        a model without useful task parallelism falls back to plain intra-op parallelism on the
+        same cores.
         """
         made = max(1, len(self.program.clusters))
-        asked = self.options.clusters or usable_cores()
-        threads = self.options.threads_per_worker * max(1, asked // made)
+        cores = min(self.options.clusters or usable_cores(), usable_cores())
+        threads = self.options.threads_per_worker * max(1, cores // made)
         backend = self.options.backend
         if made == 1 and backend == "threads":
             backend = "inline"

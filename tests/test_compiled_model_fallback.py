@@ -14,6 +14,7 @@ import torch
 from onnx import TensorProto, helper
 
 import ramiel
+from ramiel import compiler
 
 
 def _chain() -> onnx.ModelProto:
@@ -37,7 +38,8 @@ def _chain() -> onnx.ModelProto:
 
 
 @pytest.mark.parametrize("asked", [2, 3])
-def test_one_cluster_runs_inline_with_the_free_cores(asked: int) -> None:
+def test_one_cluster_runs_inline_with_the_free_cores(asked: int, monkeypatch) -> None:
+    monkeypatch.setattr(compiler, "usable_cores", lambda: 3)
     with ramiel.compile(_chain(), clusters=asked) as model:
         assert len(model.program.clusters) == 1
         assert model.runtime_config() == ("inline", asked)
@@ -46,6 +48,14 @@ def test_one_cluster_runs_inline_with_the_free_cores(asked: int) -> None:
         y = model(x)
         assert torch.get_num_threads() == 1  # the caller's count is restored
         torch.testing.assert_close(y, model.sequential(x), rtol=1e-5, atol=1e-5)
+
+
+def test_no_more_threads_than_the_machine_has(monkeypatch) -> None:
+    """16 clusters asked on 2 cores: the one cluster made gets the 2 cores, not 16 threads."""
+    monkeypatch.setattr(compiler, "usable_cores", lambda: 2)
+    with ramiel.compile(_chain(), clusters=16) as model:
+        assert len(model.program.clusters) == 1
+        assert model.runtime_config() == ("inline", 2)
 
 
 def test_processes_backend_and_explicit_threads_are_kept() -> None:
