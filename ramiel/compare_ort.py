@@ -254,8 +254,10 @@ def compare_with_ort(
     warmup: int = 3,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     say: Callable[[str], None] = lambda _m: None,
+    disable: Sequence[str] = (),
 ) -> Comparison:
     """Measure ``model`` (see the module docstring) and return the per-op-type comparison.
+    ``disable``: graph rewrites not to run (``CompileOptions.disable``).
 
     Raises :class:`~ramiel.errors.RamielError` for a model Ramiel cannot compile, and
     ``ValueError`` for a thread or repeat count below 1.
@@ -279,7 +281,9 @@ def compare_with_ort(
     caller_threads = torch.get_num_threads()
     with tempfile.TemporaryDirectory(prefix="ramiel-compare-") as d:
         say("compile")
-        opts = CompileOptions(clusters=1, layout=layout, input_shapes=input_shapes)
+        opts = CompileOptions(
+            clusters=1, layout=layout, input_shapes=input_shapes, disable=tuple(disable)
+        )
         res = compile_model(model, d, opts)
         plain = CompiledModel(res, opts)
         feeds = random_inputs(plain.input_specs, seed=0)

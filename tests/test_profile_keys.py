@@ -53,3 +53,20 @@ def test_profile_without_rewrites_matches_a_compile_without_them(tmp_path, stead
     assert MISSING not in _compile_warnings(tmp_path, db, capsys, disable=("all",))
     # the keys differ: the default compile (BatchNormalization folded) finds its Convs missing
     assert MISSING in _compile_warnings(tmp_path, db, capsys)
+
+
+def test_ramiel_profile_takes_the_compile_rewrite_options(tmp_path, steady, capsys):
+    """`ramiel profile --no-fold-into-weights` then `ramiel compile --no-fold-into-weights
+    --profile`: no op missing; the default compile then misses the folded Convs."""
+    from ramiel.tools.driver import main
+
+    db = tmp_path / "p.json"
+    argv = [INCEPTION_V2, "--threads", "1", "--repeat", "2", "--no-fold-into-weights"]
+    assert main(["profile", *argv, "-o", str(db)]) == 0
+    out = tmp_path / "out"
+    capsys.readouterr()
+    compile_argv = ["compile", INCEPTION_V2, "-o", str(out), "--profile", str(db)]
+    assert main([*compile_argv, "--no-fold-into-weights"]) == 0
+    assert MISSING not in capsys.readouterr().err
+    assert main(compile_argv) == 0
+    assert MISSING in capsys.readouterr().err

@@ -68,6 +68,27 @@ def default_model() -> str:
     )
 
 
+def _rewrite_flags(p: argparse.ArgumentParser) -> None:
+    """``--no-<rewrite>`` for each graph rewrite and ``--no-rewrites`` (into ``args.disable``)."""
+    from ramiel.passes import REWRITE_PASSES  # lazy: xdsl
+
+    for name in REWRITE_PASSES:
+        p.add_argument(
+            f"--no-{name}",
+            dest="disable",
+            action="append_const",
+            const=name,
+            help=f"do not run the graph rewrite --{name}",
+        )
+    p.add_argument(
+        "--no-rewrites",
+        dest="disable",
+        action="append_const",
+        const="all",
+        help="run none of the graph rewrites (" + ", ".join(REWRITE_PASSES) + ")",
+    )
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--clusters", type=count(), default=None, help="clusters/workers (default: cores)"
@@ -104,23 +125,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="give ops more intra-op threads while other clusters idle, planned for N cores "
         "(--intra-op-threads)",
     )
-    from ramiel.passes import REWRITE_PASSES  # lazy: xdsl
-
-    for name in REWRITE_PASSES:
-        p.add_argument(
-            f"--no-{name}",
-            dest="disable",
-            action="append_const",
-            const=name,
-            help=f"do not run the graph rewrite --{name}",
-        )
-    p.add_argument(
-        "--no-rewrites",
-        dest="disable",
-        action="append_const",
-        const="all",
-        help="run none of the graph rewrites (" + ", ".join(REWRITE_PASSES) + ")",
-    )
+    _rewrite_flags(p)
     p.add_argument(
         "--compile",
         action="store_true",
@@ -192,6 +197,11 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser(
         "profile",
         help="measure per-op times into a profile database, or compare them with onnxruntime",
+        description="Time every op of the model as 'ramiel compile' gives it (after the graph "
+        "rewrites, in its memory format) into a profile database for 'ramiel compile --profile', "
+        "or compare the generated code's per-op times with onnxruntime's (--compare-ort). Give "
+        "the --layout and --no-<rewrite> options you compile with: an op a rewrite changes (a "
+        "Conv that took a BatchNormalization has a bias) has another key in the database.",
     )
     pr.add_argument("model", type=path, help="ONNX model file")
     pr.add_argument(
@@ -222,6 +232,9 @@ def _parser() -> argparse.ArgumentParser:
         "--json", type=path, metavar="FILE", help="--compare-ort: also write the table as JSON"
     )
     _layout_arg(pr)
+    # the ops are timed as a compile with the same options gives them (a Conv that took a
+    # BatchNormalization has a bias): profile with the layout and rewrite options you compile with
+    _rewrite_flags(pr)
     cal = sub.add_parser(
         "calibrate",
         help="measure the transfer cost of a backend (per-message latency, bytes per second)",
@@ -707,6 +720,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
         print("error: --json is an option of --compare-ort", file=sys.stderr)
         return 2
     output_file(args.output, "profile database")
+    from ramiel.compiler import CompileOptions  # lazy: numpy,onnx,torch,xdsl
+
+    rewrites = CompileOptions(disable=tuple(args.disable or ())).rewrites()
     noise = ProfileNoise()
     with progress_bar("profiling ops") as update:
         n = profile_model(
@@ -718,6 +734,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             progress=update,
             noise=noise,
             layout=args.layout,
+            rewrites=rewrites,
         )
     print(f"profiled {n} ops of {args.model} into {args.output}")
     warning = noise.warning()
@@ -739,6 +756,7 @@ def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  
                 repeat=args.repeat or 20,
                 input_shapes=shapes or None,
                 say=say,
+                disable=tuple(args.disable or ()),
             )
             tables.append(cmp)
             print(cmp.to_text())

@@ -119,6 +119,32 @@ def _bench_model(
         say(f"{res.name}: compile ({variants()[v][0]})")
         opts = CompileOptions(clusters=p, **{"layout": plan.layout, **variants()[v][1]})
         seq_results[v] = compile_model(res.path, os.path.join(work, f"analytic-{v}"), opts)
+    variant_dbs: dict[str, str] = {}
+
+    def db_for(variant: str) -> str:
+        """The profile a variant's configurations compile with: its own where its layout or
+        rewrites differ (their ops have other keys, ramiel.pipeline.profile_passes)."""
+        extra = variants()[variant][1] if variant else {}
+        layout = extra.get("layout", plan.layout)
+        disable = tuple(extra.get("disable", ()))
+        if layout == plan.layout and not disable:
+            return db
+        if variant not in variant_dbs:
+            say(f"{res.name}: profile ({variants()[variant][0]})")
+            vdb = os.path.join(work, f"profile-{variant}.json")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(vdb)
+            profile_model(
+                res.path,
+                vdb,
+                repeat=3 if plan.max_reps <= 3 else 10,
+                layout=layout,
+                rewrites=CompileOptions(disable=disable).rewrites(),
+            )
+            torch.set_num_threads(caller_threads)
+            variant_dbs[variant] = vdb
+        return variant_dbs[variant]
+
     for cfg in cfgs:
         if cfg.default:
             models[cfg.key] = CompiledModel(best, CompileOptions(clusters=p, layout=plan.layout))
@@ -159,7 +185,7 @@ def _bench_model(
             opts = CompileOptions(
                 clusters=cfg.clusters,
                 backend=cfg.backend,
-                profile=db,
+                profile=db_for(cfg.variant),
                 cores=cfg.threads if cfg.hybrid else None,
                 **{"layout": plan.layout, **extra},
             )
@@ -175,7 +201,7 @@ def _bench_model(
             clusters=cfg.clusters,
             backend=cfg.backend,
             threads_per_worker=1 if cfg.hybrid else cfg.threads,
-            profile=db,
+            profile=db_for(cfg.variant),
             **{"layout": plan.layout, **extra},
         )
         models[cfg.key] = CompiledModel(r, opts)
