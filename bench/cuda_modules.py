@@ -113,9 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         ap.error(str(e))
     try:
-        on_cuda = torch.device(args.device).type == "cuda"
+        kind = torch.device(args.device).type
     except RuntimeError:
+        kind = None
+    if kind not in ("cpu", "cuda"):
         ap.error(f"--device {args.device!r} is not a device (cpu, cuda, cuda:N)")
+    on_cuda = kind == "cuda"
     if on_cuda and not torch.cuda.is_available():
         print("no CUDA device: nothing to measure", file=sys.stderr)
         return 1
@@ -133,22 +136,25 @@ def main(argv: list[str] | None = None) -> int:
         f"torch {torch.__version__}, onnxruntime {ort.__version__} "
         f"({'with' if cuda_ep else 'without'} its CUDA provider); load average "
         f"{load_average()[0]:.2f} before; TF32 off",
-        f"# median ms [95 % interval] of {args.calls} calls; err: largest error of the CUDA "
-        "module's outputs relative to the largest output of onnxruntime (CPU)",
-        f"{'model':<20} {args.device + ' module':>22} {'err':>8} {'cpu module':>22} {'ort cpu':>22} "
-        f"{'ort cuda':>22}",
+        f"# median ms [95 % interval] of {args.calls} calls; err: largest error of the "
+        f"{args.device} module's outputs relative to the largest output of onnxruntime (CPU)",
+        f"{'model':<20} {'module on ' + args.device:>22} {'err':>8} {'module on cpu':>22} "
+        f"{'ort cpu':>22} {'ort cuda':>22}",
     ]
     print("\n".join(head), flush=True)
     lines = list(head)
+    failed = 0
     with tempfile.TemporaryDirectory(prefix="ramiel-cuda-") as tmp:
         for spec in specs:
             try:
                 line = _row(spec, os.path.join(tmp, spec.name), args, cores, sync, cuda_ep)
             except Exception as e:  # a model that fails is a row, not the end of the run
                 line = f"{spec.name:<20} error: {type(e).__name__}: {e}"
+                failed += 1
             print(line, flush=True)
             lines.append(line)
-    return write_report(lines, args.out, f"# load average {load_average()[0]:.2f} after")
+    write_report(lines, args.out, f"# load average {load_average()[0]:.2f} after")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ if [ -z "${SKIP_INSTALL:-}" ]; then
         --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH=/tmp/site
 fi
-export ORT_DISABLE_TELEMETRY=1 PYTHONUNBUFFERED=1 RAMIEL_MODEL_CACHE=$PWD/.whl/models
+export ORT_DISABLE_TELEMETRY=1 PYTHONUNBUFFERED=1
+# the project's models as exported here (that machine's torch would export its own)
+if [ -d .whl/models ]; then export RAMIEL_MODEL_CACHE=$PWD/.whl/models; fi
 {
     nproc
     grep -m1 "model name" /proc/cpuinfo

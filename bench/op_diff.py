@@ -104,9 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     from ramiel.runtime.entry import random_inputs
 
     try:
-        on_cuda = torch.device(args.device).type == "cuda"
+        kind = torch.device(args.device).type
     except RuntimeError:
+        kind = None
+    if kind not in ("cpu", "cuda"):
         ap.error(f"--device {args.device!r} is not a device (cpu, cuda, cuda:N)")
+    on_cuda = kind == "cuda"
     if on_cuda:
         if not torch.cuda.is_available():
             print("no CUDA device", file=sys.stderr)

@@ -8,7 +8,8 @@ Usage::
 
 MODEL: ``.onnx`` paths, zoo names or project models as ``ramiel bench`` takes them (default: the
 branchy ones, ``inception``, ``light_inception_v1`` and ``light_inception_v2``). For each model
-and each core count P of ``--cores`` (capped at the usable cores), these configurations run in
+and each core count P of ``--cores`` (1 always; a count above the usable cores is measured as
+all of them), these configurations run in
 spawned processes of their own and are timed interleaved (:func:`ramiel.bench.measure_interleaved`,
 rounds in rotating order until every median's 95 % interval is within 2 % or ``--budget``
 seconds are spent; all core counts of a model in one timing, so drift hits them alike):
@@ -91,11 +92,12 @@ def _table(
             f"{best:>10} {cell(best):>22} {ratio:>22} {sp:>9}"
         )
     others = [k for k in timings if k.startswith("par-")]
-    lines.append(
-        "   par: "
-        + ", ".join(f"{k} {timings[k].median:.2f} ({made[k]} cl.)" for k in others)
-        + "".join(f"; {k} {cell(k)}" for k in timings if k.startswith("ort-par-"))
-    )
+    if others:
+        lines.append(
+            "   par: "
+            + ", ".join(f"{k} {timings[k].median:.2f} ({made[k]} cl.)" for k in others)
+            + "".join(f"; {k} {cell(k)}" for k in timings if k.startswith("ort-par-"))
+        )
     return lines
 
 
@@ -138,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--cores wants a comma list of positive integers, not {args.cores!r}")
     if not cores or cores[0] < 1:
         ap.error(f"--cores wants a comma list of positive integers, not {args.cores!r}")
+    if not args.budget > 0:
+        ap.error(f"--budget must be a positive number of seconds, not {args.budget}")
+    if args.json:
+        try:  # before minutes of measuring, not after
+            with open(args.json, "a"):
+                pass
+        except OSError as e:
+            ap.error(f"--json {args.json}: cannot write it ({e.strerror})")
 
     import torch
 
@@ -159,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     from ramiel.runtime.entry import random_inputs
 
     have = usable_cores()
-    cores = [p for p in cores if p <= have] or [1]
+    # seq-1t is the reference every configuration is checked against; more cores than this
+    # process may use are measured as all of them
+    cores = sorted({1, *(min(p, have) for p in cores)})
     try:
         specs = resolve_models(args.models or DEFAULT_MODELS)
     except ValueError as e:
