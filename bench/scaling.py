@@ -65,13 +65,14 @@ def _table(
     timings: dict,  # type: ignore[type-arg]
     made: dict[str, int],
     errs: dict[str, float],
+    note: str = "",
 ) -> list[str]:
-    """One model's lines of the report (see the module docstring)."""
+    """One model's lines of the report (see the module docstring); ``note`` opens its heading."""
     from ramiel.bench import ratio_ci
 
     bad = {k: float(f"{e:.3g}") for k, e in errs.items() if e > 1e-3}
     lines = [
-        f"## {name} ({len(timings)} configurations; "
+        f"## {name} ({note}{len(timings)} configurations; "
         + (f"OUTPUTS DIFFER from seq-1t: {bad}" if bad else "outputs match seq-1t")
         + ")",
         f"{'P':>3} {'seq-Pt':>22} {'ort-Pt':>22} {'default-P':>28} "
@@ -241,18 +242,14 @@ def main(argv: list[str] | None = None) -> int:
                     procs[key] = Isolated(Recipe("par", feeds, out_names, result=r, options=o))
                 for proc in procs.values():
                     proc.wait_ready()
-                ref = procs["seq-1t"].outputs() if "seq-1t" in procs else None
-                errs = {
-                    k: rel_error(proc.outputs(), ref) if ref is not None else 0.0
-                    for k, proc in procs.items()
-                }
+                ref = procs["seq-1t"].outputs()
+                errs = {k: rel_error(proc.outputs(), ref) for k, proc in procs.items()}
                 timings = measure_interleaved(procs, plan)
             finally:
                 for proc in procs.values():
                     proc.close()
-            table = _table(spec.name, cores, timings, made, errs)
-            table[0] = table[0].replace(" (", f" (profile + {len(analytic) + len(profiled)} "
-                                        f"compiles {compile_s:.1f} s; ", 1)  # fmt: skip
+            note = f"profile + {len(analytic) + len(profiled)} compiles {compile_s:.1f} s; "
+            table = _table(spec.name, cores, timings, made, errs, note)
             print("\n".join(table), flush=True)
             lines += table
             record[spec.name] = {

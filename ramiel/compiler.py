@@ -520,7 +520,9 @@ class CompiledModel(ParallelModel):
         same cores.
         """
         made = max(1, len(self.program.clusters))
-        cores = min(self.options.clusters or usable_cores(), usable_cores())
+        cores = usable_cores()
+        if self.options.clusters:
+            cores = min(self.options.clusters, cores)
         threads = self.options.threads_per_worker * max(1, cores // made)
         backend = self.options.backend
         if made == 1 and backend == "threads":

@@ -42,6 +42,7 @@ from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
 from ramiel.lowering.to_torchpy import Lowering
 from ramiel.measure import CpuMeter
+from ramiel.passes import REWRITE_PASSES
 
 
 def _time_op(node, args, em, counts: list[int], repeat: int) -> dict[int, list[float]]:  # type: ignore[no-untyped-def]
@@ -124,7 +125,7 @@ def profile_model(
     progress: Callable[[int, int], None] | None = None,
     noise: ProfileNoise | None = None,
     layout: str = "auto",
-    rewrites: Sequence[str] | None = None,
+    rewrites: Sequence[str] = REWRITE_PASSES,
 ) -> int:
     """Profile every compute op of ``model`` into the JSON database ``out``; returns the op count.
 
@@ -160,8 +161,7 @@ def profile_model(
                 weights_ref="w.safetensors",
             ),
         )
-        passes = profile_passes(layout) if rewrites is None else profile_passes(layout, rewrites)
-        run_passes(module, passes, ctx)
+        run_passes(module, profile_passes(layout, rewrites), ctx)
         lowering = Lowering(module, ctx.weights.of(module))
         measured: dict[str, float] = {}
         # the ops inside If/Loop/Scan are measured one by one; a region op's cost is derived

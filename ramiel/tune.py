@@ -210,7 +210,7 @@ def tune(
             input_shapes=shapes,
             threads=sorted({1, p}),
             layout=base.layout if base else "auto",
-            rewrites=base.rewrites() if base else None,
+            rewrites=(base or CompileOptions()).rewrites(),
         )
     step()
     cands = candidates_for(p, profile, base, compile)

@@ -98,15 +98,39 @@ def _bench_model(
     res.analytic_parallelism = round(best.report.parallelism, 4)
     res.nodes = best.report.nodes
 
-    # 2. Measured per-op costs: W, CP and the bound.
+    # 2. Measured per-op costs: W, CP and the bound. A compile-option variant whose layout or
+    # rewrites differ gets a database of its own (its ops have other keys,
+    # ramiel.pipeline.profile_passes).
+    profiles: dict[tuple[str, tuple[str, ...]], str] = {}
+
+    def profile_for(layout: str, disable: tuple[str, ...] = ()) -> str:
+        if (layout, disable) not in profiles:
+            path = os.path.join(work, f"profile-{len(profiles)}.json")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            profile_model(
+                res.path,
+                path,
+                repeat=3 if plan.max_reps <= 3 else 10,
+                layout=layout,
+                rewrites=CompileOptions(disable=disable).rewrites(),
+            )
+            torch.set_num_threads(caller_threads)
+            profiles[layout, disable] = path
+        return profiles[layout, disable]
+
+    def db_for(variant: str) -> str:
+        """The profile a variant's configurations compile with."""
+        extra = variants()[variant][1] if variant else {}
+        key = (extra.get("layout", plan.layout), tuple(extra.get("disable", ())))
+        if key not in profiles:
+            say(f"{res.name}: profile ({variants()[variant][0]})")
+        return profile_for(*key)
+
     say(f"{res.name}: profile")
-    db = os.path.join(work, "profile.json")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(db)
     t = time.perf_counter()
-    profile_model(res.path, db, repeat=3 if plan.max_reps <= 3 else 10, layout=plan.layout)
+    db = profile_for(plan.layout)
     res.profile_s = round(time.perf_counter() - t, 3)
-    torch.set_num_threads(caller_threads)
 
     # 3. Compile every parallel configuration with the profile (and each variant's program).
     cfgs = configs_for(p, plan.variants)
@@ -119,32 +143,6 @@ def _bench_model(
         say(f"{res.name}: compile ({variants()[v][0]})")
         opts = CompileOptions(clusters=p, **{"layout": plan.layout, **variants()[v][1]})
         seq_results[v] = compile_model(res.path, os.path.join(work, f"analytic-{v}"), opts)
-    variant_dbs: dict[str, str] = {}
-
-    def db_for(variant: str) -> str:
-        """The profile a variant's configurations compile with: its own where its layout or
-        rewrites differ (their ops have other keys, ramiel.pipeline.profile_passes)."""
-        extra = variants()[variant][1] if variant else {}
-        layout = extra.get("layout", plan.layout)
-        disable = tuple(extra.get("disable", ()))
-        if layout == plan.layout and not disable:
-            return db
-        if variant not in variant_dbs:
-            say(f"{res.name}: profile ({variants()[variant][0]})")
-            vdb = os.path.join(work, f"profile-{variant}.json")
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(vdb)
-            profile_model(
-                res.path,
-                vdb,
-                repeat=3 if plan.max_reps <= 3 else 10,
-                layout=layout,
-                rewrites=CompileOptions(disable=disable).rewrites(),
-            )
-            torch.set_num_threads(caller_threads)
-            variant_dbs[variant] = vdb
-        return variant_dbs[variant]
-
     for cfg in cfgs:
         if cfg.default:
             models[cfg.key] = CompiledModel(best, CompileOptions(clusters=p, layout=plan.layout))
