@@ -9,6 +9,9 @@ time: if it would, fewer clusters are used. The fewest clusters d (2 <= d <= N /
 schedule is estimated within ``tolerance`` of the best one are used instead where there are
 such: the runtime gives the cores of the clusters not made to the others as intra-op threads
 (:func:`ramiel.scheduling.merge_clusters`, step 4). ``clusters=1`` gives the sequential program.
+Sets the module attribute ``ramiel.cores`` to N, which the printer writes into the program
+(``Program(cores=N)``) so that the generated module gives each worker
+:meth:`~ramiel.runtime.Program.planned_threads` intra-op threads by default.
 
 Options: ``clusters=N`` (default: the number of CPU cores), ``tolerance=F`` (default 0.05: 5 %;
 0 turns the fewest-clusters choice off). A flat (unclustered) ``@main`` is linearly clustered first.
@@ -24,6 +27,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from ramiel.attrs import CORES_ATTR, set_int
 from ramiel.clustering import recluster
 from ramiel.errors import SchedulingError
 from ramiel.scheduling import linear_clustering, merge_clusters
@@ -51,3 +55,4 @@ class Merge(ModulePass):
             return merge_clusters(gv.graph, start, n, self.tolerance)
 
         recluster(op, algorithm)
+        set_int(op, CORES_ATTR, n)

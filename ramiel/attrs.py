@@ -73,7 +73,8 @@ THREADED_COST_ATTR = "ramiel.threaded_cost_us"
 """Discardable attribute: an op's estimated cost with its ``ramiel.threads`` threads (µs)."""
 
 CORES_ATTR = "ramiel.cores"
-"""Module attribute: the cores ``--intra-op-threads`` planned for."""
+"""Module attribute: the cores the schedule was planned for (``--merge{clusters=N}``, then
+``--intra-op-threads{cores=N}``); printed as the program's ``cores``."""
 
 BATCH_ATTR = "ramiel.batch"
 """Module attribute: the samples ``--hypercluster{batch=B}`` made of the graph."""

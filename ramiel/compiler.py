@@ -45,7 +45,7 @@ from xdsl.passes import ModulePass
 
 from ramiel.attrs import WEIGHTS_ATTR, has, set_str
 from ramiel.context import make_context
-from ramiel.cost_model import Backend, ProfileDB, usable_cores
+from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, generalize_batch
 from ramiel.errors import RamielError
@@ -511,21 +511,19 @@ class CompiledModel(ParallelModel):
         The options' backend and ``threads_per_worker``, except where the compiler made fewer
         clusters than ``clusters`` asked for (merging keeps a cluster only where it estimates a
         gain, and takes the fewest that come close to the best schedule): the cores left free go
-        to intra-op threads (each worker gets ``threads_per_worker * (cores // made)``, where
-        ``cores`` is ``clusters``, at most the cores this process may use: asking for more
-        clusters than there are cores gives no worker more threads than the machine has), and a
+        to intra-op threads (each worker gets ``threads_per_worker`` times the program's
+        :meth:`~ramiel.runtime.Program.planned_threads`, ``cores // made``, where ``cores`` is
+        ``clusters``, at most the cores this process may use: asking for more clusters than
+        there are cores gives no worker more threads than the machine has; the generated
+        module's own default is the same), and a
         one-cluster program on the threads backend runs in the caller's thread (``inline``: no
         hand-off to a worker thread; the caller's thread count is restored after each call). So
         a model without useful task parallelism falls back to plain intra-op parallelism on the
         same cores.
         """
-        made = max(1, len(self.program.clusters))
-        cores = usable_cores()
-        if self.options.clusters:
-            cores = min(self.options.clusters, cores)
-        threads = self.options.threads_per_worker * max(1, cores // made)
+        threads = self.options.threads_per_worker * self.program.planned_threads()
         backend = self.options.backend
-        if made == 1 and backend == "threads":
+        if len(self.program.clusters) == 1 and backend == "threads":
             backend = "inline"
         return backend, threads
 

@@ -63,6 +63,7 @@ from ramiel.layout import (
     static_shape_of,
     value_format,
 )
+from ramiel.omp import usable_cores as usable_cores  # re-exported for the compiler's stages
 
 OP_OVERHEAD_US = 5.0
 """Framework overhead per op (Python dispatch + ATen), µs."""
@@ -369,15 +370,6 @@ def profile_key(op: Operation) -> str:
     attrs = ",".join(f"{k}={v}" for k, v in sorted(op.properties.items()))
     fmt = layout_of(op)
     return f"{kind}({types}){{{attrs}}}" + ("" if fmt == CONTIGUOUS else f"|{fmt}")
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` where the
-    platform has no affinity)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def threads_key(key: str, threads: int) -> str:

@@ -58,6 +58,16 @@ def configure(environ: dict[str, str] | None = None) -> dict[str, str]:
     return done
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` where the
+    platform has no affinity). Here, below torch, so that generated programs size their intra-op
+    thread pools with it (:meth:`ramiel.runtime.Program.planned_threads`) as the compiler does."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def started() -> bool:
     """Whether this process already loaded PyTorch (and so its OpenMP runtime and settings)."""
     return "torch" in sys.modules

@@ -50,6 +50,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ramiel.attrs import (
     BACKEND_ATTR,
+    CORES_ATTR,
     COST_ATTR,
     NODE_NAME_ATTR,
     NUM_OPS_ATTR,
@@ -595,7 +596,8 @@ def print_python(
             bodies.append(text)
             all_channels[f.sym_name.data] = chans
         out.append("\n\n" + "\n\n".join(bodies))
-        out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order))
+        cores = get_int(module, CORES_ATTR)
+        out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order, cores))
         out.append(_weight_formats_text(formats))
         decls = _weight_decls(weights, False, " " * 8, formats)
         out.append(
@@ -691,6 +693,7 @@ def _program_text(
     prog: tp.ProgramOp | None,
     in_order: list[str],
     out_order: list[str],
+    cores: int | None = None,
 ) -> str:
     funcs = [f for f in funcs if f.kind.data == "cluster"]
     cluster_names = {f.sym_name.data: f.sym_name.data.removeprefix("cluster_") for f in funcs}
@@ -737,6 +740,16 @@ def _program_text(
         lines.append(f"    max_threads={max(widths.values())},")
         # the threads backend runs the widest cluster in the caller's thread
         lines.append(f"    threads={widths!r},")
+    if cores is not None:
+        n = max(1, len(funcs))
+        lines.append(
+            f"    # planned for {cores} core(s): by default each of the {n} worker(s) runs "
+            f"max(1, {cores} // {n}) = {max(1, cores // n)}"
+        )
+        lines.append(
+            "    # intra-op thread(s) (Program.planned_threads; fewer where fewer cores are usable)"
+        )
+        lines.append(f"    cores={cores},")
     lines.append(")\n")
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ import torch
 from onnx import TensorProto, helper
 
 import ramiel
-from ramiel import compiler
+from ramiel.runtime import program
 
 
 def _chain() -> onnx.ModelProto:
@@ -39,7 +39,7 @@ def _chain() -> onnx.ModelProto:
 
 @pytest.mark.parametrize("asked", [2, 3])
 def test_one_cluster_runs_inline_with_the_free_cores(asked: int, monkeypatch) -> None:
-    monkeypatch.setattr(compiler, "usable_cores", lambda: 3)
+    monkeypatch.setattr(program, "usable_cores", lambda: 3)
     with ramiel.compile(_chain(), clusters=asked) as model:
         assert len(model.program.clusters) == 1
         assert model.runtime_config() == ("inline", asked)
@@ -52,7 +52,7 @@ def test_one_cluster_runs_inline_with_the_free_cores(asked: int, monkeypatch) ->
 
 def test_no_more_threads_than_the_machine_has(monkeypatch) -> None:
     """16 clusters asked on 2 cores: the one cluster made gets the 2 cores, not 16 threads."""
-    monkeypatch.setattr(compiler, "usable_cores", lambda: 2)
+    monkeypatch.setattr(program, "usable_cores", lambda: 2)
     with ramiel.compile(_chain(), clusters=16) as model:
         assert len(model.program.clusters) == 1
         assert model.runtime_config() == ("inline", 2)

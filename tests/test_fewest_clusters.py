@@ -1,8 +1,9 @@
 """Many cores asked, fewer clusters made (``--merge``'s fewest workers within 5 % of the best
 schedule): the zoo's branchy models compiled for 8 cores get 2 clusters, the free cores become
-the workers' intra-op threads (within this machine's cores), and the program still equals
-onnxruntime on both backends (seeded random weights: the zoo files' constant weights give 1000
-equal logits, whose Softmax depends on the order of summation)."""
+the workers' intra-op threads (within this machine's cores) in ``CompiledModel`` and in the
+generated module run on its own (``from_safetensors``, ``python model.py``), and the program
+still equals onnxruntime on both backends (seeded random weights: the zoo files' constant
+weights give 1000 equal logits, whose Softmax depends on the order of summation)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import pytest
 import torch
 from conftest import ZOO_DIR
 
-from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.compiler import CompiledModel, CompileOptions, compile_model, generated_class
 from ramiel.cost_model import usable_cores
+from ramiel.runtime import entry
+from ramiel.runtime.program import import_from_path
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
@@ -40,3 +43,32 @@ def test_eight_cores_asked_two_clusters_made(name, tmp_path, pipeline_helpers):
             got = m.run({k: torch.from_numpy(v) for k, v in feeds.items()})
             for n, r in zip(m.output_names, ref, strict=True):
                 pipeline_helpers.assert_close(got[n], r, what=f"{name} {backend} {n}")
+
+
+def test_generated_module_runs_the_planned_threads(tmp_path, pipeline_helpers, monkeypatch, capsys):
+    """``model.py`` of a program planned for 8 cores (2 clusters made) gives each worker 4
+    intra-op threads by default where 8 cores are usable (faked here: this machine may have 2),
+    1 on 2 cores, and an explicit count wins; ``python model.py`` says what it ran with."""
+    model = pipeline_helpers.randomize_weights(
+        onnx.load(os.path.join(ZOO_DIR, "light_inception_v1.onnx")), seed=1
+    )
+    x = np.random.default_rng(2).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    (ref,) = pipeline_helpers.ort_run(model, {"data_0": x})
+    result = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=8))
+    with open(result.parallel_path) as f:
+        assert "    cores=8,\n" in f.read()
+    cls = generated_class(import_from_path("fewest_planned", result.parallel_path))
+    assert cls.PROGRAM.cores == 8 and len(cls.PROGRAM.clusters) == 2
+    monkeypatch.setattr("ramiel.runtime.program.usable_cores", lambda: 8)
+    with cls.from_safetensors() as m:
+        assert m._runtime() == ("threads", 4)
+        pipeline_helpers.assert_close(m(torch.from_numpy(x)), ref, what="4 threads per worker")
+        assert m.runner.threads_per_worker == 4
+        assert "threads_per_worker=4" in repr(m)
+    with cls.from_safetensors(threads_per_worker=1) as m:
+        assert m._runtime() == ("threads", 1)
+    entry.main(cls, result.parallel_path, argv=["--backend", "processes"])
+    assert "(4 intra-op thread(s) per worker)" in capsys.readouterr().out
+    monkeypatch.setattr("ramiel.runtime.program.usable_cores", lambda: 2)
+    with cls.from_safetensors() as m:
+        assert m._runtime() == ("threads", 1)

@@ -139,8 +139,10 @@ func.func @chain(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 // INCEPTION-NEXT: func.return %0
 
 // On eight workers the 3x3 branch still bounds the makespan (2792.7 µs on 2, 4 or 8 workers): the
-// fewest clusters within 5 % of it are two (the runtime gives each 4 intra-op threads);
+// fewest clusters within 5 % of it are two (the runtime gives each 4 intra-op threads: the
+// module records the 8 cores planned for, which the printer writes as Program(cores=8));
 // tolerance=0 keeps the mapping onto as many workers as there are branches.
+// FEWEST:     builtin.module attributes {{.*}}ramiel.cores = 8 : i64
 // FEWEST:     cluster.cluster @c0
 // FEWEST:     cluster.cluster @c1
 // FEWEST-NOT: cluster.cluster @c2

@@ -7,6 +7,7 @@
 // RUN: ramiel-opt %s | ramiel-opt | filecheck %s --check-prefix=IR
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' '--intra-op-threads{cores=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=LOWERED
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=NONE
+// RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=4}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=CORES
 
 // IR:      torchpy.set_threads 2 reason "more threads"
 // IR:      torchpy.set_threads 1
@@ -62,3 +63,12 @@ builtin.module {
 // NONE-NOT:         set_num_threads
 // NONE-NOT:         max_threads
 // NONE-NOT:         threads=
+
+// The cores merge planned for (module attribute ramiel.cores) become Program(cores=N): 4 cores,
+// 2 clusters made, so the generated module gives each worker 2 intra-op threads by default.
+// CORES:      PROGRAM = Program(
+// CORES-NOT:      max_threads
+// CORES:          # planned for 4 core(s): by default each of the 2 worker(s) runs max(1, 4 // 2) = 2
+// CORES-NEXT:     # intra-op thread(s) (Program.planned_threads; fewer where fewer cores are usable)
+// CORES-NEXT:     cores=4,
+// CORES-NEXT: )

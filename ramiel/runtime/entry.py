@@ -3,8 +3,11 @@
 ``python model.py [--backend threads|processes|distributed] [--threads N] [--seed S]`` loads the
 module's class with the weights of ``weights.safetensors`` beside the file
 (``from_safetensors``), makes deterministic random inputs of the declared shapes and dtypes, runs
-one inference and prints each output's shape, dtype and a few values. ``--inputs FILE`` reads the inputs from a ``.safetensors`` file instead (tensors named
-after the graph inputs), ``--outputs FILE`` writes the outputs to one.
+one inference and prints each output's shape, dtype and a few values. ``--inputs FILE`` reads
+the inputs from a ``.safetensors`` file instead (tensors named after the graph inputs),
+``--outputs FILE`` writes the outputs to one. ``--threads`` (intra-op threads per worker)
+defaults to the program's :meth:`~ramiel.runtime.Program.planned_threads`: the cores it was
+compiled for that merging left without a cluster are shared among the workers.
 
 ``--serve`` answers many inferences with the same workers (see :func:`serve`): one request per
 line on stdin, ``IN.safetensors [OUT.safetensors]``, one answer per line on stdout.
@@ -70,7 +73,12 @@ def _args(
         p.add_argument(
             "--backend", default=default, choices=["threads", "processes", "distributed"]
         )
-        p.add_argument("--threads", type=int, default=1, help="intra-op threads per worker")
+        p.add_argument(
+            "--threads",
+            type=int,
+            help="intra-op threads per worker (default: the cores the program was compiled "
+            "for, at most those usable here, shared among its clusters; 1 under torchrun)",
+        )
         p.add_argument(
             "--timeout", type=float, default=60.0, help="limit of one inference, seconds"
         )
@@ -88,7 +96,7 @@ def _args(
         help="answer requests from stdin: one 'IN.safetensors [OUT.safetensors]' per line",
     )
     args = p.parse_args(argv)
-    if args.threads < 1:
+    if args.threads is not None and args.threads < 1:
         p.error(f"--threads must be at least 1, got {args.threads}")
     if parallel and args.timeout <= 0:
         p.error(f"--timeout must be positive, got {args.timeout:g}")
@@ -222,7 +230,7 @@ def main(
                 module_file=module_file,
                 weights_file=weights_file,
                 timeout_s=args.timeout,
-                threads_per_worker=args.threads,
+                threads_per_worker=args.threads or 1,
                 placement=args.placement,
                 device=args.device,
             )
@@ -275,7 +283,10 @@ def main(
     how = args.backend
     if args.backend == "distributed":
         how += f" ({runner.placement.world_size} ranks)"  # type: ignore[attr-defined]
-    print(f"{len(program.clusters)} clusters, backend {how}: one inference in {ms:.2f} ms")
+    print(
+        f"{len(program.clusters)} clusters, backend {how}: one inference in {ms:.2f} ms "
+        f"({runner.threads_per_worker} intra-op thread(s) per worker)"
+    )
     for name, t in outs.items():
         print(_describe(name, t))
 

@@ -27,7 +27,7 @@ def start(
     program: Program,
     weights: Weights | Mapping[str, torch.Tensor] | str | Path | None = None,
     backend: str = "threads",
-    threads_per_worker: int = 1,
+    threads_per_worker: int | None = None,
     timeout_s: float = 60.0,
     **options: Any,
 ) -> Runner:
@@ -43,7 +43,9 @@ def start(
             ``torch.distributed`` process group per cluster, started on this machine; see
             :mod:`ramiel.runtime.distributed`).
         threads_per_worker: intra-op threads per worker (``torch.set_num_threads`` in the worker;
-            ``inline`` sets the caller's count for the call and restores it afterwards).
+            ``inline`` sets the caller's count for the call and restores it afterwards); default
+            :meth:`Program.planned_threads` (the cores the program was compiled for that
+            merging left without a cluster, shared among the workers; 1 when unknown).
         timeout_s: default limit for one inference, seconds.
         **options: backend options: ``copy_on_put`` (threads, inline), ``start_method`` and
             ``startup_timeout_s`` (processes, distributed), ``ranks``, ``placement``,
@@ -61,6 +63,8 @@ def start(
     """
     program.validate()
     w = as_weights(weights)
+    if threads_per_worker is None:
+        threads_per_worker = program.planned_threads()
     if threads_per_worker < 1:
         raise ValueError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
     compile_timeout_s = float(options.pop("compile_timeout_s", 1800.0))

@@ -81,7 +81,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 
     Args:
         backend: ``"threads"``, ``"processes"`` or ``"inline"`` (see :func:`ramiel.runtime.start`).
-        threads_per_worker: intra-op threads of each worker.
+        threads_per_worker: intra-op threads of each worker; default: the program's
+            :meth:`~ramiel.runtime.Program.planned_threads` (a program compiled for 8 cores that
+            merging left with 2 clusters runs 4 per worker where 8 cores are usable).
         timeout_s: limit of one inference, seconds.
         program: the program (default: the class attribute ``PROGRAM``).
         **options: further options of :func:`ramiel.runtime.start` (``start_method``, ...).
@@ -102,7 +104,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     def __init__(
         self,
         backend: str = "threads",
-        threads_per_worker: int = 1,
+        threads_per_worker: int | None = None,
         timeout_s: float = 60.0,
         program: Program | None = None,
         **options: Any,
@@ -186,7 +188,8 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 
     def _runtime(self) -> tuple[str, int]:
         """The backend and intra-op threads per worker to start (subclasses may adapt them)."""
-        return self.backend, self.threads_per_worker
+        threads = self.threads_per_worker
+        return self.backend, threads if threads is not None else self.program.planned_threads()
 
     def start(self) -> Any:
         """Start the workers now (the first call does it otherwise) and return the started
@@ -293,9 +296,10 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 
     def extra_repr(self) -> str:
         state = "closed" if self.closed else "running"
+        backend, threads = self._runtime()
         return (
             f"program={self.program.name!r}, clusters={len(self.program.clusters)}, "
-            f"backend={self.backend!r}, threads_per_worker={self.threads_per_worker}, {state}"
+            f"backend={backend!r}, threads_per_worker={threads}, {state}"
         )
 
 

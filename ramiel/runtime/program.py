@@ -44,6 +44,7 @@ from pathlib import Path
 import torch
 
 from ramiel.errors import RamielError, RuntimeFailure
+from ramiel.omp import usable_cores
 
 ClusterFn = Callable[..., None]
 
@@ -280,6 +281,9 @@ class Program:
         threads: cluster name -> the most intra-op threads that cluster's function sets itself,
             for the clusters that set more than 1 (the threads backend runs the widest of them
             in the caller's thread; see :mod:`ramiel.runtime.threads`).
+        cores: the cores the schedule was planned for (``--merge{clusters=N}``'s N, or
+            ``--intra-op-threads{cores=N}``'s); ``None`` when unknown. Merging may make fewer
+            clusters than that: :meth:`planned_threads` gives the others' cores to the workers.
     """
 
     name: str
@@ -290,6 +294,17 @@ class Program:
     module_path: str | None = field(default=None)
     max_threads: int = 1
     threads: dict[str, int] = field(default_factory=dict)
+    cores: int | None = None
+
+    def planned_threads(self) -> int:
+        """Intra-op threads per worker the program runs with by default: its :attr:`cores`, at
+        most the cores this process may use (:func:`ramiel.omp.usable_cores`), shared evenly
+        among its clusters; at least 1, and 1 when :attr:`cores` is unknown. E.g. a program
+        planned for 8 cores that merging left with 2 clusters: 4 threads per worker on a machine
+        with 8 or more cores, 1 on a 2-core one."""
+        if not self.cores:
+            return 1
+        return max(1, min(self.cores, usable_cores()) // max(1, len(self.clusters)))
 
     def widest_cluster(self) -> str | None:
         """The cluster that sets the most intra-op threads (the first of a tie), or ``None``
@@ -304,15 +319,18 @@ class Program:
         """Check the program's structure.
 
         Raises:
-            ProgramError: with every problem found, one per line: an empty program, a cluster that
-                is not callable, a channel that names an unknown cluster, has no cluster end, is a
-                self-loop or has a bad shape/dtype, an input/output that names an unknown channel or
-                one with the wrong end, a caller-side channel that no input/output lists, or the
-                channels of one input that disagree on shape or dtype.
+            ProgramError: with every problem found, one per line: an empty program, ``cores``
+                not a positive int (or ``None``), a cluster that is not callable, a channel that
+                names an unknown cluster, has no cluster end, is a self-loop or has a bad
+                shape/dtype, an input/output that names an unknown channel or one with the wrong
+                end, a caller-side channel that no input/output lists, or the channels of one
+                input that disagree on shape or dtype.
         """
         problems: list[str] = []
         if not self.clusters:
             problems.append("the program has no cluster")
+        if self.cores is not None and (type(self.cores) is not int or self.cores < 1):
+            problems.append(f"cores must be a positive int or None, got {self.cores!r}")
         for cname, fn in self.clusters.items():
             if not isinstance(cname, str) or not cname:
                 problems.append(f"cluster name {cname!r} is not a non-empty string")

@@ -84,6 +84,34 @@ def test_invalid_programs(kwargs, message):
         prog(**kwargs).validate()
 
 
+@pytest.mark.parametrize("cores", [0, -2, 2.0, "8", True])
+def test_invalid_cores(cores):
+    p = prog({})
+    p.cores = cores
+    with pytest.raises(ProgramError, match=f"cores must be a positive int or None, got {cores!r}"):
+        p.validate()
+
+
+@pytest.mark.parametrize(
+    ("cores", "usable", "clusters", "threads"),
+    [
+        (None, 16, 2, 1),  # unknown plan: one thread per worker, as before
+        (8, 16, 2, 4),  # 8 cores planned, 2 clusters made: 4 threads each
+        (8, 2, 2, 1),  # ... on a 2-core machine: the usable cores, shared
+        (8, 6, 2, 3),
+        (16, 16, 3, 5),  # shared evenly, rounded down
+        (2, 16, 4, 1),  # more clusters than planned cores: at least 1
+        (4, 4, 1, 4),
+    ],
+)
+def test_planned_threads(cores, usable, clusters, threads, monkeypatch):
+    monkeypatch.setattr("ramiel.runtime.program.usable_cores", lambda: usable)
+    p = prog({}, clusters={f"c{i}": c0 for i in range(clusters)})
+    p.cores = cores
+    p.validate()
+    assert p.planned_threads() == threads
+
+
 def test_all_problems_reported_at_once():
     p = prog(
         {
