@@ -20,11 +20,20 @@ import contextlib
 import json
 import os
 import stat
+import sys
 import tempfile
 
 from ramiel.errors import RamielError
 
-__all__ = ["input_file", "make_readable", "output_dir", "output_file", "umask"]
+__all__ = [
+    "BROKEN_PIPE_STATUS",
+    "input_file",
+    "make_readable",
+    "output_dir",
+    "output_file",
+    "stdout_reader_gone",
+    "umask",
+]
 
 _KINDS = {
     stat.S_IFIFO: "a FIFO (named pipe)",
@@ -32,6 +41,23 @@ _KINDS = {
     stat.S_IFBLK: "a block device",
     stat.S_IFSOCK: "a socket",
 }
+
+
+#: Exit status after the reader of stdout went away (``ramiel-opt ... | head``, ``python model.py
+#: | head -1``): the status of a program that SIGPIPE ended (128 + 13), with nothing printed.
+BROKEN_PIPE_STATUS = 141
+
+
+def stdout_reader_gone() -> int:
+    """After a ``BrokenPipeError`` on stdout: point stdout at ``/dev/null`` (Python's documented
+    recipe, so that the interpreter's last flush does not fail again) and return
+    :data:`BROKEN_PIPE_STATUS`, the status to exit with quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return BROKEN_PIPE_STATUS
 
 
 def umask() -> int:

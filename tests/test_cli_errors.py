@@ -256,3 +256,34 @@ def test_entry_points_in_subprocess(tmp_path, unsupported_model):
         assert p.returncode == 1, p.stderr
         assert p.stdout == ""
         _one_error(p.stderr)
+
+
+def test_generated_modules_end_quietly_when_stdout_closes(tmp_path):
+    """``python model.py | head -1``: once the reader of stdout is gone, the generated modules
+    (parallel and sequential) end with status 141 and print no ``BrokenPipeError`` traceback."""
+    from ramiel.compiler import CompileOptions, compile_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    res = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=2))
+    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
+    for path in (res.parallel_path, res.sequential_path):
+        r, w = os.pipe()
+        os.close(r)  # the reader is gone before the module writes anything
+        try:
+            p = subprocess.run(
+                [sys.executable, path],
+                stdout=w,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+        finally:
+            os.close(w)
+        assert p.returncode == 141, p.stderr
+        assert p.stderr == "", p.stderr

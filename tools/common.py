@@ -4,8 +4,8 @@ Every tool ends the same way (:func:`run_command`): a :class:`~ramiel.errors.Ram
 ``error: <message>`` line and exit status 1; an operating-system error (a file that cannot be
 read or written) is one ``error:`` line naming the file; running out of memory is one line;
 Ctrl-C is ``error: interrupted`` and status 130; a reader of stdout that went away
-(``ramiel-opt big.mlir | head``) ends the command quietly, status 141 (:data:`BROKEN_PIPE_STATUS`);
-anything else is a bug in Ramiel, reported as
+(``ramiel-opt big.mlir | head``) ends the command quietly, status 141
+(:data:`ramiel.files.BROKEN_PIPE_STATUS`); anything else is a bug in Ramiel, reported as
 ``error: internal error: <type>: <message> (set RAMIEL_DEBUG=1 for the traceback)``.
 
 Argument values are checked by argparse ``type=`` functions (:func:`count`, :func:`seconds`,
@@ -26,6 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
 from ramiel.errors import RamielError, internal_error_message
+from ramiel.files import stdout_reader_gone
 
 __all__ = [
     "ArgumentParser",
@@ -267,22 +268,6 @@ def report(e: BaseException) -> tuple[str, int]:
     return f"error: {one_line(internal_error_message(e))}", 1
 
 
-#: Exit status after the reader of stdout went away (``ramiel-opt ... | head``): the status of a
-#: program that SIGPIPE ended (128 + 13), with nothing printed.
-BROKEN_PIPE_STATUS = 141
-
-
-def _broken_pipe() -> int:
-    """End quietly when stdout's reader closed the pipe (Python's documented recipe: point
-    stdout at /dev/null so that the interpreter's last flush does not fail again)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    return BROKEN_PIPE_STATUS
-
-
 def run_command(fn: Callable[..., int], *args: Any) -> int:
     """Run one command of a tool; every exception becomes one ``error:`` line (module docstring).
 
@@ -293,12 +278,12 @@ def run_command(fn: Callable[..., int], *args: Any) -> int:
         sys.stdout.flush()  # here, so that a reader that went away is a broken pipe below
         return status
     except BrokenPipeError:
-        return _broken_pipe()
+        return stdout_reader_gone()
     except SystemExit:  # argparse's --help, --version and usage errors
         try:
             sys.stdout.flush()
         except BrokenPipeError:
-            return _broken_pipe()
+            return stdout_reader_gone()
         raise
     except (Exception, KeyboardInterrupt) as e:
         line, status = report(e)

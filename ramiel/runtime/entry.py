@@ -24,6 +24,7 @@ inference; inductor's on-disk cache makes a second start faster) and says how lo
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shlex
 import sys
@@ -35,6 +36,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from ramiel.errors import RamielError, RuntimeFailure
+from ramiel.files import stdout_reader_gone
 from ramiel.runtime import Weights, start
 from ramiel.runtime.compiled import segments_in, summary, take_events
 from ramiel.runtime.distributed import in_torchrun, join_group
@@ -199,6 +201,23 @@ def _one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
+    """``python model.py | head -1``: when the reader of stdout goes away, end with status 141
+    and nothing more printed (no ``BrokenPipeError`` traceback); the workers are closed by then
+    (the outputs are printed after the runner's ``with``)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            sys.exit(stdout_reader_gone())
+
+    return wrapper
+
+
+@_quiet_when_stdout_closes
 def main(
     cls: Any, module_file: str, argv: Sequence[str] | None = None, backend: str | None = None
 ) -> None:
@@ -291,6 +310,7 @@ def main(
         print(_describe(name, t))
 
 
+@_quiet_when_stdout_closes
 def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = None) -> None:
     """Run a sequential module class (``<Name>`` of ``model_seq.py``) once on random inputs and
     print its outputs, or serve."""
