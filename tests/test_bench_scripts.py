@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -53,6 +54,32 @@ def test_scaling_renders_the_recorded_run(capsys):
         rec = json.load(f)
     assert rec["cores"] == [1, 2, 4, 8, 16]
     assert len(rec["models"]["light_inception_v2"]["timings"]) == 25
+
+
+def test_scaling_renders_the_second_run_with_the_new_default(capsys):
+    """The re-measured default split on 16 cores (bench/results/scaling_h200_default.json): the
+    default program makes 4 clusters for the inception CNN and 2 for the zoo's inception models."""
+    scaling = _script("scaling")
+    path = os.path.join(ROOT, "bench", "results", "scaling_h200_default.json")
+    assert scaling.main(["--render", path]) == 0
+    out = capsys.readouterr().out
+    assert "13.38 [13.01, 13.98] (4 cl.)" in out
+    assert "18.01 [17.09, 19.10] (2 cl.)" in out
+    assert "17.54 [16.77, 17.85] (2 cl.)" in out
+
+
+def test_device_run_rejects_an_unknown_step(tmp_path):
+    env = dict(os.environ, SKIP_INSTALL="1", STEPS="scaling-typo", OUT=str(tmp_path))
+    p = subprocess.run(
+        ["bash", os.path.join(ROOT, "bench", "device_run.sh")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2
+    assert "unknown step scaling-typo" in p.stdout
 
 
 @pytest.mark.parametrize("cores", ["0", "a,b", ""])
