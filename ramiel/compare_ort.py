@@ -22,6 +22,10 @@ module, the plain module, the profiled session and a plain session once, in rota
 per node the median over the rounds; per op type the sum of its nodes' medians. The end-to-end
 medians of the plain module and session are reported beside the sums. Rows are sorted by the gap
 (Ramiel ms - onnxruntime ms), largest first, so the next gap to close is always the first row.
+Per node (``--nodes N``: the N largest gaps; every node in the JSON): Ramiel's node next to
+onnxruntime's node of the same name and op type, the NCHWc nodes (named after the last output of
+the chain they fused, ``r2_nchwc``) mapped back to the node the chain starts from; ``-`` where
+onnxruntime has no such node (fused into another, or renamed by its other optimisations).
 """
 
 from __future__ import annotations
@@ -87,6 +91,24 @@ class OpTypeRow:
 
 
 @dataclass
+class NodeRow:
+    """One ONNX node: Ramiel's median time (ms; its statements and the layout conversions placed
+    before it) and onnxruntime's kernel time for the node of the same name (``None`` where
+    onnxruntime runs no node of that name: fused into another, or renamed by its graph
+    optimisations)."""
+
+    name: str
+    op_type: str
+    ramiel_ms: float
+    ort_ms: float | None
+
+    @property
+    def gap_ms(self) -> float:
+        """Ramiel's time minus onnxruntime's (all of Ramiel's time where onnxruntime has none)."""
+        return self.ramiel_ms - (self.ort_ms or 0.0)
+
+
+@dataclass
 class Comparison:
     """The result of :func:`compare_with_ort`; ``to_text()`` is the table the driver prints."""
 
@@ -99,6 +121,7 @@ class Comparison:
     ort_latency_ms: float
     load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before, after
     notes: list[str] = field(default_factory=list)
+    nodes: list[NodeRow] = field(default_factory=list)  # every node, largest gap first
 
     @property
     def ramiel_sum_ms(self) -> float:
@@ -108,8 +131,9 @@ class Comparison:
     def ort_sum_ms(self) -> float:
         return sum(r.ort_ms for r in self.rows)
 
-    def to_text(self) -> str:
-        """A plain-text table, one row per op type, sorted by the gap."""
+    def to_text(self, nodes: int = 0) -> str:
+        """A plain-text table, one row per op type, sorted by the gap; with ``nodes`` > 0, then
+        the ``nodes`` nodes with the largest gaps (node name, op type, both times)."""
 
         def ratio(a: float, b: float) -> str:
             return f"{a / b:6.2f}x" if b > 0 else "      -"
@@ -138,6 +162,24 @@ class Comparison:
             f"{ratio(lr, lo)} {lr - lo:>+8.3f}"
         )
         lines += [f"note: {n}" for n in self.notes]
+        if nodes > 0 and self.nodes:
+            shown = self.nodes[:nodes]
+            width = min(48, max(len("node"), *(len(n.name) for n in shown)))
+            lines += [
+                "",
+                f"the {len(shown)} of {len(self.nodes)} nodes with the largest gaps "
+                "(onnxruntime's node of the same name; '-': it has none, fused or renamed)",
+                f"{'node':<{width}} {'op type':<20} {'ramiel ms':>10} {'ort ms':>9} "
+                f"{'ratio':>7} {'gap ms':>8}",
+            ]
+            for n in shown:
+                name = n.name if len(n.name) <= width else n.name[: width - 3] + "..."
+                ort = f"{n.ort_ms:>9.3f}" if n.ort_ms is not None else f"{'-':>9}"
+                r = ratio(n.ramiel_ms, n.ort_ms) if n.ort_ms is not None else "      -"
+                lines.append(
+                    f"{name:<{width}} {n.op_type:<20} {n.ramiel_ms:>10.3f} {ort} {r} "
+                    f"{n.gap_ms:>+8.3f}"
+                )
         return "\n".join(lines)
 
     def to_json(self) -> str:
@@ -149,10 +191,10 @@ class Comparison:
 # ------------------------------------------------------------------------------------- Ramiel
 
 
-def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
+def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[tuple[str, str]]]:
     """Write ``model_probed.py`` and its weights: the sequential module of the clustered IR at
     ``ir_path``, with ``_probe(i)`` after each node's statements; returns (module path, weights
-    path, the op type of each probe)."""
+    path, the (op type, ONNX node name) of each probe)."""
     from ramiel.passes.lower_to_torchpy import LowerToTorchpy  # lazy: torch
     from ramiel.pipeline import run_passes  # lazy: onnx.reference
 
@@ -162,18 +204,16 @@ def _probed_module(out_dir: str, ir_path: str) -> tuple[str, str, list[str]]:
     store = ctx.weights.of(module)
     run_passes(module, [LowerToTorchpy(mode="sequential")], ctx)
     fwd = next(op for op in module.ops if isinstance(op, tp.FuncOp))
-    kinds: list[str] = []
+    kinds: list[tuple[str, str]] = []
     for op in list(fwd.body.block.ops):
         if not has(op, NODE_NAME_ATTR) or not isinstance(op, tp.CallOp | tp.MethodOp):
             continue
-        if has(op, CONVERSION_ATTR):
-            kind = CONVERSION
-        else:
-            text = get_str(op, NODE_NAME_ATTR) or ""
-            kind = text.rsplit(" (", 1)[1][:-1] if text.endswith(")") and " (" in text else text
+        text = get_str(op, NODE_NAME_ATTR) or ""
+        name, kind = text.rsplit(" (", 1) if text.endswith(")") and " (" in text else (text, "")
+        kind = CONVERSION if has(op, CONVERSION_ATTR) else kind[:-1] or text
         probe = tp.CallOp("_probe", [], [str(len(kinds))], None, [])
         fwd.body.block.insert_op_after(probe, op)
-        kinds.append(kind)
+        kinds.append((kind, name))
     path = os.path.join(out_dir, "model_probed.py")
     with open(path, "w") as f:
         f.write(print_python(module, "a probed sequential module"))
@@ -241,6 +281,23 @@ def ort_node_times(
         kind = ort_op_type(e["name"], e.get("args", {}).get("op_name", ""), node_types)
         out.setdefault((kind, e["name"]), []).append(e["dur"] / 1e3)
     return {k: v[skip:] or v for k, v in out.items()}
+
+
+def _ort_node_name(name: str, kind: str, model: Any) -> str:
+    """The ONNX node an onnxruntime node named ``name`` computes (of op type ``kind``): ``name``
+    itself, except for the nodes its NCHWc transformer makes, named after the output of the
+    chain they compute (``r2_nchwc``: a Conv with its BatchNormalization and Relu fused, whose
+    last output is ``r2``); for those, the ``kind`` node that chain starts from, found by
+    following first inputs back from the output's producer (at most 4 nodes)."""
+    if not name.endswith("_nchwc"):
+        return name
+    producer = {out: n for n in model.graph.node for out in n.output}
+    node = producer.get(name.removesuffix("_nchwc"))
+    for _ in range(4):
+        if node is None or node.op_type == kind:
+            break
+        node = producer.get(node.input[0]) if node.input else None
+    return node.name if node is not None and node.op_type == kind and node.name else name
 
 
 # ------------------------------------------------------------------------------------ driver
@@ -336,14 +393,24 @@ def compare_with_ort(
         prof = psess.end_profiling()
         ort_times = ort_node_times(prof, node_types, skip=warmup)
     rows: dict[str, OpTypeRow] = {}
-    for i, kind in enumerate(kinds):
+    per_node: dict[tuple[str, str], float] = {}  # (op type, node name) -> Ramiel ms
+    for i, (kind, name) in enumerate(kinds):
+        ms = statistics.median(run[i] for run in ramiel_nodes) * 1e3
         row = rows.setdefault(kind, OpTypeRow(kind))
-        row.ramiel_ms += statistics.median(run[i] for run in ramiel_nodes) * 1e3
+        row.ramiel_ms += ms
         row.ramiel_nodes += 1
-    for (kind, _name), ts in ort_times.items():
+        per_node[kind, name] = per_node.get((kind, name), 0.0) + ms
+    ort_per_node: dict[tuple[str, str], float] = {}  # (op type, node name) -> onnxruntime ms
+    for (kind, event), ts in ort_times.items():
         row = rows.setdefault(kind, OpTypeRow(kind))
         row.ort_ms += statistics.median(ts)
         row.ort_nodes += 1
+        key = (kind, _ort_node_name(event.removesuffix("_kernel_time"), kind, onnx_model))
+        ort_per_node[key] = ort_per_node.get(key, 0.0) + statistics.median(ts)
+    nodes = [
+        NodeRow(name, kind, ms, None if kind == CONVERSION else ort_per_node.get((kind, name)))
+        for (kind, name), ms in per_node.items()
+    ]
     notes = []
     fused = [r.op_type for r in rows.values() if r.ort_nodes == 0 and r.ramiel_nodes > 0]
     if fused:
@@ -361,4 +428,5 @@ def compare_with_ort(
         ort_latency_ms=statistics.median(ort_total) * 1e3,
         load=(load_before, os.getloadavg()[0]),
         notes=notes,
+        nodes=sorted(nodes, key=lambda n: (-n.gap_ms, n.name)),
     )

@@ -19,7 +19,9 @@ from onnx import TensorProto, helper, numpy_helper
 from ramiel.compare_ort import (
     CONVERSION,
     Comparison,
+    NodeRow,
     OpTypeRow,
+    _ort_node_name,
     compare_with_ort,
     ort_node_times,
     ort_op_type,
@@ -69,6 +71,48 @@ def test_table_is_sorted_by_gap_and_totals_add_up():
     assert json.loads(c.to_json())["ramiel_sum_ms"] == 11.0
 
 
+def test_nchwc_nodes_map_back_to_the_node_their_chain_starts_from():
+    """onnxruntime names an NCHWc convolution after the last output of what it fused (Conv,
+    BatchNormalization, Relu -> ``r2_nchwc``): the per-node view finds the Conv again."""
+    n = helper.make_node
+    graph = helper.make_graph(
+        [
+            n("Conv", ["x", "w"], ["r0"], name="n0"),
+            n("BatchNormalization", ["r0", "s", "b", "m", "v"], ["r1"], name="n1"),
+            n("Relu", ["r1"], ["r2"], name="n2"),
+            n("Conv", ["r2", "w2"], ["r3"], name="n3"),
+        ],
+        "g",
+        [],
+        [],
+    )
+    model = helper.make_model(graph)
+    assert _ort_node_name("r2_nchwc", "Conv", model) == "n0"
+    assert _ort_node_name("r3_nchwc", "Conv", model) == "n3"
+    assert _ort_node_name("n2", "Relu", model) == "n2"  # a node's own name
+    assert _ort_node_name("zz_nchwc", "Conv", model) == "zz_nchwc"  # no such output
+    assert _ort_node_name("r2_nchwc", "MaxPool", model) == "r2_nchwc"  # no MaxPool on the chain
+
+
+def test_table_lists_the_nodes_with_the_largest_gaps():
+    nodes = [
+        NodeRow("conv_a", "Conv", 3.0, 1.0),
+        NodeRow("fused_relu", "Relu", 0.5, None),
+        NodeRow("x" * 70, "Gemm", 0.2, 0.4),
+    ]
+    c = Comparison(
+        "m.onnx", 1, "auto", 5, [OpTypeRow("Conv", 3.0, 1.0, 1, 1)], 4.0, 2.0, nodes=nodes
+    )
+    assert "largest gaps" not in c.to_text()  # not asked for
+    lines = c.to_text(nodes=2).splitlines()
+    at = next(i for i, line in enumerate(lines) if "the 2 of 3 nodes" in line)
+    assert lines[at + 2].split() == ["conv_a", "Conv", "3.000", "1.000", "3.00x", "+2.000"]
+    assert lines[at + 3].split() == ["fused_relu", "Relu", "0.500", "-", "-", "+0.500"]
+    assert len(lines) == at + 4
+    long = c.to_text(nodes=3).splitlines()[-1]
+    assert long.startswith("x" * 45 + "...") and "-0.200" in long
+
+
 def _model(path: str) -> str:
     rng = np.random.default_rng(0)
     w1 = numpy_helper.from_array(rng.standard_normal((16, 3, 3, 3)).astype(np.float32), "w1")
@@ -114,6 +158,13 @@ def test_compare_with_ort_accounts_for_every_node(layout, tmp_path):
         assert CONVERSION not in rows or rows[CONVERSION].ramiel_nodes == 0
     gaps = [r.gap_ms for r in c.rows]
     assert gaps == sorted(gaps, reverse=True)
+    # per node: every node Ramiel runs, onnxruntime's time beside those it runs under that name
+    by_name = {(n.op_type, n.name): n for n in c.nodes}
+    assert by_name["Conv", "conv"].ort_ms is not None and by_name["Conv", "conv"].ort_ms > 0
+    assert by_name["Gemm", "fc"].ort_ms is not None
+    assert sum(n.ramiel_ms for n in c.nodes) == pytest.approx(c.ramiel_sum_ms)
+    node_gaps = [n.gap_ms for n in c.nodes]
+    assert node_gaps == sorted(node_gaps, reverse=True)
     assert c.ramiel_latency_ms > 0 and c.ort_latency_ms > 0
     assert f"layout {layout}" in c.to_text()
 
@@ -127,6 +178,11 @@ def test_driver_compare_ort(tmp_path, capsys):
     assert "sum of the ops" in text and "Conv" in text
     (data,) = json.loads(out.read_text())
     assert data["threads"] == 1 and {r["op_type"] for r in data["rows"]} >= {"Conv", "Gemm"}
+    assert {n["name"] for n in data["nodes"]} >= {"conv", "fc"}
+    assert "largest gaps" not in text
+    rc = driver.main(["profile", path, "--compare-ort", "--repeat", "2", "--nodes", "3"])
+    assert rc == 0
+    assert "the 3 of " in capsys.readouterr().out
 
 
 def test_driver_profile_needs_an_output_or_compare_ort(tmp_path, capsys):
@@ -135,3 +191,5 @@ def test_driver_profile_needs_an_output_or_compare_ort(tmp_path, capsys):
     assert "needs -o FILE (or --compare-ort)" in capsys.readouterr().err
     assert driver.main(["profile", path, "--json", "t.json", "-o", str(tmp_path / "p.json")]) == 2
     assert "--json is an option of --compare-ort" in capsys.readouterr().err
+    assert driver.main(["profile", path, "--nodes", "3", "-o", str(tmp_path / "p.json")]) == 2
+    assert "--nodes is an option of --compare-ort" in capsys.readouterr().err

@@ -231,6 +231,13 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument(
         "--json", type=path, metavar="FILE", help="--compare-ort: also write the table as JSON"
     )
+    pr.add_argument(
+        "--nodes",
+        type=count(),
+        metavar="N",
+        help="--compare-ort: also print the N nodes with the largest gaps (name, op type, "
+        "Ramiel's and onnxruntime's time of the node of the same name)",
+    )
     _layout_arg(pr)
     # the ops are timed as a compile with the same options gives them (a Conv that took a
     # BatchNormalization has a bias): profile with the layout and rewrite options you compile with
@@ -716,9 +723,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.output is None:
         print("error: ramiel profile needs -o FILE (or --compare-ort)", file=sys.stderr)
         return 2
-    if args.json:
-        print("error: --json is an option of --compare-ort", file=sys.stderr)
-        return 2
+    for opt, given in (("--json", args.json), ("--nodes", args.nodes)):
+        if given:
+            print(f"error: {opt} is an option of --compare-ort", file=sys.stderr)
+            return 2
     output_file(args.output, "profile database")
     from ramiel.compiler import CompileOptions  # lazy: numpy,onnx,torch,xdsl
 
@@ -759,7 +767,7 @@ def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  
                 disable=tuple(args.disable or ()),
             )
             tables.append(cmp)
-            print(cmp.to_text())
+            print(cmp.to_text(nodes=args.nodes or 0))
             print()
     if args.output:
         print("note: -o is not written with --compare-ort (use --json FILE)", file=sys.stderr)
