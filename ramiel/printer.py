@@ -486,6 +486,9 @@ _LOADER = """\
             path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
         with torch.device("meta"):  # no memory for weights that are replaced at once
             model = cls()
+        # plain tensors even under torch.inference_mode (the prepacked kernels need their
+        # version counter to notice a write)
+        with torch.inference_mode(False):
 {load}        return model
 """
 
@@ -497,14 +500,14 @@ def _loader_text(formats: bool) -> str:
         return _LOADER.format(
             formats_doc="",
             formats_import="",
-            load='        model.load_state_dict(load_file(str(path), device=str(device or "cpu")), '
-            "assign=True)\n",
+            load='            state = load_file(str(path), device=str(device or "cpu"))\n'
+            "            model.load_state_dict(state, assign=True)\n",
         )
     return _LOADER.format(
         formats_doc="; the weights of\n        ``WEIGHT_FORMATS`` converted once into their memory format",
         formats_import="        from ramiel.runtime.weights import to_formats\n",
-        load='        state = load_file(str(path), device=str(device or "cpu"))\n'
-        "        model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)\n",
+        load='            state = load_file(str(path), device=str(device or "cpu"))\n'
+        "            model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)\n",
     )
 
 

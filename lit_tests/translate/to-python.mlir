@@ -28,7 +28,9 @@
 // SEQ-NEXT:         super().__init__()
 // SEQ-NEXT:         self.register_buffer('conv1_W', torch.empty((3, 2, 3, 3), dtype=torch.float32))
 // SEQ:          def from_safetensors(cls, path=None, device=None):
-// SEQ:              model.load_state_dict(load_file(str(path), device=str(device or "cpu")), assign=True)
+// SEQ:              with torch.inference_mode(False):
+// SEQ-NEXT:             state = load_file(str(path), device=str(device or "cpu"))
+// SEQ-NEXT:             model.load_state_dict(state, assign=True)
 // SEQ:          def forward(self, x):
 // SEQ-NEXT:         """The graph outputs: output."""
 // SEQ-NEXT:         c = F.conv2d(x, self.conv1_W, None, stride=(2, 2), padding=(1, 1))  # conv1 (Conv)

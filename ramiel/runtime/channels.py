@@ -10,7 +10,8 @@ Two implementations:
 * :class:`ThreadEndpoint` (threads backend): a channel is a one-slot handoff guarded by a lock;
   ``put`` stores the reference (no copy), ``get`` returns that same tensor. The tensor's version
   counter (``Tensor._version``, bumped by every in-place op on it or a view) is recorded at
-  ``put`` so that the runner can report a tensor that was modified after it crossed a channel.
+  ``put`` so that the runner can report a tensor that was modified after it crossed a channel
+  (not for an inference tensor, which has none: :func:`version_of`).
 * :class:`ShmEndpoint` (processes backend): a channel is a pre-allocated buffer of the static
   shape, in the channel's memory format, in a shared-memory arena plus a semaphore counting
   "full". ``put`` copies the tensor into
@@ -94,6 +95,14 @@ class ThreadState:
         self.deadline = 0.0
 
 
+def version_of(t: torch.Tensor) -> int:
+    """``t``'s version counter (``Tensor._version``, bumped by every in-place op on it or a view),
+    or -1 for an inference tensor (made under ``torch.inference_mode``), which has none: a
+    tensor put on a channel is checked against its version when the inference ends, and an
+    inference tensor written in place cannot be caught (it compares -1 with -1)."""
+    return -1 if t.is_inference() else t._version
+
+
 class Slot:
     """One channel of the threads backend.
 
@@ -118,7 +127,7 @@ class Slot:
     def fill(self, t: torch.Tensor, epoch: int) -> None:
         """Store ``t`` (by reference) and wake the receiver."""
         self.value = t
-        self.version = t._version
+        self.version = version_of(t)
         self.put_epoch = epoch
         if self.lock is not None:
             self.lock.release()

@@ -116,7 +116,7 @@ from safetensors import safe_open
 from ramiel.errors import RamielError
 from ramiel.files import read_json_file
 from ramiel.runtime import processes
-from ramiel.runtime.channels import Aborted, _check_tensor, _no_channel
+from ramiel.runtime.channels import Aborted, _check_tensor, _no_channel, version_of
 from ramiel.runtime.processes import LIVENESS_S, STOPPED_S, FnRef, process_state
 from ramiel.runtime.program import (
     ChannelError,
@@ -890,7 +890,7 @@ class _Exec:
         """Wait for this rank's sends of the epoch and check the tensors were not modified."""
         for work, t, version, name, dst in self.sends:
             _wait(work, self.deadline, dst, f"send of channel '{name}'")
-            if t._version != version:
+            if version_of(t) != version:
                 spec = self.program.channels[name]
                 who = f"cluster '{spec.src}'" if spec.src is not None else "the caller"
                 raise ChannelError(
@@ -1042,7 +1042,7 @@ class DistEndpoint:
         if slot is not None:
             with slot.cond:
                 slot.value = tensor
-                slot.version = tensor._version
+                slot.version = version_of(tensor)
                 slot.epoch = ex.epoch
                 slot.cond.notify_all()
             return
@@ -1065,7 +1065,7 @@ class DistEndpoint:
             work = ex.link.isend(_wire(t, spec), name, dst)
         except Exception as e:  # noqa: BLE001
             raise _classify(e, dst, f"send of channel '{name}'") from None
-        ex.sends.append((work, t, t._version, name, dst))
+        ex.sends.append((work, t, version_of(t), name, dst))
 
 
 # -------------------------------------------------------------------------------------- the rank

@@ -51,6 +51,7 @@ import torch
 from safetensors.torch import load_file
 
 from ramiel.errors import RamielError
+from ramiel.runtime.channels import version_of
 from ramiel.runtime.launch import start
 from ramiel.runtime.memory import reuse_freed_memory
 from ramiel.runtime.program import (
@@ -156,8 +157,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             if where is None:
                 raise ProgramError(f"{cls.__name__}: no module file to find {cls.WEIGHTS_FILE} by")
             path = os.path.join(os.path.dirname(os.path.abspath(where)), cls.WEIGHTS_FILE)
-        state = load_file(os.fspath(path), device=str(device or "cpu"))
-        return with_state(cls, to_formats(state, cls.WEIGHT_FORMATS), **kwargs)
+        with torch.inference_mode(False):  # plain tensors even under inference mode
+            state = load_file(os.fspath(path), device=str(device or "cpu"))
+            return with_state(cls, to_formats(state, cls.WEIGHT_FORMATS), **kwargs)
 
     # ---------------------------------------------------------------------------- the workers
 
@@ -180,7 +182,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 
     def _weights_signature(self) -> tuple:
         return tuple(
-            (k, id(t), t._version)
+            (k, id(t), version_of(t))
             for d in (self._buffers, self._parameters)
             for k, t in d.items()
             if t is not None

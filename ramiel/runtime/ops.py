@@ -106,7 +106,10 @@ def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
     under tracing or compiling (dynamo, ``torch.export``, ``torch.jit.trace``, ``torch.fx``: they
     see the readable op and plain weights; inductor's freezing packs on its own), plain tensors
     (not a Parameter, a fake or functional tensor, an fx Proxy), on the CPU, float32, no autograd
-    recording (the oneDNN ops have no backward), oneDNN available."""
+    recording (the oneDNN ops have no backward), oneDNN available, and a ``weight`` that is not
+    an inference tensor (made under ``torch.inference_mode``: it has no version counter, so an
+    in-place write to it could not repack; the generated loaders make plain tensors even under
+    inference mode)."""
     return not (
         torch.compiler.is_compiling()
         or torch.jit.is_tracing()
@@ -117,6 +120,7 @@ def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
         or weight.dtype != torch.float32
         or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
         or not torch.backends.mkldnn.is_available()
+        or weight.is_inference()
     )
 
 

@@ -56,7 +56,14 @@ import time
 
 import torch
 
-from ramiel.runtime.channels import Aborted, Deadline, Slot, ThreadEndpoint, ThreadState
+from ramiel.runtime.channels import (
+    Aborted,
+    Deadline,
+    Slot,
+    ThreadEndpoint,
+    ThreadState,
+    version_of,
+)
 from ramiel.runtime.program import (
     ChannelError,
     Program,
@@ -121,7 +128,7 @@ class _Run:
         if check_versions:
             for slot in self.slots.values():
                 v = slot.value
-                if v is not None and v._version != slot.version:
+                if v is not None and version_of(v) != slot.version:
                     spec = slot.spec
                     who = f"cluster '{spec.src}'" if spec.src is not None else "the caller"
                     to = f"cluster '{spec.dst}'" if spec.dst is not None else "the caller"

@@ -73,14 +73,15 @@ class Weights:
         (:func:`to_formats`).
         """
 
-        if keys is None:
-            tensors = load_file(str(path), device="cpu")
-        with safe_open(str(path), "pt") as f:
-            meta = f.metadata() or {}
-            if keys is not None:
-                tensors = {k: f.get_tensor(k) for k in f.keys() if k in keys}  # noqa: SIM118
-        formats = json.loads(meta.get(FORMATS_METADATA_KEY, "{}"))
-        return cls(to_formats(tensors, formats))
+        with torch.inference_mode(False):  # plain tensors even under inference mode
+            if keys is None:
+                tensors = load_file(str(path), device="cpu")
+            with safe_open(str(path), "pt") as f:
+                meta = f.metadata() or {}
+                if keys is not None:
+                    tensors = {k: f.get_tensor(k) for k in f.keys() if k in keys}  # noqa: SIM118
+            formats = json.loads(meta.get(FORMATS_METADATA_KEY, "{}"))
+            return cls(to_formats(tensors, formats))
 
     def save_safetensors(self, path: str | Path) -> None:
         """Write the tensors to a ``.safetensors`` file (made contiguous, storage not shared)."""
