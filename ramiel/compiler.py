@@ -79,7 +79,9 @@ class CompileOptions:
     ``clusters``: the number of clusters/workers (default: the number of cores); ``backend``:
     ``threads``, ``processes`` or ``distributed`` (also selects the transfer cost model);
     ``threads_per_worker``:
-    intra-op threads of each worker; ``clone``: duplicate cheap producers; ``profile``: a profile
+    intra-op threads of each worker (default ``None``: the program's
+    :meth:`~ramiel.runtime.Program.planned_threads`, the cores merging left free shared among the
+    clusters; a number is used as it is, as by the generated class); ``clone``: duplicate cheap producers; ``profile``: a profile
     database for costs; ``input_shapes``: bindings for dynamic input dimensions; ``batch``: compile
     the program for B samples (``--hypercluster{batch=B}``: B inputs and B outputs per graph
     input/output, named ``<name>__s<k>``); ``cores``: plan intra-op threads per op for this many
@@ -104,7 +106,7 @@ class CompileOptions:
 
     clusters: int | None = None
     backend: BackendName = "threads"
-    threads_per_worker: int = 1
+    threads_per_worker: int | None = None
     clone: bool = True
     profile: str | None = None
     input_shapes: Mapping[str, Sequence[int]] | None = None
@@ -137,8 +139,10 @@ class CompileOptions:
             )
         for name in ("clusters", "threads_per_worker", "batch", "cores"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise RamielError(f"CompileOptions.{name} must be at least 1, not {value!r}")
+            if value is not None and (type(value) is not int or value < 1):
+                raise RamielError(
+                    f"CompileOptions.{name} must be an int of at least 1, not {value!r}"
+                )
         self.rewrites()
 
     def rewrites(self) -> list[str]:
@@ -508,12 +512,12 @@ class CompiledModel(ParallelModel):
     def runtime_config(self) -> tuple[str, int]:
         """The backend and intra-op threads per worker the parallel module runs with.
 
-        The options' backend and ``threads_per_worker``, except where the compiler made fewer
-        clusters than ``clusters`` asked for (merging keeps a cluster only where it estimates a
-        gain, and takes the fewest that come close to the best schedule): the cores left free go
-        to intra-op threads (each worker gets ``threads_per_worker`` times the program's
+        The options' backend and ``threads_per_worker`` where given. By default the cores the
+        compiler planned for go to the clusters it made (merging keeps a cluster only where it
+        estimates a gain, and takes the fewest that come close to the best schedule, so it may
+        make fewer than ``clusters`` asked for): each worker gets the program's
         :meth:`~ramiel.runtime.Program.planned_threads`, ``cores // made``, where ``cores`` is
-        ``clusters``, at most the cores this process may use: asking for more clusters than
+        ``clusters``, at most the cores this process may use (asking for more clusters than
         there are cores gives no worker more threads than the machine has; the generated
         module's own default is the same), and a
         one-cluster program on the threads backend runs in the caller's thread (``inline``: no
@@ -521,7 +525,7 @@ class CompiledModel(ParallelModel):
         a model without useful task parallelism falls back to plain intra-op parallelism on the
         same cores.
         """
-        threads = self.options.threads_per_worker * self.program.planned_threads()
+        threads = self.options.threads_per_worker or self.program.planned_threads()
         backend = self.options.backend
         if len(self.program.clusters) == 1 and backend == "threads":
             backend = "inline"
@@ -555,7 +559,7 @@ def compile(  # noqa: A001 - the public name the README promises
     model: str | os.PathLike[str] | onnx.ModelProto,
     clusters: int | None = None,
     backend: BackendName = "threads",
-    threads_per_worker: int = 1,
+    threads_per_worker: int | None = None,
     out_dir: str | None = None,
     **options: Any,
 ) -> CompiledModel:

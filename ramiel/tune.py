@@ -113,7 +113,7 @@ class TuneResult:
         """The command that runs the chosen program once as it was timed, as a shell line (the
         path quoted: an output directory named ``x;touch PWNED`` stays one word)."""
         argv = ["python", os.path.join(self.result.out_dir, "model.py")]
-        if self.options.threads_per_worker > 1:
+        if self.options.threads_per_worker is not None:  # else the module's own default
             argv += ["--threads", str(self.options.threads_per_worker)]
         return shlex.join(argv)
 

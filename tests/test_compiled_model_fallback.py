@@ -58,8 +58,13 @@ def test_no_more_threads_than_the_machine_has(monkeypatch) -> None:
         assert model.runtime_config() == ("inline", 2)
 
 
-def test_processes_backend_and_explicit_threads_are_kept() -> None:
+def test_processes_backend_and_explicit_threads_are_kept(monkeypatch) -> None:
+    monkeypatch.setattr(program, "usable_cores", lambda: 2)
     with ramiel.compile(_chain(), clusters=2, backend="processes") as model:
         assert model.runtime_config() == ("processes", 2)
     with ramiel.compile(_chain(), clusters=1, threads_per_worker=3) as model:
         assert model.runtime_config() == ("inline", 3)
+    # an explicit count is used as it is (as by the generated class), not multiplied by the
+    # cores merging left free: 2 clusters asked, 1 made, 2 threads asked -> 2, not 4
+    with ramiel.compile(_chain(), clusters=2, threads_per_worker=2) as model:
+        assert model.runtime_config() == ("inline", 2)

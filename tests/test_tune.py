@@ -150,7 +150,7 @@ def test_options_reproduce_the_program(tuned, tmp_path):
     with m, open(m.result.parallel_path) as f, open(os.path.join(out, "model.py")) as g:
         assert f.read() == g.read()
     assert data["run"].startswith(f"python {os.path.join(out, 'model.py')}")
-    assert ("--threads" in data["run"]) == (opts["threads_per_worker"] > 1)
+    assert data["run"].endswith(f" --threads {opts['threads_per_worker']}")
 
 
 def test_bad_requests_fail_before_any_work(tuned, tmp_path, capsys):

@@ -107,7 +107,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="measured transfer costs (from 'ramiel calibrate -o FILE') instead of the backend's",
     )
     p.add_argument(
-        "--threads-per-worker", type=count(), default=1, help="intra-op threads per worker"
+        "--threads-per-worker",
+        type=count(),
+        help="intra-op threads per worker when ramiel runs the program (ramiel run; the "
+        "generated model.py takes --threads) (default: the cores the clusters were planned "
+        "for, shared among the clusters made)",
     )
     add_input_shape(p)
     p.add_argument(
@@ -407,6 +411,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
     )
     for note in res.notes:
         print(f"note: {note}")
+    if args.threads_per_worker is not None:
+        print(
+            "note: --threads-per-worker is a setting of the run, not of the files: run the "
+            f"module with it as python {shlex.quote(res.parallel_path)} --threads "
+            f"{args.threads_per_worker}"
+        )
     return 0
 
 
