@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -599,7 +600,7 @@ def print_python(
             bodies.append(text)
             all_channels[f.sym_name.data] = chans
         out.append("\n\n" + "\n\n".join(bodies))
-        cores = get_int(module, CORES_ATTR)
+        cores = _planned_cores(module)
         out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order, cores))
         out.append(_weight_formats_text(formats))
         decls = _weight_decls(weights, False, " " * 8, formats)
@@ -674,6 +675,29 @@ def weight_formats(module: ModuleOp) -> dict[str, str]:
         if isinstance(op, tp.WeightOp) and op.memory_format is not None:
             formats.setdefault(op.key.data, _format_of(op))
     return dict(sorted(formats.items()))
+
+
+def _planned_cores(module: ModuleOp) -> int | None:
+    """The module attribute ``ramiel.cores`` (the cores the schedule was planned for), or
+    ``None`` when it is absent.
+
+    Raises :class:`~ramiel.errors.RamielError` for a value that is not a positive ``i64``: the
+    program could not run with it (``Program.validate``)."""
+    attr = module.attributes.get(CORES_ATTR)
+    if attr is None:
+        return None
+    ok = (
+        isinstance(attr, IntegerAttr)
+        and attr.type == i64
+        and isinstance(attr.value.data, int)
+        and attr.value.data >= 1
+    )
+    if not ok:
+        raise RamielError(
+            f"module attribute {CORES_ATTR} must be a positive i64 (the cores the schedule was "
+            f"planned for, e.g. {CORES_ATTR} = 4 : i64), got {attr}"
+        )
+    return attr.value.data
 
 
 def _weight_formats_text(formats: dict[str, str]) -> str:
@@ -819,8 +843,9 @@ def print_python_file(
     ``class_name``: the module class (default: from the file's name, ``Model`` for stdin);
     ``trainable``: see :func:`print_python`.
 
-    Raises :class:`~ramiel.errors.RamielError` with a one-line message for a missing file or IR
-    that holds no torchpy; xDSL's ``ParseError`` for a syntax error and
+    Raises :class:`~ramiel.errors.RamielError` with a one-line message for a missing file, IR
+    that holds no torchpy, or a ``weights_out`` that is the file the IR reads its weights from;
+    xDSL's ``ParseError`` for a syntax error and
     :class:`~ramiel.parsing.LocatedVerifyError` for IR that fails verification (both located).
     """
 
@@ -850,7 +875,16 @@ def print_python_file(
     except ValueError as e:
         raise RamielError(str(e)) from None
     if weights_out is not None:
-        write_weights([module], ctx.weights.of(module), weights_out)
+        store = ctx.weights.of(module)
+        read_from = getattr(store, "path", None)
+        if read_from and os.path.realpath(read_from) == os.path.realpath(weights_out):
+            raise RamielError(
+                f"the weights file {weights_out} is the one the IR reads its weights from (module "
+                "attribute ramiel.weights): writing the module's weights there would break the "
+                "IR; name another with --weights FILE, or write the module under another name "
+                "(-o NAME.py writes NAME.safetensors)"
+            )
+        write_weights([module], store, weights_out)
     return source
 
 

@@ -14,7 +14,7 @@ import sys
 import onnx
 import pytest
 from conftest import ZOO_DIR, one_error_line, tool_status
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from ramiel.tools import driver, opt, translate
 
@@ -287,3 +287,37 @@ def test_generated_modules_end_quietly_when_stdout_closes(tmp_path):
             os.close(w)
         assert p.returncode == 141, p.stderr
         assert p.stderr == "", p.stderr
+
+
+def test_to_python_refuses_to_overwrite_the_weights_the_ir_reads(tmp_path, capsys):
+    """The front-end recipe in one directory: ``--import-onnx model.onnx -o model.mlir`` writes
+    model.safetensors, which the IR reads; ``--to-python ... -o model.py`` would write the
+    module's weights to the same file under other names and break the IR. It refuses, in one
+    line; another name works."""
+    import numpy as np
+
+    w = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    d = str(tmp_path)
+    assert (
+        tool_status(translate.main, ["--import-onnx", f"{d}/model.onnx", "-o", f"{d}/model.mlir"])
+        == 0
+    )
+    assert (
+        tool_status(opt.main, [f"{d}/model.mlir", "--lower-to-torchpy", "-o", f"{d}/tp.mlir"]) == 0
+    )
+    capsys.readouterr()
+    rc = tool_status(translate.main, ["--to-python", f"{d}/tp.mlir", "-o", f"{d}/model.py"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert _one_error(err).startswith(f"error: the weights file {d}/model.safetensors is the one")
+    assert not os.path.exists(f"{d}/model.py")
+    os.makedirs(f"{d}/out")
+    assert (
+        tool_status(translate.main, ["--to-python", f"{d}/tp.mlir", "-o", f"{d}/out/model.py"]) == 0
+    )
+    assert os.path.exists(f"{d}/out/model.safetensors")

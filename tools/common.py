@@ -275,13 +275,15 @@ def run_command(fn: Callable[..., int], *args: Any) -> int:
     """
     try:
         status = fn(*args)
-        sys.stdout.flush()  # here, so that a reader that went away is a broken pipe below
+        if sys.stdout is not None:  # None: started with stdout closed (>&-)
+            sys.stdout.flush()  # here, so that a reader that went away is a broken pipe below
         return status
     except BrokenPipeError:
         return stdout_reader_gone()
     except SystemExit:  # argparse's --help, --version and usage errors
         try:
-            sys.stdout.flush()
+            if sys.stdout is not None:
+                sys.stdout.flush()
         except BrokenPipeError:
             return stdout_reader_gone()
         raise

@@ -8,6 +8,7 @@
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' '--intra-op-threads{cores=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=LOWERED
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=NONE
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=4}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=CORES
+// RUN: %not ramiel-translate --to-python %S/Inputs/bad-cores.mlir 2>&1 | filecheck %s --check-prefix=BADCORES
 
 // IR:      torchpy.set_threads 2 reason "more threads"
 // IR:      torchpy.set_threads 1
@@ -72,3 +73,4 @@ builtin.module {
 // CORES-NEXT:     # intra-op thread(s) (Program.planned_threads; fewer where fewer cores are usable)
 // CORES-NEXT:     cores=4,
 // CORES-NEXT: )
+// BADCORES: error: module attribute ramiel.cores must be a positive i64 (the cores the schedule was planned for, e.g. ramiel.cores = 4 : i64), got 0 : i64

@@ -25,22 +25,24 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TextIO
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.files import stdout_reader_gone
+from ramiel.files import output_file, stdout_reader_gone
 from ramiel.runtime import Weights, start
 from ramiel.runtime.compiled import segments_in, summary, take_events
 from ramiel.runtime.distributed import in_torchrun, join_group
-from ramiel.runtime.program import InputMismatch, Program
+from ramiel.runtime.program import InputMismatch, Program, describe
 from ramiel.runtime.runner import Runner
 
 
@@ -86,7 +88,12 @@ def _args(
         )
         p.add_argument("--ranks", type=int, help="distributed, without torchrun: ranks to start")
         p.add_argument("--placement", help="distributed: placement file (clusters to ranks)")
-        p.add_argument("--device", default="cpu", help="distributed: cpu or cuda (one per rank)")
+        p.add_argument(
+            "--device",
+            default="cpu",
+            choices=["cpu", "cuda"],
+            help="distributed: cpu or cuda (one per rank)",
+        )
     else:
         p.add_argument("--threads", type=int, default=1, help="intra-op threads")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
@@ -99,9 +106,9 @@ def _args(
     )
     args = p.parse_args(argv)
     if args.threads is not None and args.threads < 1:
-        p.error(f"--threads must be at least 1, got {args.threads}")
-    if parallel and args.timeout <= 0:
-        p.error(f"--timeout must be positive, got {args.timeout:g}")
+        p.error(f"argument --threads: must be at least 1, got {args.threads}")
+    if parallel and not (math.isfinite(args.timeout) and args.timeout > 0):
+        p.error(f"argument --timeout: must be a positive number of seconds, got {args.timeout:g}")
     return args
 
 
@@ -134,6 +141,8 @@ def save_outputs(path: str, outputs: Mapping[str, torch.Tensor]) -> None:
         save_file({k: v.detach().contiguous() for k, v in outputs.items()}, path)
     except OSError as e:
         raise RamielError(f"outputs file {path}: cannot write it: {e.strerror or e}") from None
+    except SafetensorError as e:  # safetensors reports an I/O error as its own type
+        raise RamielError(f"outputs file {path}: cannot write it: {e}") from None
 
 
 def serve(
@@ -156,6 +165,8 @@ def serve(
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
+    if stdin is None:  # started with stdin closed (<&-): no request will come
+        return 0
     for line in stdin:
         try:
             words = shlex.split(line)
@@ -176,6 +187,7 @@ def serve(
         src = words[0]
         dst = words[1] if len(words) == 2 else os.path.splitext(src)[0] + ".out.safetensors"
         try:
+            output_file(dst, "outputs file")
             feeds = load_inputs(src, specs)
             t0 = time.perf_counter()
             outs = infer(feeds)
@@ -193,6 +205,32 @@ def serve(
     return 0
 
 
+def check_sequential_inputs(
+    feeds: Mapping[str, torch.Tensor],
+    specs: Mapping[str, tuple[Sequence[int], torch.dtype]],
+    dynamic: Collection[str] = (),
+) -> None:
+    """Check the inputs of a sequential module against its ``INPUTS`` (shape and dtype; dimension
+    0 of the inputs in ``dynamic``, its ``DYNAMIC_BATCH``, may have any size), as the parallel
+    program's runtime checks its channels.
+
+    Raises:
+        InputMismatch: a tensor of another shape or dtype (no implicit cast or broadcast).
+    """
+    for name, (shape, dtype) in specs.items():
+        t = feeds[name]
+        want, got = tuple(shape), tuple(t.shape)
+        same = got == want or (
+            name in dynamic and len(got) == len(want) and got[1:] == want[1:] and len(got) > 0
+        )
+        if not same or t.dtype != dtype:
+            batch = " (any size in dimension 0)" if name in dynamic else ""
+            raise InputMismatch(
+                f"input '{name}': expected {describe(want, dtype)}{batch}, "
+                f"got {describe(got, t.dtype)}"
+            )
+
+
 def _is_runtime_failure(e: BaseException) -> bool:
     return isinstance(e, RuntimeFailure)
 
@@ -204,15 +242,20 @@ def _one_line(message: str) -> str:
 def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
     """``python model.py | head -1``: when the reader of stdout goes away, end with status 141
     and nothing more printed (no ``BrokenPipeError`` traceback); the workers are closed by then
-    (the outputs are printed after the runner's ``with``)."""
+    (the outputs are printed after the runner's ``with``). Stdout closed (``>&-``): nothing is
+    printed; stdout full (``> /dev/full``): one ``error:`` line on stderr, status 1."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         try:
             fn(*args, **kwargs)
-            sys.stdout.flush()
+            if sys.stdout is not None:  # None: started with stdout closed (>&-)
+                sys.stdout.flush()
         except BrokenPipeError:
             sys.exit(stdout_reader_gone())
+        except OSError as e:  # writing the report failed (> /dev/full): files are RamielErrors
+            print(f"error: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
+            sys.exit(1)
 
     return wrapper
 
@@ -241,6 +284,8 @@ def main(
     }
     rank = int(os.environ.get("RANK", "0")) if args.backend == "distributed" else 0
     try:
+        if args.outputs is not None:
+            output_file(args.outputs, "outputs file")  # before the work, not after it
         inputs = load_inputs(args.inputs, specs) if args.inputs else random_inputs(specs, args.seed)
         runner: Runner
         if args.backend == "distributed" and in_torchrun():
@@ -261,9 +306,13 @@ def main(
             if args.backend == "distributed":
                 options = {"ranks": args.ranks, "placement": args.placement, "device": args.device}
             if bare:
+                try:
+                    weights = Weights.from_safetensors(weights_file)
+                except (OSError, SafetensorError) as e:  # a missing or damaged weights file
+                    raise RamielError(f"{weights_file}: {e}") from None
                 runner = start(
                     program,
-                    Weights.from_safetensors(weights_file),
+                    weights,
                     backend=args.backend,
                     threads_per_worker=args.threads,
                     timeout_s=args.timeout,
@@ -278,8 +327,8 @@ def main(
                         timeout_s=args.timeout,
                         **options,
                     )
-                except (OSError, RuntimeError) as e:  # a missing or mismatched weights file
-                    raise RamielError(f"{weights_file}: {e}") from None
+                except (OSError, RuntimeError, SafetensorError) as e:  # missing, mismatched,
+                    raise RamielError(f"{weights_file}: {e}") from None  # damaged weights file
                 runner = model.start()
         with runner:
             events = runner.compile_report()
@@ -321,11 +370,13 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
 
     try:
         model = cls.from_safetensors(path)
-    except (OSError, RuntimeError) as e:  # a missing or mismatched weights file
-        print(f"error: {path}: {_one_line(str(e))}", file=sys.stderr)
+    except (OSError, RuntimeError, RamielError, SafetensorError) as e:  # missing, mismatched,
+        print(f"error: {path}: {_one_line(str(e))}", file=sys.stderr)  # damaged weights file
         sys.exit(1)
+    dynamic = set(getattr(cls, "DYNAMIC_BATCH", ()))
 
     def infer(feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        check_sequential_inputs(feeds, inputs, dynamic)
         with torch.inference_mode():
             result = model(*(feeds[n] for n in inputs))
         results = result if isinstance(result, tuple) else (result,)
@@ -334,6 +385,8 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
     try:
         if args.serve:
             sys.exit(serve(infer, inputs))
+        if args.outputs is not None:
+            output_file(args.outputs, "outputs file")  # before the work, not after it
         feeds = (
             load_inputs(args.inputs, inputs) if args.inputs else random_inputs(inputs, args.seed)
         )

@@ -17,7 +17,7 @@ import torch
 from ramiel.runtime.compiled import program_segments
 from ramiel.runtime.distributed import DistributedRunner
 from ramiel.runtime.processes import ProcessRunner
-from ramiel.runtime.program import Program
+from ramiel.runtime.program import Program, check_threads
 from ramiel.runtime.runner import BACKENDS, Runner
 from ramiel.runtime.threads import InlineRunner, ThreadRunner
 from ramiel.runtime.weights import Weights, as_weights
@@ -58,15 +58,15 @@ def start(
 
     Raises:
         ProgramError: the program is invalid, or cannot be run by the backend.
-        ValueError: an unknown backend or option.
+        ValueError: an unknown backend or option; ``threads_per_worker`` not an int of at
+            least 1 (a :class:`ProgramError`, also a ``RamielError``).
         RuntimeFailure: a worker failed to start.
     """
     program.validate()
     w = as_weights(weights)
     if threads_per_worker is None:
         threads_per_worker = program.planned_threads()
-    if threads_per_worker < 1:
-        raise ValueError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
+    check_threads(threads_per_worker)
     compile_timeout_s = float(options.pop("compile_timeout_s", 1800.0))
     runner: Runner
     if backend == "threads":

@@ -60,6 +60,7 @@ from ramiel.runtime.program import (
     ProgramError,
     ProgramNames,
     RunnerClosed,
+    check_threads,
 )
 from ramiel.runtime.weights import Weights, to_formats
 
@@ -90,7 +91,8 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         **options: further options of :func:`ramiel.runtime.start` (``start_method``, ...).
 
     Raises:
-        ProgramError: no program, or it is invalid (at the first call).
+        ProgramError: no program, or it is invalid (at the first call); ``threads_per_worker``
+            not an int of at least 1 (here).
     """
 
     PROGRAM: ClassVar[Program | None] = None
@@ -117,6 +119,8 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             raise ProgramError(f"{type(self).__name__} has no PROGRAM (a ramiel.runtime.Program)")
         self.program = prog
         self.backend = backend
+        if threads_per_worker is not None:
+            check_threads(threads_per_worker)
         self.threads_per_worker = threads_per_worker
         self.timeout_s = timeout_s
         self.runtime_options = dict(options)

@@ -258,6 +258,14 @@ def describe(shape: Sequence[int], dtype: torch.dtype) -> str:
     return f"{tuple(shape)} {str(dtype).removeprefix('torch.')}"
 
 
+def check_threads(threads_per_worker: object, what: str = "threads_per_worker") -> None:
+    """Raise :class:`ProgramError` unless ``threads_per_worker`` is an int of at least 1 (not a
+    bool, float or string: ``torch.set_num_threads`` in a worker would fail later, far from the
+    mistake)."""
+    if type(threads_per_worker) is not int or threads_per_worker < 1:
+        raise ProgramError(f"{what} must be an int of at least 1, got {threads_per_worker!r}")
+
+
 @dataclass
 class Program:
     """A task-parallel program: cluster functions that exchange tensors over named channels.
@@ -302,7 +310,7 @@ class Program:
         among its clusters; at least 1, and 1 when :attr:`cores` is unknown. E.g. a program
         planned for 8 cores that merging left with 2 clusters: 4 threads per worker on a machine
         with 8 or more cores, 1 on a 2-core one."""
-        if not self.cores:
+        if type(self.cores) is not int or self.cores < 1:  # unknown, or invalid (validate says)
             return 1
         return max(1, min(self.cores, usable_cores()) // max(1, len(self.clusters)))
 

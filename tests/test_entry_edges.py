@@ -1,0 +1,214 @@
+"""``python model.py`` / ``python model_seq.py`` and the runtime's entry points at their edges:
+every mistake a user can make is one ``error:`` line (or a usage error), never a traceback.
+
+Found by a fresh-user check: unwritable ``--outputs``, a damaged weights file, wrong input shapes
+to the sequential module (also in ``--serve``), stdout or stdin closed or full, non-finite
+``--timeout``, ``threads_per_worker`` of the wrong type, a ``cores`` that is not an int.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+import torch
+from onnx import TensorProto, helper
+from safetensors.torch import save_file
+
+from ramiel.compiler import CompileOptions, compile_model, generated_class
+from ramiel.errors import RamielError
+from ramiel.runtime import entry, start
+from ramiel.runtime.program import ProgramError, import_from_path
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A small model compiled once for 2 clusters: its result, parallel and sequential class."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Sigmoid", ["x"], ["b"]),
+        helper.make_node("Add", ["a", "b"], ["y"]),
+    ]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    d = tmp_path_factory.mktemp("edges")
+    res = compile_model(model, str(d / "out"), CompileOptions(clusters=2))
+    par = generated_class(import_from_path("edges_par", res.parallel_path))
+    seq = generated_class(import_from_path("edges_seq", res.sequential_path))
+    return res, par, seq
+
+
+def _run(fn, capsys) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    try:
+        fn()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err, cap.err
+    return code, cap.out, cap.err
+
+
+def _main(kind, res, par, seq, argv):  # type: ignore[no-untyped-def]
+    if kind == "parallel":
+        return lambda: entry.main(par, res.parallel_path, argv=argv)
+    return lambda: entry.main_sequential(seq, res.sequential_path, argv=argv)
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+@pytest.mark.parametrize("where", ["/sys/x.safetensors", "/nonexistent/dir/x.safetensors"])
+def test_unwritable_outputs_is_one_line(kind, where, out, capsys):
+    code, _, err = _run(_main(kind, *out, ["--outputs", where]), capsys)
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert where in err
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_damaged_weights_file_is_one_line(kind, out, tmp_path, capsys):
+    res, par, seq = out
+    d = tmp_path / "copy"
+    shutil.copytree(res.out_dir, d)
+    with open(d / os.path.basename(res.weights_path), "wb") as f:
+        f.write(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")  # a header that does not parse
+    name = "model.py" if kind == "parallel" else "model_seq.py"
+    cls = generated_class(import_from_path(f"edges_damaged_{kind}", str(d / name)))
+    if kind == "parallel":
+        fn = lambda: entry.main(cls, str(d / name), argv=[])  # noqa: E731
+    else:
+        fn = lambda: entry.main_sequential(cls, str(d / name), argv=[])  # noqa: E731
+    code, _, err = _run(fn, capsys)
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1, err
+
+
+def test_sequential_module_checks_its_inputs(out, tmp_path, capsys):
+    res, _, seq = out
+    bad = tmp_path / "bad.safetensors"
+    save_file({"x": torch.zeros(3, 2)}, str(bad))
+    code, _, err = _run(_main("sequential", *out, ["--inputs", str(bad)]), capsys)
+    assert code == 1
+    assert err == "error: input 'x': expected (2, 3) float32, got (3, 2) float32\n"
+    # --serve answers the bad request and goes on with the next one
+    good = tmp_path / "good.safetensors"
+    save_file({"x": torch.ones(2, 3)}, str(good))
+    f64 = tmp_path / "f64.safetensors"
+    save_file({"x": torch.ones(2, 3, dtype=torch.float64)}, str(f64))
+    requests = f"{bad}\n{f64}\n{good} {tmp_path / 'o.safetensors'}\n"
+    import io
+
+    answers = io.StringIO()
+    infer_status = entry.serve(
+        lambda feeds: _seq_infer(seq, res, feeds), seq.INPUTS, io.StringIO(requests), answers
+    )
+    lines = answers.getvalue().splitlines()
+    assert infer_status == 0
+    assert lines[0].startswith("error: input 'x': expected (2, 3) float32, got (3, 2)")
+    assert lines[1].startswith("error: input 'x': expected (2, 3) float32, got (2, 3) float64")
+    assert lines[2].startswith("ok ")
+
+
+def _seq_infer(seq, res, feeds):  # type: ignore[no-untyped-def]
+    entry.check_sequential_inputs(feeds, seq.INPUTS)
+    m = seq.from_safetensors(res.weights_path)
+    return {"y": m(feeds["x"])}
+
+
+def test_serve_answers_an_unwritable_output(out, tmp_path):
+    import io
+
+    _, _, seq = out
+    good = tmp_path / "good.safetensors"
+    save_file({"x": torch.ones(2, 3)}, str(good))
+    answers = io.StringIO()
+    status = entry.serve(
+        lambda feeds: {"y": feeds["x"]},
+        seq.INPUTS,
+        io.StringIO(f"{good} /sys/o.safetensors\n{good} {tmp_path / 'o.safetensors'}\n"),
+        answers,
+    )
+    first, second = answers.getvalue().splitlines()
+    assert status == 0 and first.startswith("error: outputs file /sys/o.safetensors")
+    assert second.startswith("ok ")
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_stdout_or_stdin_closed(kind, out, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdout", None)
+    code, _, err = _run(_main(kind, *out, []), capsys)
+    assert code == 0 and err == ""
+    monkeypatch.setattr(sys, "stdin", None)
+    code, _, err = _run(_main(kind, *out, ["--serve"]), capsys)
+    assert code == 0 and err == ""
+
+
+class _FullFile:
+    """A stdout on a full disk (``> /dev/full``): every write fails with ENOSPC."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_stdout_full_is_one_line(kind, out, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdout", _FullFile())
+    code, _, err = _run(_main(kind, *out, []), capsys)
+    assert code == 1 and err == "error: cannot write to stdout: No space left on device\n", err
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1"])
+def test_timeout_must_be_finite_and_positive(value, out, capsys):
+    code, _, err = _run(_main("parallel", *out, ["--timeout", value]), capsys)
+    assert code == 2 and "argument --timeout: must be a positive number" in err
+
+
+@pytest.mark.parametrize("bad", [True, 2.5, "2", 0])
+def test_threads_per_worker_of_the_wrong_type(bad, out):
+    res, par, _ = out
+    with pytest.raises(ProgramError, match="threads_per_worker must be an int of at least 1"):
+        par.from_safetensors(threads_per_worker=bad)
+    with pytest.raises(RamielError, match="threads_per_worker must be an int of at least 1"):
+        start(par.PROGRAM, res.weights_path, threads_per_worker=bad)
+    with pytest.raises(RamielError, match="must be an int of at least 1"):
+        CompileOptions(threads_per_worker=bad).check()
+
+
+def test_a_cores_that_is_not_an_int_is_reported_at_start(out):
+    """``cores="8"`` hand-edited into model.py: repr and planning fall back to 1 thread, and the
+    first call says what is wrong (Program.validate), not a TypeError."""
+    res, par, _ = out
+    par.PROGRAM.cores, saved = "8", par.PROGRAM.cores
+    try:
+        assert par.PROGRAM.planned_threads() == 1
+        m = par.from_safetensors()
+        assert "threads_per_worker=1" in repr(m)
+        with pytest.raises(ProgramError, match="cores must be a positive int or None, got '8'"):
+            m(torch.ones(2, 3))
+    finally:
+        par.PROGRAM.cores = saved
+
+
+def test_compile_says_threads_per_worker_is_a_run_setting(out, tmp_path, capsys):
+    """``ramiel compile --threads-per-worker N`` changes no file: it says how to run with N."""
+    import onnx
+
+    from ramiel.tools import driver
+
+    res, _, _ = out
+    model = tmp_path / "m.onnx"
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+    argv = ["compile", str(model), "-o", str(tmp_path / "o"), "--threads-per-worker", "3"]
+    assert driver.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "model.py --threads 3" in text and "a setting of the run" in text
