@@ -57,6 +57,7 @@ from ramiel.attrs import (
     NUM_OPS_ATTR,
     SEGMENT_OF_ATTR,
     THREADS_ATTR,
+    get_attr,
     get_float,
     get_int,
     get_str,
@@ -683,7 +684,7 @@ def _planned_cores(module: ModuleOp) -> int | None:
 
     Raises :class:`~ramiel.errors.RamielError` for a value that is not a positive ``i64``: the
     program could not run with it (``Program.validate``)."""
-    attr = module.attributes.get(CORES_ATTR)
+    attr = get_attr(module, CORES_ATTR)
     if attr is None:
         return None
     ok = (

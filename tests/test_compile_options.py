@@ -18,10 +18,14 @@ from ramiel.errors import RamielError
         (CompileOptions(backend="foo"), r"CompileOptions\.backend must be one of threads, "),
         (CompileOptions(backend="inline"), r"backend must be one of .*not 'inline'"),
         (CompileOptions(layout="nhwc"), r"CompileOptions\.layout must be one of auto, "),
-        (CompileOptions(clusters=0), r"CompileOptions\.clusters must be at least 1, not 0"),
-        (CompileOptions(threads_per_worker=0), r"threads_per_worker must be at least 1"),
-        (CompileOptions(batch=-2), r"CompileOptions\.batch must be at least 1, not -2"),
-        (CompileOptions(cores=0), r"CompileOptions\.cores must be at least 1"),
+        (
+            CompileOptions(clusters=0),
+            r"CompileOptions\.clusters must be an int of at least 1, not 0",
+        ),
+        (CompileOptions(threads_per_worker=0), r"threads_per_worker must be an int of at least 1"),
+        (CompileOptions(batch=-2), r"CompileOptions\.batch must be an int of at least 1, not -2"),
+        (CompileOptions(cores=0), r"CompileOptions\.cores must be an int of at least 1"),
+        (CompileOptions(clusters=True), r"CompileOptions\.clusters must be an int .*, not True"),
         (CompileOptions(disable=["no-such-pass"]), r"unknown rewrite\(s\) to disable: no-such"),
     ],
 )
