@@ -161,7 +161,7 @@ MODULE_ATTRIBUTES = frozenset(
         "share_memory", "smart_apply", "state_dict", "to", "to_empty", "train", "training",
         "type", "xpu", "zero_grad",
         # the generated classes, ParallelModel and CompiledModel
-        "INPUTS", "OUTPUTS", "DYNAMIC_BATCH", "PROGRAM", "WEIGHTS_FILE", "WEIGHT_FORMATS",
+        "INPUTS", "OUTPUTS", "DYNAMIC_BATCH", "PROGRAM", "BACKEND", "WEIGHTS_FILE", "WEIGHT_FORMATS",
         "from_safetensors",
         "run", "close", "closed", "runner", "backend", "threads_per_worker", "timeout_s",
         "options", "runtime_options", "program", "sequential", "result", "report",

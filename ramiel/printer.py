@@ -605,6 +605,12 @@ def print_python(
         out.append("\n\n" + _program_text(funcs, all_channels, prog, in_order, out_order, cores))
         out.append(_weight_formats_text(formats))
         decls = _weight_decls(weights, False, " " * 8, formats)
+        # a module compiled for another backend runs on it by default (from_safetensors(),
+        # python model.py; the distributed one also under torchrun)
+        backend = get_str(module, BACKEND_ATTR)
+        backend_line = (
+            f"    BACKEND = {backend!r}\n" if backend in ("processes", "distributed") else ""
+        )
         out.append(
             f"\n\nclass {name}(ParallelModel):\n"
             '    """PROGRAM as a torch.nn.Module: forward(*inputs) runs it on the workers of\n'
@@ -612,17 +618,16 @@ def print_python(
             "    constructor and of from_safetensors), compiled for the shapes of PROGRAM's input\n"
             '    channels. close() (or `with`) stops the workers."""\n\n'
             "    PROGRAM = PROGRAM\n"
+            + backend_line
             + ("    WEIGHT_FORMATS = WEIGHT_FORMATS\n" if formats else "")
             + f"    WEIGHTS_FILE = {weights_file!r}\n\n"
             "    def __init__(self, **runtime_options):\n"
             "        super().__init__(**runtime_options)\n" + "".join(d + "\n" for d in decls)
         )
-        # a module compiled for the distributed backend runs on it by default (and under torchrun)
-        extra = ", backend='distributed'" if get_str(module, BACKEND_ATTR) == "distributed" else ""
         out.append(
             '\n\nif __name__ == "__main__":\n'
             "    from ramiel.runtime.entry import main\n\n"
-            f"    main({name}, __file__{extra})\n"
+            f"    main({name}, __file__)\n"
         )
         return "".join(out)
     seq = next(f for f in funcs if f.kind.data == "sequential")

@@ -212,3 +212,23 @@ def test_compile_says_threads_per_worker_is_a_run_setting(out, tmp_path, capsys)
     assert driver.main(argv) == 0
     text = capsys.readouterr().out
     assert "model.py --threads 3" in text and "a setting of the run" in text
+
+
+def test_a_module_compiled_for_processes_runs_on_processes(tmp_path, capsys):
+    """``ramiel compile --backend processes``: the generated class (``BACKEND``), its
+    ``from_safetensors()`` and ``python model.py`` use that backend unless told otherwise."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    res = compile_model(model, str(tmp_path / "o"), CompileOptions(backend="processes"))
+    cls = generated_class(import_from_path("edges_processes", res.parallel_path))
+    assert cls.BACKEND == "processes"
+    with cls.from_safetensors() as m:
+        assert m.backend == "processes"
+        torch.testing.assert_close(m(torch.full((2, 3), -1.0)), torch.zeros(2, 3))
+        assert len(m.runner.pids) == 1
+    with cls.from_safetensors(backend="threads") as m:
+        assert m.backend == "threads"
+    code, text, _ = _run(lambda: entry.main(cls, res.parallel_path, argv=[]), capsys)
+    assert code == 0 and "1 cluster, backend processes: one inference" in text

@@ -268,12 +268,15 @@ def main(
     :class:`~ramiel.runtime.Program`, whose weights are all the tensors of the file) once and
     print its outputs, or serve.
 
-    ``backend``: the backend the module was compiled for (the default of ``--backend``); under
-    ``torchrun`` the default is ``distributed``.
+    ``backend``: the default of ``--backend`` (default: the class's ``BACKEND``, the backend it
+    was compiled for; ``threads`` for a bare program); under ``torchrun`` the default is
+    ``distributed``.
     """
 
-    args = _args(argv, parallel=True, backend=backend)
     bare = isinstance(cls, Program)
+    if backend is None and not bare:  # the backend the class was compiled for
+        backend = getattr(cls, "BACKEND", None)
+    args = _args(argv, parallel=True, backend=backend)
     program = cls if bare else cls.PROGRAM
     name = "weights.safetensors" if bare else cls.WEIGHTS_FILE
     weights_file = os.path.join(os.path.dirname(os.path.abspath(module_file)), name)
@@ -351,8 +354,9 @@ def main(
     how = args.backend
     if args.backend == "distributed":
         how += f" ({runner.placement.world_size} ranks)"  # type: ignore[attr-defined]
+    n = len(program.clusters)
     print(
-        f"{len(program.clusters)} clusters, backend {how}: one inference in {ms:.2f} ms "
+        f"{n} cluster{'' if n == 1 else 's'}, backend {how}: one inference in {ms:.2f} ms "
         f"({runner.threads_per_worker} intra-op thread(s) per worker)"
     )
     for name, t in outs.items():

@@ -82,7 +82,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     """A task-parallel program whose weights are this module's buffers (see the module docstring).
 
     Args:
-        backend: ``"threads"``, ``"processes"`` or ``"inline"`` (see :func:`ramiel.runtime.start`).
+        backend: ``"threads"``, ``"processes"``, ``"distributed"`` or ``"inline"`` (see
+            :func:`ramiel.runtime.start`); default: the class's :attr:`BACKEND`, the one the
+            generated class was compiled for.
         threads_per_worker: intra-op threads of each worker; default: the program's
             :meth:`~ramiel.runtime.Program.planned_threads` (a program compiled for 8 cores that
             merging left with 2 clusters runs 4 per worker where 8 cores are usable).
@@ -96,6 +98,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     """
 
     PROGRAM: ClassVar[Program | None] = None
+    #: The backend an instance runs on unless told otherwise: the generated class sets the one
+    #: it was compiled for (``processes``, ``distributed``).
+    BACKEND: ClassVar[str] = "threads"
     WEIGHTS_FILE: ClassVar[str] = "weights.safetensors"
     #: Weight key -> memory format the cluster functions read it in (``torch.channels_last``:
     #: conv kernels of channels-last convolutions); the generated class sets it.
@@ -106,7 +111,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 
     def __init__(
         self,
-        backend: str = "threads",
+        backend: str | None = None,
         threads_per_worker: int | None = None,
         timeout_s: float = 60.0,
         program: Program | None = None,
@@ -118,7 +123,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         if not isinstance(prog, Program):
             raise ProgramError(f"{type(self).__name__} has no PROGRAM (a ramiel.runtime.Program)")
         self.program = prog
-        self.backend = backend
+        self.backend = backend if backend is not None else type(self).BACKEND
         if threads_per_worker is not None:
             check_threads(threads_per_worker)
         self.threads_per_worker = threads_per_worker
