@@ -175,9 +175,9 @@ class Comparison:
             for n in shown:
                 name = n.name if len(n.name) <= width else n.name[: width - 3] + "..."
                 ort = f"{n.ort_ms:>9.3f}" if n.ort_ms is not None else f"{'-':>9}"
-                r = ratio(n.ramiel_ms, n.ort_ms) if n.ort_ms is not None else "      -"
+                rt = ratio(n.ramiel_ms, n.ort_ms) if n.ort_ms is not None else "      -"
                 lines.append(
-                    f"{name:<{width}} {n.op_type:<20} {n.ramiel_ms:>10.3f} {ort} {r} "
+                    f"{name:<{width}} {n.op_type:<20} {n.ramiel_ms:>10.3f} {ort} {rt} "
                     f"{n.gap_ms:>+8.3f}"
                 )
         return "\n".join(lines)

@@ -692,18 +692,13 @@ def _planned_cores(module: ModuleOp) -> int | None:
     attr = get_attr(module, CORES_ATTR)
     if attr is None:
         return None
-    ok = (
-        isinstance(attr, IntegerAttr)
-        and attr.type == i64
-        and isinstance(attr.value.data, int)
-        and attr.value.data >= 1
-    )
-    if not ok:
+    value = attr.value.data if isinstance(attr, IntegerAttr) and attr.type == i64 else None
+    if not isinstance(value, int) or value < 1:
         raise RamielError(
             f"module attribute {CORES_ATTR} must be a positive i64 (the cores the schedule was "
             f"planned for, e.g. {CORES_ATTR} = 4 : i64), got {attr}"
         )
-    return attr.value.data
+    return value
 
 
 def _weight_formats_text(formats: dict[str, str]) -> str:
