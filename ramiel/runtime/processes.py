@@ -7,7 +7,9 @@ Set-up (once, in :class:`ProcessRunner`):
   one semaphore per channel that a cluster receives counts "full";
 * all weights are copied once into a second shared arena (:func:`~ramiel.runtime.weights.pack_shared`)
   that every worker maps: one copy for all workers, not one each;
-* per worker, a pipe from the caller (``b"<epoch>"``: run one inference, ``b"Q"``: quit) and a
+* per worker, a pipe from the caller (``b"<epoch>:<threads>"``: run one inference with that many
+  intra-op threads, fewer than planned while other processes hold cores, see
+  :mod:`ramiel.runtime.contention`; ``b"Q"``: quit) and a
   pipe back (``b"R"`` ready, ``b"D"`` done, ``b"A"`` aborted, ``b"E"`` + pickled error text).
 
 An inference: the caller copies each graph input into its channel buffers and releases their
@@ -285,6 +287,7 @@ def _worker_main(boot: _Boot) -> None:
         done.send_bytes(b"E" + pickle.dumps(describe_exception(e)))
         return
     ctrl = boot.layout.ctrl(boot.arena)
+    current = boot.threads
     del boot
     done.send_bytes(b"R")
     with torch.no_grad():
@@ -298,7 +301,11 @@ def _worker_main(boot: _Boot) -> None:
                 return
             if msg == b"Q":
                 return
-            ep.epoch = int(msg)
+            epoch, _, threads = msg.partition(b":")
+            ep.epoch = int(epoch)
+            if threads and int(threads) != current:  # fewer while others hold cores: contention
+                current = int(threads)
+                torch.set_num_threads(current)
             try:
                 fn(ep, w)
             except Aborted:
@@ -429,6 +436,9 @@ class ProcessRunner(Runner):
         del warena  # the workers hold it now
         self._await_all(b"R", time.monotonic() + startup_timeout_s, startup_timeout_s)
 
+    def _worker_pids(self) -> list[int]:
+        return [pid for pid in self.pids.values() if pid is not None]
+
     # ---------------------------------------------------------------------------------- inference
 
     def _run(
@@ -445,7 +455,7 @@ class ProcessRunner(Runner):
                 self._bufs[ch].copy_(t)
                 ctrl[lay.put_word(i)] = epoch
                 self._sems[i].release()
-        msg = str(epoch).encode()
+        msg = f"{epoch}:{self._threads_for_run()}".encode()
         for i, conn in enumerate(self._start_ws):
             try:
                 conn.send_bytes(msg)

@@ -30,7 +30,9 @@ from typing import Any, Literal, get_args
 
 import torch
 
+from ramiel.omp import usable_cores
 from ramiel.runtime.compiled import program_segments, take_events
+from ramiel.runtime.contention import CoreMonitor, enabled, intra_op_threads
 from ramiel.runtime.ownership import HeldMemory, own_outputs
 from ramiel.runtime.program import (
     InputMismatch,
@@ -61,7 +63,10 @@ class Runner(ProgramNames):
     Attributes:
         program: the :class:`~ramiel.runtime.program.Program`.
         backend: ``"threads"``, ``"processes"`` or ``"inline"``.
-        threads_per_worker: intra-op threads of each worker (``torch.set_num_threads``).
+        threads_per_worker: intra-op threads of each worker (``torch.set_num_threads``), as
+            planned; an inference runs with fewer while other processes keep cores busy
+            (:mod:`ramiel.runtime.contention`).
+        threads_now: the intra-op threads per worker the last inference ran with.
         timeout_s: default limit for one inference, in seconds.
     """
 
@@ -77,7 +82,9 @@ class Runner(ProgramNames):
         self.program = program
         self.weights = weights
         self.threads_per_worker = threads_per_worker
+        self.threads_now = threads_per_worker
         self.timeout_s = timeout_s
+        self._monitor: CoreMonitor | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._failure: BaseException | None = None
@@ -127,6 +134,8 @@ class Runner(ProgramNames):
             limit = self.timeout_s if timeout_s is None else timeout_s
             try:
                 out = self._run(tensors, self._epoch, limit)
+                if self._monitor is not None:
+                    self._monitor.end()
             except InputMismatch:
                 raise
             except BaseException as e:  # KeyboardInterrupt too: never leave workers mid-inference
@@ -214,6 +223,36 @@ class Runner(ProgramNames):
 
     def _shutdown(self, failed: bool) -> None:
         raise NotImplementedError
+
+    #: how many workers run their intra-op threads at the same time (the inline backend: 1)
+    def _concurrent_workers(self) -> int:
+        return max(1, len(self.program.clusters))
+
+    def _worker_pids(self) -> list[int]:
+        """Processes whose CPU time is the program's own besides this one (worker processes)."""
+        return []
+
+    def _threads_for_run(self) -> int:
+        """Intra-op threads per worker for the next inference: :attr:`threads_per_worker`, or
+        fewer while other processes keep cores busy (:func:`~ramiel.runtime.contention.
+        intra_op_threads`; not with ``RAMIEL_ADAPT_THREADS=0``). Sets :attr:`threads_now`."""
+        planned = self.threads_per_worker
+        n = planned
+        if planned > 1 and enabled():
+            if self._monitor is None:
+                self._monitor = CoreMonitor(pids=self._worker_pids())
+            lowered = self.threads_now < planned
+            n = intra_op_threads(
+                planned,
+                self._concurrent_workers(),
+                usable_cores(),
+                # lowered: the last inference alone may say the cores are free again
+                self._monitor.others_busy(latest=lowered),
+                lowered=lowered,
+            )
+            self._monitor.begin()  # the window ends when the inference returns (run)
+        self.threads_now = n
+        return n
 
     def _new_compile_events(self) -> list[Any]:
         """Compilations since the last call (threads and inline: the segments of this process)."""

@@ -160,11 +160,16 @@ def _thread_worker(
     ep = r.endpoints[name]
     st = r.state
     done_q.put((i, "ready", None))
+    current = threads_per_worker
     with torch.no_grad():
         while True:
-            epoch = start_q.get()
-            if epoch is None:
+            item = start_q.get()
+            if item is None:
                 return
+            _epoch, threads = item
+            if threads != current:  # fewer while other processes hold cores, see contention
+                torch.set_num_threads(threads)
+                current = threads
             try:
                 fn(ep, w)
             except Aborted:
@@ -239,12 +244,13 @@ class ThreadRunner(Runner):
         r.feed(inputs, epoch)
         deadline = time.monotonic() + timeout_s
         r.state.deadline = deadline
+        threads = self._threads_for_run()
         for q in self._start_qs:
-            q.put(epoch)
+            q.put((epoch, threads))
         pending = set(range(len(self._names)))
         aborted = False
         if self._caller is not None:
-            failure = self._run_caller_cluster(epoch)
+            failure = self._run_caller_cluster(epoch, threads)
             if failure is not None:
                 if isinstance(failure, Deadline):
                     # which workers finished (or failed) while the caller's cluster waited
@@ -284,12 +290,13 @@ class ThreadRunner(Runner):
             raise RuntimeFailure("inference aborted")
         return r.collect(check_versions=not r.state.copy_on_put)
 
-    def _run_caller_cluster(self, epoch: int) -> BaseException | None:
-        """Run the caller's cluster here; returns what stopped it (``None`` when it finished)."""
+    def _run_caller_cluster(self, epoch: int, threads: int) -> BaseException | None:
+        """Run the caller's cluster here with ``threads`` intra-op threads; returns what stopped
+        it (``None`` when it finished)."""
         r, c = self._r, self._caller
         assert c is not None
         caller_threads = torch.get_num_threads()  # the cluster function may set its own
-        torch.set_num_threads(self.threads_per_worker)
+        torch.set_num_threads(threads)
         try:
             with torch.no_grad():
                 self.program.clusters[c](r.endpoints[c], self.weights)
@@ -340,13 +347,16 @@ class InlineRunner(Runner):
         self._r = _Run(program, copy_on_put)
         self._r.state.abort = False
 
+    def _concurrent_workers(self) -> int:
+        return 1  # one cluster at a time
+
     def _run(
         self, inputs: dict[str, torch.Tensor], epoch: int, timeout_s: float
     ) -> dict[str, torch.Tensor]:
         r = self._r
         r.feed(inputs, epoch)
         caller_threads = torch.get_num_threads()  # cluster functions may set their own
-        torch.set_num_threads(self.threads_per_worker)
+        torch.set_num_threads(self._threads_for_run())
         try:
             with torch.no_grad():
                 # Topological order + check_finished: every get finds its channel already put.

@@ -1,0 +1,256 @@
+"""Intra-op threads that make room for other processes: a program's workers run with fewer
+OpenMP threads while other processes keep some of its cores busy, and with their planned count
+again once those cores are free.
+
+Why: a worker with 2+ intra-op threads waits in OpenMP for every helper thread at the end of
+each parallel region, and an inference at batch size 1 is hundreds of short regions. When
+another process holds one of the cores a helper needs, every region waits for that helper's
+turn on the core. With GNU OpenMP's default (helpers spin about 10 ms after a region before
+they sleep, as in any process that imported torch before Ramiel, or with a user's
+``GOMP_SPINCOUNT``) light_densenet121's one-cluster program with 2 threads on 2 cores took
+41-44 ms quiet and 161-190 ms while another process spun on one core; with Ramiel's
+``OMP_WAIT_POLICY=PASSIVE`` (:mod:`ramiel.omp`) 58-68 ms quiet and 75-78 ms busy, its 1-thread
+time being 68 ms. So the runtime watches the cores while it computes: :class:`CoreMonitor` tells
+how many of the usable cores other processes kept busy during the program's recent inferences
+(``/proc/stat``'s busy time on those cores minus the program's own CPU time, read at the start
+and end of each inference, about 25 µs), and before each inference :func:`intra_op_threads`
+lowers the workers' thread count so that the program's threads and the busy cores fit the
+usable ones: 70 ms under the busy core with spinning helpers, 68-70 ms with passive ones.
+Measured with ``bench/omp_policy.py`` (docs/benchmarks.md, section "OpenMP wait policy").
+
+What counts as the program's own CPU time: this process's (all its threads; the threads and
+inline backends) plus that of the processes listed in ``pids`` (the processes backend's
+workers). ``RAMIEL_ADAPT_THREADS=0`` turns the adaptation off (the planned count always). Where
+``/proc/stat`` cannot be read (not Linux), nothing adapts. A program whose cluster code sets its
+own thread counts (``--intra-op-threads``) keeps those; the distributed backend's ranks keep
+theirs.
+
+Source: proc(5) (``/proc/stat``: per-CPU times in ``USER_HZ`` ticks; ``/proc/PID/stat``: fields
+14-15, utime and stime); libgomp's ``GOMP_SPINCOUNT``/``OMP_WAIT_POLICY`` (GCC's libgomp manual).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+ENV_DISABLE = "RAMIEL_ADAPT_THREADS"
+"""``RAMIEL_ADAPT_THREADS=0``: runners always use their planned intra-op threads."""
+
+INTERVAL_S = 0.1
+"""Seconds of inference time an estimate of the others' busy cores averages over (``/proc/stat``
+counts busy time in ticks of 10 ms: over 0.1 s on 2 cores the estimate is good to about 0.2 of a
+core)."""
+
+LATEST_MIN_S = 0.02
+"""The shortest window (inference) whose own estimate may free the cores again (two ticks of
+``/proc/stat``; a process that kept a core busy all along shows as at least about 0.5 there)."""
+
+TAKE_AT = 0.6
+"""Busy cores of other processes from which one core counts as taken (0.6 of a core: a process
+that computes most of the time, not a daemon that wakes now and then)."""
+
+FREE_AT = 0.35
+"""While the threads are lowered, a taken core counts as free again only below this much busy
+time of others (hysteresis: no switching back and forth around :data:`TAKE_AT`)."""
+
+
+def enabled(environ: dict[str, str] | None = None) -> bool:
+    """Whether runners adapt their thread counts (not with ``RAMIEL_ADAPT_THREADS=0``)."""
+    env = os.environ if environ is None else environ
+    return env.get(ENV_DISABLE, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def parse_proc_stat(text: str, cpus: Iterable[int] | None = None) -> float:
+    """Busy time of the given CPUs (all when ``None``) in ticks, from ``/proc/stat``'s text:
+    user + nice + system + irq + softirq of each ``cpuN`` line (not idle, iowait or steal: time
+    a hypervisor gave to another machine is no process of this one). Raises ``ValueError`` for
+    text without a ``cpuN`` line."""
+    want = None if cpus is None else set(cpus)
+    total = 0.0
+    seen = False
+    for line in text.splitlines():
+        if line.startswith("cpu "):
+            continue
+        if not line.startswith("cpu"):
+            if seen:
+                break  # the per-CPU lines come first; the rest (intr, ...) is long
+            continue
+        name, *fields = line.split()
+        try:
+            n = int(name[3:])
+        except ValueError:
+            continue
+        seen = True
+        if want is not None and n not in want:
+            continue
+        v = [float(f) for f in fields[:7]] + [0.0] * (7 - len(fields[:7]))
+        user, nice, system, _idle, _iowait, irq, softirq = v
+        total += user + nice + system + irq + softirq
+    if not seen:
+        raise ValueError("no per-CPU line (cpuN) in /proc/stat")
+    return total
+
+
+def process_cpu_s(pid: int, ticks_per_s: float) -> float | None:
+    """CPU time (user + system, all threads) of process ``pid`` in seconds, from
+    ``/proc/PID/stat``; ``None`` if it is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) is in parentheses and may hold spaces: split after it
+    rest = text[text.rfind(")") + 2 :].split()
+    try:
+        return (float(rest[11]) + float(rest[12])) / ticks_per_s  # fields 14 and 15
+    except (IndexError, ValueError):
+        return None
+
+
+class CoreMonitor:
+    """How many of this process's usable cores other processes keep busy *while the program
+    runs*: :meth:`begin` and :meth:`end` bracket each inference, and the busy time of others
+    within those windows (not between them: a process that computes while the program waits for
+    its next request takes nothing from it) is averaged over at least ``interval_s`` seconds of
+    inference time.
+
+    Args:
+        cpus: the CPU numbers to watch (default: this process's affinity).
+        pids: other processes whose CPU time is the program's own (worker processes).
+        interval_s: see :data:`INTERVAL_S`.
+        read_stat: returns ``/proc/stat``'s text (for tests; default: a ``pread`` of the file,
+            about 10 µs); ``own_cpu_s``: this process's CPU time in seconds (default
+            ``time.process_time``: all its threads); ``clock``: seconds, monotonic.
+
+    :meth:`others_busy` is ``None`` until ``interval_s`` of windows were seen, and always where
+    ``/proc/stat`` cannot be read (:attr:`broken`).
+    """
+
+    def __init__(
+        self,
+        cpus: Sequence[int] | None = None,
+        pids: Sequence[int] = (),
+        interval_s: float = INTERVAL_S,
+        read_stat: Callable[[], str] | None = None,
+        own_cpu_s: Callable[[], float] = time.process_time,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        if cpus is None:
+            try:
+                cpus = sorted(os.sched_getaffinity(0))
+            except (AttributeError, OSError):
+                cpus = None
+        self.cpus = None if cpus is None else list(cpus)
+        self.pids = list(pids)
+        self.interval_s = interval_s
+        self._read_stat = read_stat or _ProcStat().read
+        self._own_cpu_s = own_cpu_s
+        self._clock = clock
+        try:
+            self._hz = float(os.sysconf("SC_CLK_TCK"))
+        except (AttributeError, ValueError, OSError):
+            self._hz = 100.0
+        self._start: tuple[float, float, float] | None = None
+        self._sum = [0.0, 0.0, 0.0]  # wall s, busy s of the watched cores, own CPU s
+        self._others: float | None = None
+        self._latest: float | None = None
+        self.broken = False
+
+    def _own(self) -> float:
+        own = self._own_cpu_s()
+        for pid in self.pids:
+            t = process_cpu_s(pid, self._hz)
+            own += t if t is not None else 0.0
+        return own
+
+    def _look(self) -> tuple[float, float, float] | None:
+        if self.broken:
+            return None
+        try:
+            busy = parse_proc_stat(self._read_stat(), self.cpus) / self._hz
+        except (OSError, ValueError):
+            self.broken = True
+            return None
+        return self._clock(), busy, self._own()
+
+    def begin(self) -> None:
+        """The start of a window (an inference)."""
+        self._start = self._look()
+
+    def end(self) -> None:
+        """The end of the window :meth:`begin` started: its times count towards the estimate."""
+        if self._start is None:
+            return
+        now = self._look()
+        start, self._start = self._start, None
+        if now is None:
+            return
+        d = [now[i] - start[i] for i in range(3)]
+        if d[0] >= LATEST_MIN_S:
+            self._latest = max(0.0, (d[1] - d[2]) / d[0])
+        for i in range(3):
+            self._sum[i] += d[i]
+        wall, busy, own = self._sum
+        if wall >= self.interval_s:
+            self._others = max(0.0, (busy - own) / wall)
+            self._sum = [0.0, 0.0, 0.0]
+
+    def others_busy(self, latest: bool = False) -> float | None:
+        """Cores other processes kept busy on average during the latest windows that added up to
+        ``interval_s`` (``None`` before that, or without ``/proc/stat``). ``latest``: the
+        smaller of that and the estimate of the last window alone, if it lasted at least
+        :data:`LATEST_MIN_S` (quick to see cores become free again, at the price of noise)."""
+        if self.broken:
+            return None
+        if latest and self._latest is not None:
+            return self._latest if self._others is None else min(self._others, self._latest)
+        return self._others
+
+
+class _ProcStat:
+    """``/proc/stat`` read with ``pread`` on a descriptor opened once (the kernel writes the file
+    anew for every read; opening it each time costs about as much again)."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+
+    def read(self) -> str:
+        if self._fd is None:
+            self._fd = os.open("/proc/stat", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return os.pread(self._fd, 1 << 16, 0).decode("ascii", "replace")
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+
+
+def intra_op_threads(
+    planned: int, workers: int, usable: int, others_busy: float | None, lowered: bool = False
+) -> int:
+    """Intra-op threads per worker for the next inference.
+
+    ``planned`` threads in each of ``workers`` workers on ``usable`` cores while other processes
+    keep ``others_busy`` cores busy: the planned count when the cores the others take leave room
+    for ``workers * planned`` threads, else the most threads per worker (at least 1) that fit
+    the free cores. A core counts as taken from :data:`TAKE_AT` of a core busy, or, when the
+    previous inference already ran ``lowered``, from :data:`FREE_AT` (hysteresis). ``None``
+    (unknown): the planned count.
+
+    >>> intra_op_threads(2, 1, 2, 0.05), intra_op_threads(2, 1, 2, 0.97)
+    (2, 1)
+    >>> intra_op_threads(4, 4, 16, 1.0), intra_op_threads(8, 2, 16, 2.1)
+    (3, 7)
+    """
+    if others_busy is None or planned <= 1:
+        return max(1, planned)
+    slack = 1.0 - (FREE_AT if lowered else TAKE_AT)
+    taken = math.floor(others_busy + slack)
+    free = max(1, usable - taken)
+    if taken <= 0 or workers * planned <= free:
+        return planned  # nobody else needs the cores (a count above them was asked for)
+    return max(1, min(planned, free // max(1, workers)))

@@ -1,0 +1,213 @@
+"""Intra-op threads that make room for other processes (:mod:`ramiel.runtime.contention`): the
+``/proc`` readings, the thread-count rule, and every backend running an inference with the count
+the rule gives while the monitor reports busy cores (a stand-in monitor), and with a real
+spinning process on a real ``/proc/stat``."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import torch
+
+from ramiel.measure import busy_core
+from ramiel.runtime import ChannelSpec, Program, contention, start
+from ramiel.runtime import runner as runner_mod
+from ramiel.runtime.contention import CoreMonitor, intra_op_threads, parse_proc_stat
+
+STAT = """cpu  500 0 100 9000 10 0 5 0 0 0
+cpu0 {a} 0 {b} 4500 5 0 {c} 7 0 0
+cpu1 100 10 50 4500 5 0 2 0 0 0
+intr 12345
+"""
+
+
+def test_parse_proc_stat_sums_busy_ticks_of_the_cpus_asked_for():
+    text = STAT.format(a=200, b=40, c=3)
+    assert parse_proc_stat(text, [0]) == 200 + 40 + 3  # steal (7) and idle not counted
+    assert parse_proc_stat(text, [1]) == 100 + 10 + 50 + 2
+    assert parse_proc_stat(text) == 243 + 162
+    assert parse_proc_stat(text, [5]) == 0.0
+    with pytest.raises(ValueError, match="cpuN"):
+        parse_proc_stat("cpu  1 2 3 4\nintr 5\n")
+
+
+def test_process_cpu_time_reads_proc_pid_stat():
+    hz = os.sysconf("SC_CLK_TCK")
+    t0 = contention.process_cpu_s(os.getpid(), hz)
+    assert t0 is not None and t0 >= 0
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    t1 = contention.process_cpu_s(os.getpid(), hz)
+    assert t1 is not None and t1 >= t0
+    assert contention.process_cpu_s(2**22 + 12345, hz) is None  # no such process
+
+
+class _Fake:
+    """A /proc/stat whose cpu0 busy ticks and this process's CPU time the test sets."""
+
+    def __init__(self):
+        self.busy_ticks = 0
+        self.own_s = 0.0
+        self.now = 0.0
+
+    def stat(self) -> str:
+        return STAT.format(a=self.busy_ticks, b=0, c=0)
+
+
+def test_monitor_counts_the_others_busy_time_within_the_windows_only():
+    f = _Fake()
+    hz = os.sysconf("SC_CLK_TCK")
+    m = CoreMonitor(
+        cpus=[0], read_stat=f.stat, own_cpu_s=lambda: f.own_s, clock=lambda: f.now,
+        interval_s=0.1,
+    )  # fmt: skip
+
+    def window(seconds: float, busy_s: float, own_s: float) -> None:
+        m.begin()
+        f.now += seconds
+        f.busy_ticks += round(busy_s * hz)
+        f.own_s += own_s
+        m.end()
+
+    assert m.others_busy() is None  # nothing seen yet
+    window(0.06, 0.06, 0.03)  # an inference of 60 ms: half of the core was someone else's
+    assert m.others_busy() is None  # 60 ms < interval_s: no estimate yet
+    f.now += 5.0
+    f.busy_ticks += round(5.0 * hz)  # between inferences another process computes: not counted
+    window(0.06, 0.06, 0.03)
+    assert m.others_busy() == pytest.approx(0.5)  # 120 ms of windows, 60 ms of it others'
+    window(0.06, 0.06, 0.06)  # only this process computed
+    window(0.06, 0.06, 0.06)
+    assert m.others_busy() == pytest.approx(0.0, abs=1e-9)
+    m.end()  # an end without a begin changes nothing
+    assert m.others_busy() == pytest.approx(0.0, abs=1e-9)
+    window(0.12, 0.12, 0.0)  # another process took the core: a full estimate says so
+    assert m.others_busy() == pytest.approx(1.0)
+    window(0.03, 0.03, 0.03)  # one inference of 30 ms alone: only for freeing the cores
+    assert m.others_busy() == pytest.approx(1.0)
+    assert m.others_busy(latest=True) == pytest.approx(0.0, abs=1e-9)
+    window(0.01, 0.01, 0.0)  # shorter than LATEST_MIN_S: not an estimate of its own
+    assert m.others_busy(latest=True) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_monitor_without_proc_stat_reports_nothing():
+    def unreadable() -> str:
+        raise OSError("no /proc here")
+
+    m = CoreMonitor(read_stat=unreadable, interval_s=0.0)
+    m.begin()
+    m.end()
+    assert m.broken and m.others_busy() is None
+    m = CoreMonitor(read_stat=lambda: "no cpu lines\n", interval_s=0.0)
+    m.begin()
+    m.end()
+    assert m.broken and m.others_busy() is None
+
+
+@pytest.mark.parametrize(
+    ("planned", "workers", "usable", "others", "lowered", "want"),
+    [
+        (2, 1, 2, None, False, 2),  # unknown: as planned
+        (2, 1, 2, 0.0, False, 2),
+        (2, 1, 2, 0.5, False, 2),  # below TAKE_AT: a daemon, not a computing process
+        (2, 1, 2, 0.7, False, 1),
+        (2, 1, 2, 0.5, True, 1),  # lowered: the core is free again only below FREE_AT
+        (2, 1, 2, 0.2, True, 2),
+        (2, 1, 2, 3.0, False, 1),  # never fewer than 1
+        (1, 2, 2, 2.0, False, 1),
+        (4, 4, 16, 1.0, False, 3),
+        (8, 2, 16, 2.1, False, 7),
+        (4, 2, 16, 1.0, False, 4),  # 8 threads still fit the 15 free cores
+        (8, 1, 2, 0.0, False, 8),  # more threads than cores, but nobody else: as asked
+        (8, 1, 2, 1.0, False, 1),
+    ],
+)
+def test_intra_op_threads(planned, workers, usable, others, lowered, want):
+    assert intra_op_threads(planned, workers, usable, others, lowered) == want
+
+
+def _nthreads(ch, w):
+    ch.put("n__out", torch.tensor(torch.get_num_threads()))
+
+
+def _second(ch, w):
+    ch.put("m__out", torch.tensor(torch.get_num_threads()))
+
+
+NTHREADS = Program(
+    name="nthreads_two",
+    clusters={"c0": _nthreads, "c1": _second},
+    channels={
+        "n__out": ChannelSpec("c0", None, (), torch.int64),
+        "m__out": ChannelSpec("c1", None, (), torch.int64),
+    },
+    inputs={},
+    outputs={"n": "n__out", "m": "m__out"},
+)
+
+
+class _Monitor:
+    """Stands in for CoreMonitor: reports what the test sets."""
+
+    others = 0.0
+
+    def __init__(self, pids=()):
+        self.pids = list(pids)
+
+    def others_busy(self, latest=False):
+        return _Monitor.others
+
+    def begin(self):
+        pass
+
+    def end(self):
+        pass
+
+
+@pytest.mark.parametrize("backend", ["inline", "threads", "processes"])
+def test_every_backend_runs_with_fewer_threads_while_cores_are_busy(monkeypatch, backend):
+    monkeypatch.setattr(runner_mod, "CoreMonitor", _Monitor)
+    monkeypatch.setattr(runner_mod, "usable_cores", lambda: 4)
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+    caller = torch.get_num_threads()
+    with start(NTHREADS, None, backend=backend, threads_per_worker=2, timeout_s=120) as r:
+        _Monitor.others = 0.0
+        assert [t.item() for t in r()] == [2, 2] and r.threads_now == 2
+        _Monitor.others = 3.0  # 3 of the 4 cores taken: one thread per worker
+        assert [t.item() for t in r()] == [1, 1] and r.threads_now == 1
+        _Monitor.others = 0.0
+        assert [t.item() for t in r()] == [2, 2] and r.threads_now == 2
+        if backend == "processes":
+            assert sorted(r._monitor.pids) == sorted(r.pids.values())
+    assert torch.get_num_threads() == caller
+
+
+def test_adaptation_can_be_turned_off(monkeypatch):
+    monkeypatch.setattr(runner_mod, "CoreMonitor", _Monitor)
+    monkeypatch.setenv(contention.ENV_DISABLE, "0")
+    _Monitor.others = 8.0
+    with start(NTHREADS, None, backend="inline", threads_per_worker=2) as r:
+        assert [t.item() for t in r()] == [2, 2] and r.threads_now == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux's /proc/stat")
+def test_a_spinning_process_is_seen_on_the_real_proc_stat():
+    """Behaviour on the real machine: a process spinning on one core shows as (about) one busy
+    core of others, this process's own computing does not."""
+    m = CoreMonitor(interval_s=0.0)
+    with busy_core(settle_s=0.1):
+        m.begin()
+        time.sleep(0.5)
+        m.end()
+        seen = m.others_busy()
+    assert seen is not None and 0.5 <= seen <= len(m.cpus or [0]) + 0.2
+    m.begin()
+    end = time.perf_counter() + 0.5
+    while time.perf_counter() < end:  # this process computes; nobody else does (much)
+        pass
+    m.end()
+    mine = m.others_busy()
+    assert mine is not None and mine < seen
