@@ -18,7 +18,8 @@ before it sleeps), ``passive`` (``OMP_WAIT_POLICY=PASSIVE``: sleep at once), ``a
 (``OMP_WAIT_POLICY=ACTIVE``: spin without limit), ``spin<N>`` (``GOMP_SPINCOUNT=N``, any N), ``bind``
 (``OMP_PROC_BIND=true``: threads pinned to cores), ``passive-bind``, ``kmp0``
 (``KMP_BLOCKTIME=0``, Intel OpenMP's knob: libgomp ignores it), and ``ramiel`` (what
-:func:`ramiel.omp.configure` sets).
+:func:`ramiel.omp.configure` sets). ``<config>-fixed``: the same with ``RAMIEL_ADAPT_THREADS=0``
+(the runtime keeps its planned intra-op threads under load, :mod:`ramiel.runtime.contention`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ CONFIGS: dict[str, dict[str, str]] = {
     "kmp0": {"KMP_BLOCKTIME": "0"},
     "ramiel": {},  # filled from ramiel.omp.DEFAULTS
 }
-OMP_VARS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "KMP_BLOCKTIME", "OMP_PLACES")
+OMP_VARS = (
+    "OMP_WAIT_POLICY",
+    "GOMP_SPINCOUNT",
+    "OMP_PROC_BIND",
+    "KMP_BLOCKTIME",
+    "OMP_PLACES",
+    "RAMIEL_ADAPT_THREADS",
+)
 
 
 def child(model: str, rounds: int, calls: int) -> dict:
@@ -88,9 +96,12 @@ def main(argv: list[str] | None = None) -> int:
 
     CONFIGS["ramiel"] = dict(DEFAULTS)
     configs = [c for c in args.configs.split(",") if c]
-    for c in configs:  # any spin count: spin<N>
-        if c not in CONFIGS and c.startswith("spin") and c[4:].isdigit():
-            CONFIGS[c] = {"GOMP_SPINCOUNT": c[4:]}
+    for c in configs:  # any spin count: spin<N>; <config>-fixed: without adapting the threads
+        base = c.removesuffix("-fixed")
+        if base not in CONFIGS and base.startswith("spin") and base[4:].isdigit():
+            CONFIGS[base] = {"GOMP_SPINCOUNT": base[4:]}
+        if c != base and base in CONFIGS:
+            CONFIGS[c] = {**CONFIGS[base], "RAMIEL_ADAPT_THREADS": "0"}
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         ap.error(f"unknown configuration(s) {', '.join(unknown)}; known: {', '.join(CONFIGS)}")

@@ -13,7 +13,9 @@ with ``model_seq.py`` and ``weights.safetensors``, e.g. by an older checkout), w
 ``--compile`` also the compiled sequential module of the current tree (``compile=True``,
 layout ``auto``: column ``compiled``; it compiles in its timing process at start-up) -- and
 onnxruntime on the original model (default graph optimisations, sequential executor, no
-spinning: ``ramiel bench``'s ``ort-1t``) run each in a spawned process of its own and are timed
+spinning: ``ramiel bench``'s ``ort-1t``; with ``--ort-spinning`` also with spinning, its own
+default, column ``ort-spin``; the untimed pause before each call is then 0.1 s, longer than its
+threads spin) run each in a spawned process of its own and are timed
 interleaved (:func:`ramiel.bench.measure_interleaved`: rounds in rotating order, until every
 median's 95 % interval is within 2 % or the budget is spent). Every program's outputs are
 checked against onnxruntime first (largest error relative to the largest output magnitude).
@@ -55,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=40.0, help="seconds of timing per model")
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument(
+        "--ort-spinning",
+        action="store_true",
+        help="also onnxruntime with its pool threads spinning (its default), column ort-spin",
+    )
     args = ap.parse_args(argv)
 
     import torch
@@ -78,8 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     programs = dict(p.split("=", 1) for p in args.program)
     specs = resolve_models(args.models)
     plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
+    if args.ort_spinning:  # onnxruntime's threads spin for 50 ms and more after a run
+        plan = dataclasses.replace(plan, gap_s=max(plan.gap_s, 0.1))
     labels = [f"ramiel {lay}" for lay in layouts] + (["compiled"] if args.compile else [])
     labels += list(programs)
+    if args.ort_spinning:
+        labels.append("ort-spin")
     head = [
         f"# python bench/seq_vs_ort.py {' '.join(sys.argv[1:] if argv is None else argv)}",
         f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cpus, torch {torch.__version__}, "
@@ -114,11 +125,14 @@ def main(argv: list[str] | None = None) -> int:
             for lab, r in results.items():
                 procs[lab] = Isolated(Recipe("seq", feeds, out_names, result=r,
                                              threads=args.threads))  # fmt: skip
+            if args.ort_spinning:
+                procs["ort-spin"] = Isolated(Recipe("ort", feeds, out_names, path=path,
+                                                    threads=args.threads, ort_spinning=True))  # fmt: skip
             try:
                 for p in procs.values():
                     p.wait_ready()
                 ref = procs["ort"].outputs()
-                errs = {lab: rel_error(procs[lab].outputs(), ref) for lab in results}
+                errs = {lab: rel_error(procs[lab].outputs(), ref) for lab in labels}
                 timings = measure_interleaved(procs, plan)
             finally:
                 for p in procs.values():

@@ -46,6 +46,7 @@ def ort_session(
     inter_op: int = 0,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     profile_prefix: str | None = None,
+    spinning: bool = False,
 ):
     """An onnxruntime session (CPU) on the model at ``path`` (or its serialized bytes).
 
@@ -53,7 +54,8 @@ def ort_session(
     ``ORT_PARALLEL`` executor with that many inter-op threads and one intra-op thread instead;
     ``input_shapes``: graph input shapes bound first (:func:`ramiel.importer.prepare_model`);
     ``profile_prefix``: with onnxruntime's profiler on, its JSON written there. Pool threads do
-    not spin between runs."""
+    not spin between runs unless ``spinning`` (onnxruntime's own default: faster with 2+ threads
+    on a machine it has to itself, as Ramiel's OpenMP threads spin too)."""
     import onnxruntime as ort  # lazy: onnxruntime
 
     so = ort.SessionOptions()
@@ -63,8 +65,9 @@ def ort_session(
         so.profile_file_prefix = profile_prefix
     # onnxruntime's pool threads spin after a run (measured: one core kept busy for the next
     # 50 ms and more), which would slow down whichever configuration is timed next.
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    if not spinning:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        so.add_session_config_entry("session.inter_op.allow_spinning", "0")
     if inter_op > 0:
         so.execution_mode = ort.ExecutionMode.ORT_PARALLEL
         so.inter_op_num_threads = inter_op
@@ -86,7 +89,8 @@ class Recipe:
     ``kind``: ``seq`` (the sequential module of ``result`` at ``threads`` intra-op threads),
     ``par`` (the parallel module of ``result`` run with ``options``; workers started before the
     first timed call) or ``ort`` (onnxruntime on ``path`` with ``threads`` intra-op threads, or
-    ``inter_op`` > 0 inter-op threads of its parallel executor: :func:`ort_session`);
+    ``inter_op`` > 0 inter-op threads of its parallel executor: :func:`ort_session`, its pool
+    threads spinning with ``ort_spinning``);
     ``feeds``: the graph inputs; ``out_names``: the output order; ``malloc_tuning``: call
     :func:`~ramiel.measure.tune_malloc` first."""
 
@@ -99,6 +103,7 @@ class Recipe:
     path: str | None = None
     inter_op: int = 0
     malloc_tuning: bool = True
+    ort_spinning: bool = False
 
     def build(self) -> tuple[Callable[[], tuple[Any, ...]], Any]:
         """The callable and the object to close, built in the configuration's own process."""
@@ -126,7 +131,9 @@ def _build(recipe: Recipe) -> tuple[Callable[[], tuple[Any, ...]], Any]:
         raise ValueError(f"Recipe: kind {recipe.kind!r} is none of 'seq', 'par', 'ort'")
     if recipe.path is None:
         raise ValueError("Recipe: kind 'ort' needs the model's path")
-    sess = ort_session(recipe.path, threads=recipe.threads, inter_op=recipe.inter_op)
+    sess = ort_session(
+        recipe.path, threads=recipe.threads, inter_op=recipe.inter_op, spinning=recipe.ort_spinning
+    )
     return _ort_fn(sess, recipe.feeds), None
 
 
