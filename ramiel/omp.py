@@ -18,15 +18,23 @@ a variable the user set, unless ``RAMIEL_OMP=0``. Where Ramiel guarantees that o
   libgomp: they run one thread each, which never waits in OpenMP).
 
 In a user's process that imported torch first, the process's own settings apply:
-:func:`started` tells whether it is too late, and ``OMP_WAIT_POLICY=PASSIVE python app.py`` is
-the way to get the same behaviour there.
+:func:`started` tells whether it is too late; a variable set on the command line
+(``OMP_WAIT_POLICY=PASSIVE python app.py``) reaches every process.
 
-Why (``bench/omp_policy.py``): with libgomp's default (spin 300,000 iterations, about 10 ms here,
-before sleeping), a program with 2 intra-op threads on 2 cores degrades several-fold when another
-process keeps one core busy -- the spinning helper thread and the busy process take the core the
-thread that has work needs -- while a task-parallel program with 1 thread per worker (no OpenMP
-waits) degrades gracefully. The measured medians that chose :data:`DEFAULTS` are in
-``docs/benchmarks.md`` (section "OpenMP wait policy").
+What is set, and why (``bench/omp_policy.py``, ``bench/omp_wake.py``; docs/benchmarks.md,
+section "Passive, spinning, and threads that make room"): nothing -- libgomp's own default,
+spinning 300,000 iterations (about 10 ms) after each parallel region before its threads sleep.
+An inference at batch size 1 is hundreds of short parallel regions, and a helper that sleeps at
+once must be woken by the kernel for every one of them: with ``OMP_WAIT_POLICY=PASSIVE``
+(Ramiel's setting from 2026-12-01 to 12-05) light_densenet121's one-cluster program with 2
+threads on 2 cores took 60-62 ms, spinning 44 ms; the project transformer's sequential module
+8.0 against 3.9 ms. Spinning has two costs, and the runtime pays for both: a helper woken after
+an idle pause waits for the core of its spinning worker thread (6-8 ms per request), unless it
+is bound to a core of its own (:mod:`ramiel.runtime.binding`); and spinning threads fight other
+processes for their cores (densenet121 188 ms next to one busy core), unless the worker runs
+fewer threads while others hold cores (:mod:`ramiel.runtime.contention`: 71 ms). A process that
+calls a generated ``nn.Module`` directly has neither. :data:`DEFAULTS` stays the place for a
+setting that all of Ramiel's processes need before torch starts.
 """
 
 from __future__ import annotations
@@ -34,8 +42,8 @@ from __future__ import annotations
 import os
 import sys
 
-DEFAULTS: dict[str, str] = {"OMP_WAIT_POLICY": "PASSIVE"}
-"""What :func:`configure` sets (see the module docstring for the measurement)."""
+DEFAULTS: dict[str, str] = {}
+"""What :func:`configure` sets: nothing (libgomp's default spinning; see the module docstring)."""
 
 ENV_DISABLE = "RAMIEL_OMP"
 """``RAMIEL_OMP=0``: :func:`configure` changes nothing."""

@@ -8,9 +8,9 @@ another process holds one of the cores a helper needs, every region waits for th
 turn on the core. With GNU OpenMP's default (helpers spin about 10 ms after a region before
 they sleep, as in any process that imported torch before Ramiel, or with a user's
 ``GOMP_SPINCOUNT``) light_densenet121's one-cluster program with 2 threads on 2 cores took
-41-44 ms quiet and 161-190 ms while another process spun on one core; with Ramiel's
-``OMP_WAIT_POLICY=PASSIVE`` (:mod:`ramiel.omp`) 58-68 ms quiet and 75-78 ms busy, its 1-thread
-time being 68 ms. So the runtime watches the cores while it computes: :class:`CoreMonitor` tells
+41-44 ms quiet and 161-190 ms while another process spun on one core; with
+``OMP_WAIT_POLICY=PASSIVE`` (Ramiel's setting until 2026-12-05, :mod:`ramiel.omp`) 58-68 ms
+quiet and 75-78 ms busy, its 1-thread time being 68 ms. So the runtime watches the cores while it computes: :class:`CoreMonitor` tells
 how many of the usable cores other processes kept busy during the program's recent inferences
 (``/proc/stat``'s busy time on those cores minus the program's own CPU time, read at the start
 and end of each inference, about 25 µs), and before each inference :func:`intra_op_threads`
@@ -48,6 +48,11 @@ core)."""
 LATEST_MIN_S = 0.02
 """The shortest window (inference) whose own estimate may free the cores again (two ticks of
 ``/proc/stat``; a process that kept a core busy all along shows as at least about 0.5 there)."""
+
+TAKE_NOW_AT = 0.9
+"""Busy cores of others in the last inference alone from which a core counts as taken at once
+(before :data:`INTERVAL_S` of inferences confirm it: the first inferences next to a process that
+just started computing would otherwise all run with too many threads)."""
 
 TAKE_AT = 0.6
 """Busy cores of other processes from which one core counts as taken (0.6 of a core: a process
@@ -198,6 +203,11 @@ class CoreMonitor:
         if wall >= self.interval_s:
             self._others = max(0.0, (busy - own) / wall)
             self._sum = [0.0, 0.0, 0.0]
+
+    def latest_busy(self) -> float | None:
+        """Cores other processes kept busy during the last window alone (at least
+        :data:`LATEST_MIN_S` long), or ``None``: noisy, for quick decisions only."""
+        return None if self.broken else self._latest
 
     def others_busy(self, latest: bool = False) -> float | None:
         """Cores other processes kept busy on average during the latest windows that added up to

@@ -82,6 +82,7 @@ from typing import Any
 import torch
 import torch.multiprocessing  # noqa: F401 - registers the shared-memory tensor pickling
 
+from ramiel.runtime.binding import binding_for
 from ramiel.runtime.channels import Aborted, ShmEndpoint, ShmLayout
 from ramiel.runtime.compiled import configure_cache, program_segments, segments_in, take_events
 from ramiel.runtime.memory import reuse_freed_memory
@@ -255,6 +256,7 @@ class _Boot:
     copy_on_get: bool
     close_in_child: list = dataclasses.field(default_factory=list)
     compiled: bool = False
+    slot: tuple[int, int] = (0, 1)  # worker index, workers: its cores (ramiel.runtime.binding)
 
 
 def _worker_main(boot: _Boot) -> None:
@@ -287,7 +289,8 @@ def _worker_main(boot: _Boot) -> None:
         done.send_bytes(b"E" + pickle.dumps(describe_exception(e)))
         return
     ctrl = boot.layout.ctrl(boot.arena)
-    current = boot.threads
+    current = planned = boot.threads
+    binding = binding_for(boot.slot[0], boot.slot[1], planned)
     del boot
     done.send_bytes(b"R")
     with torch.no_grad():
@@ -306,6 +309,7 @@ def _worker_main(boot: _Boot) -> None:
             if threads and int(threads) != current:  # fewer while others hold cores: contention
                 current = int(threads)
                 torch.set_num_threads(current)
+            binding.apply(current, planned)  # its OpenMP helpers on cores of their own
             try:
                 fn(ep, w)
             except Aborted:
@@ -419,6 +423,7 @@ class ProcessRunner(Runner):
                 c, fns[c], shipped, lay, self._arena, warena, wslots, self._sems,
                 start_r, done_w, self.threads_per_worker, copy_on_get,
                 list(parent_ends) if method == "fork" else [], self._compiled,
+                (len(self._start_ws), len(self._names)),
             )  # fmt: skip
             p = ctx.Process(
                 target=_worker_main, args=(boot,), name=f"ramiel-{program.name}-{c}", daemon=True

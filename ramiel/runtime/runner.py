@@ -32,7 +32,7 @@ import torch
 
 from ramiel.omp import usable_cores
 from ramiel.runtime.compiled import program_segments, take_events
-from ramiel.runtime.contention import CoreMonitor, enabled, intra_op_threads
+from ramiel.runtime.contention import TAKE_NOW_AT, CoreMonitor, enabled, intra_op_threads
 from ramiel.runtime.ownership import HeldMemory, own_outputs
 from ramiel.runtime.program import (
     InputMismatch,
@@ -242,13 +242,14 @@ class Runner(ProgramNames):
             if self._monitor is None:
                 self._monitor = CoreMonitor(pids=self._worker_pids())
             lowered = self.threads_now < planned
+            # lowered: the last inference alone may say the cores are free again; not lowered:
+            # it may say at once that another process took one
+            others = self._monitor.others_busy(latest=lowered)
+            last = self._monitor.latest_busy()
+            if not lowered and last is not None and last >= TAKE_NOW_AT:
+                others = max(others or 0.0, last)
             n = intra_op_threads(
-                planned,
-                self._concurrent_workers(),
-                usable_cores(),
-                # lowered: the last inference alone may say the cores are free again
-                self._monitor.others_busy(latest=lowered),
-                lowered=lowered,
+                planned, self._concurrent_workers(), usable_cores(), others, lowered=lowered
             )
             self._monitor.begin()  # the window ends when the inference returns (run)
         self.threads_now = n

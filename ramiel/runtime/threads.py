@@ -56,6 +56,7 @@ import time
 
 import torch
 
+from ramiel.runtime.binding import HelperBinding, binding_for
 from ramiel.runtime.channels import (
     Aborted,
     Deadline,
@@ -152,8 +153,11 @@ def _thread_worker(
     threads_per_worker: int,
     start_q: queue.SimpleQueue,
     done_q: queue.SimpleQueue,
+    slot: tuple[int, int] = (0, 1),
 ) -> None:
     torch.set_num_threads(threads_per_worker)
+    # its OpenMP helpers on cores of their own (worker slot[0] of slot[1]), see binding
+    binding = binding_for(slot[0], slot[1], threads_per_worker)
     # ATen initialises a thread's OpenMP setting lazily, from the process-wide value, on its first
     # parallel query; trigger that now, before the caller restores its own count.
     torch.get_num_threads()
@@ -170,6 +174,7 @@ def _thread_worker(
             if threads != current:  # fewer while other processes hold cores, see contention
                 torch.set_num_threads(threads)
                 current = threads
+            binding.apply(threads, threads_per_worker)
             try:
                 fn(ep, w)
             except Aborted:
@@ -211,6 +216,9 @@ class ThreadRunner(Runner):
         self._threads: list[threading.Thread] = []
         self.stuck_threads: list[threading.Thread] = []
         caller_threads = torch.get_num_threads()
+        first = 0 if self._caller is None else 1  # the caller's cluster has the first cores
+        workers = len(self._names) + first
+        self._bindings: dict[int, HelperBinding] = {}
         try:
             for i, c in enumerate(self._names):
                 # The thread must not reference the runner, so that an unclosed runner can be
@@ -226,6 +234,7 @@ class ThreadRunner(Runner):
                         threads_per_worker,
                         self._start_qs[i],
                         self._done_q,
+                        (first + i, workers),
                     ),
                     name=f"ramiel-{program.name}-{c}",
                     daemon=True,
@@ -298,7 +307,12 @@ class ThreadRunner(Runner):
         caller_threads = torch.get_num_threads()  # the cluster function may set its own
         torch.set_num_threads(threads)
         try:
-            with torch.no_grad():
+            with (
+                torch.no_grad(),
+                self._caller_binding(0, 1 + len(self._names)).during(
+                    threads, self.threads_per_worker
+                ),
+            ):
                 self.program.clusters[c](r.endpoints[c], self.weights)
         except Exception as e:  # noqa: BLE001 - reported like a worker's error
             return e
@@ -308,6 +322,16 @@ class ThreadRunner(Runner):
             torch.set_num_threads(caller_threads)
         r.check_finished(c, epoch)
         return None
+
+    def _caller_binding(self, worker: int, workers: int) -> HelperBinding:
+        """The binding of the calling thread's OpenMP team (one per calling thread)."""
+        tid = threading.get_native_id()
+        b = self._bindings.get(tid)
+        if b is None:
+            b = self._bindings[tid] = binding_for(
+                worker, workers, self.threads_per_worker, own_thread=False
+            )
+        return b
 
     def _shutdown(self, failed: bool) -> None:
         if failed:
@@ -321,6 +345,8 @@ class ThreadRunner(Runner):
         self.stuck_threads = [t for t in self._threads if t.is_alive()]
         for slot in self._r.slots.values():
             slot.value = None
+        for b in self._bindings.values():  # the callers' OpenMP helpers: all cores again
+            b.release()
 
 
 class InlineRunner(Runner):
@@ -346,6 +372,7 @@ class InlineRunner(Runner):
         self._order = order
         self._r = _Run(program, copy_on_put)
         self._r.state.abort = False
+        self._bindings: dict[int, HelperBinding] = {}
 
     def _concurrent_workers(self) -> int:
         return 1  # one cluster at a time
@@ -356,9 +383,16 @@ class InlineRunner(Runner):
         r = self._r
         r.feed(inputs, epoch)
         caller_threads = torch.get_num_threads()  # cluster functions may set their own
-        torch.set_num_threads(self._threads_for_run())
+        threads = self._threads_for_run()
+        torch.set_num_threads(threads)
+        tid = threading.get_native_id()
+        binding = self._bindings.get(tid)
+        if binding is None:  # the calling thread's OpenMP helpers on cores of their own
+            binding = self._bindings[tid] = binding_for(
+                0, 1, self.threads_per_worker, own_thread=False
+            )
         try:
-            with torch.no_grad():
+            with torch.no_grad(), binding.during(threads, self.threads_per_worker):
                 # Topological order + check_finished: every get finds its channel already put.
                 for c in self._order:
                     try:
@@ -373,3 +407,5 @@ class InlineRunner(Runner):
     def _shutdown(self, failed: bool) -> None:
         for slot in self._r.slots.values():
             slot.value = None
+        for b in self._bindings.values():  # the callers' OpenMP helpers: all cores again
+            b.release()

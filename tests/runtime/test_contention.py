@@ -91,6 +91,9 @@ def test_monitor_counts_the_others_busy_time_within_the_windows_only():
     assert m.others_busy(latest=True) == pytest.approx(0.0, abs=1e-9)
     window(0.01, 0.01, 0.0)  # shorter than LATEST_MIN_S: not an estimate of its own
     assert m.others_busy(latest=True) == pytest.approx(0.0, abs=1e-9)
+    assert m.latest_busy() == pytest.approx(0.0, abs=1e-9)
+    window(0.03, 0.03, 0.0)  # a process starts computing: the last window says so at once
+    assert m.latest_busy() == pytest.approx(1.0)
 
 
 def test_monitor_without_proc_stat_reports_nothing():
@@ -159,6 +162,9 @@ class _Monitor:
 
     def others_busy(self, latest=False):
         return _Monitor.others
+
+    def latest_busy(self):
+        return None
 
     def begin(self):
         pass

@@ -1,0 +1,193 @@
+"""Each worker's OpenMP helper threads bound to cores of their own, so that GNU OpenMP's
+threads can spin between parallel regions without paying for it after an idle pause.
+
+Why: with 2+ intra-op threads, a worker's helpers spin about 10 ms after each parallel region
+(libgomp's default) and then sleep. When the next inference comes later than that, the kernel
+wakes a helper onto the core where the worker's own thread is already spinning at the region's
+barrier, and the helper runs only once that thread is preempted: 6-8 ms for the first region
+instead of 0.2 (``bench/omp_wake.py``: the project transformer with 2 threads took 15.9 ms per
+request 0.1 s apart, 3.9 ms back to back). With the helpers bound to the other cores of the
+worker's group and the worker's thread to the first one, the same requests took 4.6-7.0 ms.
+``OMP_PROC_BIND`` cannot do this for Ramiel's programs: libgomp then binds the process's first
+thread to the first core, every thread started later inherits that core, and the pools of
+several worker threads are bound to the same places.
+
+How: :func:`pool_helpers` asks libgomp itself which threads form the calling thread's team of
+``n`` (``GOMP_parallel`` through ctypes, each member reporting its thread id; the same pool
+threads serve every later team of at most ``n``), and :class:`HelperBinding` sets their CPU
+affinity (``sched_setaffinity`` on the thread ids) while the worker runs its planned thread
+count, and gives them all usable cores again while the runtime has lowered the count because
+other processes hold cores (:mod:`ramiel.runtime.contention`: then nothing should be tied to a
+core another process may hold). Worker ``i`` of ``C`` with ``T`` threads each gets the cores
+``i*T .. i*T+T-1`` of the usable ones; where ``C*T`` exceeds them, nothing is bound.
+``RAMIEL_BIND=0`` turns it off. Where libgomp or ``sched_setaffinity`` is missing (not Linux,
+another OpenMP runtime), nothing is bound.
+
+Source: GCC's libgomp (``GOMP_parallel``, the pool reuse in ``gomp_team_start``);
+sched_setaffinity(2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import threading
+from collections.abc import Sequence
+
+ENV_DISABLE = "RAMIEL_BIND"
+"""``RAMIEL_BIND=0``: no worker binds its helper threads."""
+
+_lock = threading.Lock()
+_gomp: ctypes.CDLL | None = None
+_gomp_looked = False
+_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def enabled(environ: dict[str, str] | None = None) -> bool:
+    """Whether workers bind their helper threads (not with ``RAMIEL_BIND=0``, not where the
+    platform has no ``sched_setaffinity``)."""
+    env = os.environ if environ is None else environ
+    if env.get(ENV_DISABLE, "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    return hasattr(os, "sched_setaffinity")
+
+
+def _libgomp() -> ctypes.CDLL | None:
+    """The libgomp this process loaded (PyTorch's), or ``None``."""
+    global _gomp, _gomp_looked
+    with _lock:
+        if not _gomp_looked:
+            _gomp_looked = True
+            try:
+                with open("/proc/self/maps") as f:
+                    paths = {ln.split()[-1] for ln in f if "libgomp" in ln and "/" in ln}
+                if len(paths) == 1:
+                    lib = ctypes.CDLL(paths.pop())
+                    lib.GOMP_parallel.argtypes = [
+                        _CALLBACK, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint,
+                    ]  # fmt: skip
+                    lib.GOMP_parallel.restype = None
+                    _gomp = lib
+            except (OSError, AttributeError):
+                _gomp = None
+        return _gomp
+
+
+def pool_helpers(threads: int) -> list[int] | None:
+    """Thread ids of the helpers in the calling thread's OpenMP team of ``threads`` (its pool
+    threads, made now if it had none), or ``None`` where libgomp cannot be asked. Must run in
+    the thread that owns the pool."""
+    if threads <= 1:
+        return []
+    lib = _libgomp()
+    if lib is None:
+        return None
+    seen: list[int] = []
+    seen_lock = threading.Lock()
+
+    def member(_data: int | None) -> None:
+        tid = threading.get_native_id()
+        with seen_lock:
+            seen.append(tid)
+
+    cb = _CALLBACK(member)
+    lib.GOMP_parallel(cb, None, threads, 0)
+    me = threading.get_native_id()
+    return sorted({t for t in seen if t != me})
+
+
+def worker_cores(usable: Sequence[int], worker: int, workers: int, threads: int) -> list[int]:
+    """The cores of worker ``worker`` of ``workers`` with ``threads`` threads each: its slice of
+    ``usable``, or ``[]`` where ``workers * threads`` exceed them (nothing to bind then).
+
+    >>> worker_cores([0, 1], 0, 1, 2), worker_cores(range(16), 2, 4, 4), worker_cores([0, 1], 1, 2, 2)
+    ([0, 1], [8, 9, 10, 11], [])
+    """
+    usable = list(usable)
+    if threads <= 1 or workers * threads > len(usable) or not 0 <= worker < workers:
+        return []
+    return usable[worker * threads : (worker + 1) * threads]
+
+
+class HelperBinding:
+    """The binding of one worker thread's OpenMP team (see the module docstring).
+
+    Args:
+        cores: the worker's cores (:func:`worker_cores`): its own thread on the first, its
+            helpers on the others. Empty: nothing is bound.
+        usable: all usable cores (where the threads go back while the count is lowered).
+        own_thread: also bind the calling thread to ``cores[0]`` while bound (worker threads
+            and processes); the caller's own thread is bound only during :meth:`during`.
+
+    :meth:`apply` runs in the worker's thread before each inference.
+    """
+
+    def __init__(self, cores: Sequence[int], usable: Sequence[int], own_thread: bool = True):
+        self.cores = list(cores)
+        self.usable = set(usable)
+        self.own_thread = own_thread
+        self.helpers: list[int] | None = None
+        self.bound = False
+
+    def apply(self, threads: int, planned: int) -> None:
+        """Bind for ``threads == planned`` (the first time: find the helpers), unbind below."""
+        if not self.cores or planned <= 1:
+            return
+        want = threads >= planned
+        if want == self.bound:
+            return
+        if self.helpers is None:
+            self.helpers = pool_helpers(planned) or []
+        helper_set = set(self.cores[1:]) if want else self.usable
+        ok = True
+        for tid in self.helpers:
+            try:
+                os.sched_setaffinity(tid, helper_set)
+            except OSError:
+                ok = False  # the thread is gone (another pool): find them again next time
+        if self.own_thread:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, {self.cores[0]} if want else self.usable)
+        if not ok:
+            self.helpers = None
+        self.bound = want
+
+    def release(self) -> None:
+        """Give the helpers all usable cores again (when the runner closes; any thread may call
+        it for a binding without ``own_thread``)."""
+        if self.bound and self.helpers:
+            for tid in self.helpers:
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(tid, self.usable)
+        self.bound = False
+
+    @contextlib.contextmanager
+    def during(self, threads: int, planned: int):  # type: ignore[no-untyped-def]
+        """Bind while the block runs in the caller's thread, its own affinity restored after."""
+        self.apply(threads, planned)
+        if not (self.bound and self.cores):
+            yield
+            return
+        try:
+            before = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, {self.cores[0]})
+        except OSError:
+            yield
+            return
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, before)
+
+
+def binding_for(worker: int, workers: int, threads: int, own_thread: bool = True) -> HelperBinding:
+    """A :class:`HelperBinding` for worker ``worker`` of ``workers`` (nothing bound where
+    :func:`enabled` says no)."""
+    try:
+        usable = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = []
+    cores = worker_cores(usable, worker, workers, threads) if enabled() else []
+    return HelperBinding(cores, usable, own_thread)

@@ -1,0 +1,113 @@
+"""Each worker's OpenMP helper threads on cores of their own (:mod:`ramiel.runtime.binding`):
+libgomp's team members found through libgomp itself, their affinity set while the worker runs
+its planned threads and given back while it runs fewer, the caller's own affinity restored after
+each inference, and nothing bound with ``RAMIEL_BIND=0``."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import torch
+
+from ramiel.runtime import ChannelSpec, Program, binding, start
+from ramiel.runtime.binding import HelperBinding, pool_helpers, worker_cores
+
+CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+needs_two = pytest.mark.skipif(
+    len(CORES) < 2 or binding._libgomp() is None, reason="needs 2 cores and libgomp"
+)
+
+
+def _affinity(tid: int) -> set[int]:
+    return os.sched_getaffinity(tid)
+
+
+def test_worker_cores_slices_the_usable_cores():
+    assert worker_cores([0, 1], 0, 1, 2) == [0, 1]
+    assert worker_cores(range(16), 2, 4, 4) == [8, 9, 10, 11]
+    assert worker_cores([4, 5, 6, 7], 1, 2, 2) == [6, 7]
+    assert worker_cores([0, 1], 1, 2, 2) == []  # 4 threads do not fit 2 cores: nothing bound
+    assert worker_cores([0, 1], 0, 2, 1) == []  # one thread: no helpers
+
+
+def _in_thread(fn):
+    """Run ``fn`` in a fresh thread (its own OpenMP pool and affinity); return its result."""
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join(60)
+    return out[0]
+
+
+@needs_two
+def test_pool_helpers_are_the_threads_of_the_callers_team():
+    def find():
+        torch.set_num_threads(2)
+        torch.zeros(1 << 18).add_(1)  # a pool made by ATen first, as a user's ops make one
+        a, b = pool_helpers(2), pool_helpers(2)
+        return a, b, set(os.listdir("/proc/self/task")), threading.get_native_id()
+
+    a, b, tasks, me = _in_thread(find)
+    assert a == b and len(a) == 1  # the same pool thread serves every team of 2
+    assert me not in a and {str(t) for t in a} <= tasks
+
+
+@needs_two
+def test_binding_pins_the_helpers_while_planned_and_frees_them_when_lowered():
+    def run():
+        torch.set_num_threads(2)
+        b = HelperBinding([CORES[0], CORES[1]], CORES)
+        b.apply(2, 2)
+        (helper,) = b.helpers
+        bound = (_affinity(helper), os.sched_getaffinity(0), b.bound)
+        b.apply(1, 2)  # lowered: everything may run anywhere again
+        freed = (_affinity(helper), os.sched_getaffinity(0), b.bound)
+        return bound, freed
+
+    bound, freed = _in_thread(run)
+    assert bound == ({CORES[1]}, {CORES[0]}, True)
+    assert freed == (set(CORES), set(CORES), False)
+
+
+def _helper_affinity(ch, w):
+    helpers = pool_helpers(torch.get_num_threads()) or []
+    cores = sorted(set().union(*(os.sched_getaffinity(t) for t in helpers))) if helpers else []
+    ch.put("n__out", torch.tensor(len(helpers)))
+    ch.put("c__out", torch.tensor(cores + [-1] * (len(CORES) - len(cores))))
+
+
+AFFINITY = Program(
+    name="affinity",
+    clusters={"c0": _helper_affinity},
+    channels={
+        "n__out": ChannelSpec("c0", None, (), torch.int64),
+        "c__out": ChannelSpec("c0", None, (max(1, len(CORES)),), torch.int64),
+    },
+    inputs={},
+    outputs={"n": "n__out", "c": "c__out"},
+)
+
+
+@needs_two
+@pytest.mark.parametrize("backend", ["inline", "threads", "processes"])
+def test_a_one_cluster_program_runs_with_its_helpers_off_its_own_core(monkeypatch, backend):
+    monkeypatch.delenv(binding.ENV_DISABLE, raising=False)
+    mine = os.sched_getaffinity(0)
+    with start(AFFINITY, None, backend=backend, threads_per_worker=2, timeout_s=120) as r:
+        n, cores = r()
+        assert n.item() == 1
+        assert [c for c in cores.tolist() if c >= 0] == [CORES[1]]
+    assert os.sched_getaffinity(0) == mine  # the caller's thread is given back its cores
+    if backend == "inline":  # and, once the runner is closed, its helpers all cores
+        assert all(os.sched_getaffinity(t) == set(CORES) for t in pool_helpers(2) or [])
+
+
+@needs_two
+def test_nothing_is_bound_with_ramiel_bind_0(monkeypatch):
+    monkeypatch.setenv(binding.ENV_DISABLE, "0")
+    with start(AFFINITY, None, backend="inline", threads_per_worker=2) as r:
+        n, cores = r()
+        assert n.item() == 1
+        assert [c for c in cores.tolist() if c >= 0] == CORES
