@@ -13,13 +13,29 @@ Sets the module attribute ``ramiel.cores`` to N, which the printer writes into t
 (``Program(cores=N)``) so that the generated module gives each worker
 :meth:`~ramiel.runtime.Program.planned_threads` intra-op threads by default.
 
+``intra-op=true``: where N > 1 and the merge kept several clusters, also estimate the program as
+one cluster whose ops run with N intra-op threads (each op's cost through
+:func:`ramiel.cost_model.intra_op_cost_us`), and the clusters kept with N // C threads each (the
+same scaling, then the schedule's makespan), and take one cluster where its estimate is lower.
+The runtime's helpers spin and are bound to cores of their own (:mod:`ramiel.runtime.binding`),
+so 2 intra-op threads pay at batch size 1: measured on 2 cores (``python
+bench/split_vs_threads.py``, docs/benchmarks.md), one cluster with 2 threads was 1.16-1.57x
+faster than the 2 clusters of 1 thread the merge kept, on all 7 models where it kept 2
+(light_squeezenet, light_shufflenet, light_inception_v1/v2, light_resnet50, the project's
+inception CNN and transformer). ``ramiel.compile``/``ramiel compile`` turn it on when the
+number of clusters was not given (clusters = cores); an explicit ``clusters=N`` keeps the
+clusters as asked.
+
 Options: ``clusters=N`` (default: the number of CPU cores), ``tolerance=F`` (default 0.05: 5 %;
-0 turns the fewest-clusters choice off). A flat (unclustered) ``@main`` is linearly clustered first.
+0 turns the fewest-clusters choice off), ``intra-op=true|false`` (default false). A flat
+(unclustered) ``@main`` is linearly clustered first.
 Raises :class:`~ramiel.errors.SchedulingError` for N < 1 or a negative tolerance.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 from dataclasses import dataclass
 
@@ -28,9 +44,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from ramiel.attrs import CORES_ATTR, set_int
-from ramiel.clustering import recluster
+from ramiel.clustering import GraphView, recluster
+from ramiel.cost_model import intra_op_cost_us
 from ramiel.errors import SchedulingError
-from ramiel.scheduling import linear_clustering, merge_clusters
+from ramiel.scheduling import estimate_makespan, linear_clustering, merge_clusters
 from ramiel.scheduling.merge import FEWER_WORKERS_TOLERANCE
 
 
@@ -42,6 +59,7 @@ class Merge(ModulePass):
 
     clusters: int | None = None
     tolerance: float | int = FEWER_WORKERS_TOLERANCE
+    intra_op: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         n = self.clusters if self.clusters is not None else (os.cpu_count() or 1)
@@ -52,7 +70,26 @@ class Merge(ModulePass):
 
         def algorithm(gv, current):  # type: ignore[no-untyped-def]
             start = current or linear_clustering(gv.graph)
-            return merge_clusters(gv.graph, start, n, self.tolerance)
+            result = merge_clusters(gv.graph, start, n, self.tolerance)
+            if self.intra_op and n > 1 and len(result) > 1:
+                one, kept = intra_op_estimates(gv, result, n)
+                if one < kept:
+                    return [gv.graph.topo_order()]
+            return result
 
         recluster(op, algorithm)
         set_int(op, CORES_ATTR, n)
+
+
+def intra_op_estimates(gv: GraphView, clustering: list[list[int]], cores: int) -> tuple[float, float]:
+    """(one cluster with ``cores`` intra-op threads, ``clustering`` with ``cores // C`` threads
+    per cluster): estimated times in µs, each op's cost scaled by
+    :func:`~ramiel.cost_model.intra_op_cost_us`; the second is the schedule's makespan."""
+    g = gv.graph
+    one = math.fsum(intra_op_cost_us(gv.ops[v], g.cost[v], cores) for v in range(g.n))
+    per = cores // max(1, len(clustering))
+    if per > 1:
+        g = dataclasses.replace(
+            g, cost=[intra_op_cost_us(gv.ops[v], g.cost[v], per) for v in range(g.n)]
+        )
+    return one, estimate_makespan(g, clustering).makespan

@@ -343,7 +343,8 @@ def compile_model(
                         "backend": options.backend,
                         "transfer_cost": options.transfer_cost,
                     },
-                    "merge": {"clusters": n},
+                    # clusters = cores: one cluster of intra-op threads where that is faster
+                    "merge": {"clusters": n, "intra_op": options.clusters is None},
                     "intra-op-threads": {"cores": options.cores, "profile": options.profile},
                 },
                 clone=options.clone,

@@ -11,6 +11,16 @@
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8}' | filecheck %s --check-prefix=FEWEST
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=0}' | filecheck %s --check-prefix=TOL0
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1.0}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2 intra-op=true}' | filecheck %s --check-prefix=INTRAOP
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=16 intra-op=true}' | filecheck %s --check-prefix=INTRAOP16
+
+// intra-op=true: on 2 cores the inception block's two clusters (estimated 1.5x over one thread)
+// lose to one cluster whose ops run with 2 intra-op threads (each op 1.75x faster by the analytic
+// scaling, minus the threads' start-up); on 16 cores, two clusters of 8 threads win.
+// INTRAOP:     cluster.cluster @c0
+// INTRAOP-NOT: cluster.cluster @c1
+// INTRAOP16:   cluster.cluster @c0
+// INTRAOP16:   cluster.cluster @c1
 
 // ZERO: error: merge: clusters must be at least 1, got 0
 // NEGATIVE: error: merge: tolerance must be at least 0, got -1.0

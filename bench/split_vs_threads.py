@@ -1,0 +1,108 @@
+"""Task parallelism against intra-op threads, as the runtime runs them: the default program
+(``ramiel.compile(model)``: clusters = cores) against the one-cluster program with all the
+cores as intra-op threads, each in a process of its own, timed interleaved.
+
+Usage::
+
+    python bench/split_vs_threads.py [MODEL ...] [--budget 15] [--out FILE]
+
+MODEL: as ``ramiel bench`` takes them (default: the nine zoo models, ``inception`` and
+``transformer``). Columns: ``default`` (what the merge chose: C clusters x P // C threads, or
+one cluster with P threads where it kept one), ``1xP`` (``CompileOptions(clusters=1,
+threads_per_worker=P)``), both on the threads backend through the runtime (helpers bound,
+threads adapting: :mod:`ramiel.runtime.binding`, :mod:`ramiel.runtime.contention`); medians
+in ms [95 % interval] and the ratio default / 1xP (< 1: the default is faster). Every program's
+outputs are checked against onnxruntime first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", metavar="MODEL")
+    ap.add_argument("--budget", type=float, default=15.0, help="seconds of timing per model")
+    ap.add_argument("--out", help="also write the table to this file")
+    args = ap.parse_args(argv)
+
+    from ramiel.bench import (
+        CpuMeter,
+        Isolated,
+        Plan,
+        Recipe,
+        load_average,
+        measure_interleaved,
+        rel_error,
+        resolve_models,
+        tune_malloc,
+        write_report,
+    )
+    from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+    from ramiel.omp import usable_cores
+    from ramiel.runtime.entry import random_inputs
+
+    cores = usable_cores()
+    specs = resolve_models(args.models)
+    plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
+    head = [
+        f"# python bench/split_vs_threads.py {' '.join(sys.argv[1:] if argv is None else argv)}",
+        f"# {time.strftime('%Y-%m-%d %H:%M')}, {cores} usable cores, load average "
+        f"{load_average()[0]:.2f} before",
+        "# median ms of one inference [95 % interval]; x: default / 1xP",
+        f"{'model':<22} {'default program':>16} {'default ms':>24} {f'1x{cores} ms':>24} {'x':>6}",
+    ]
+    print("\n".join(head), flush=True)
+    lines = list(head)
+    meter = CpuMeter()
+    with tempfile.TemporaryDirectory(prefix="ramiel-split-") as tmp:
+        for spec in specs:
+            path = spec.resolve()
+            default = compile_model(path, os.path.join(tmp, spec.name, "d"), CompileOptions())
+            one_opts = CompileOptions(clusters=1, threads_per_worker=cores)
+            one = compile_model(path, os.path.join(tmp, spec.name, "1"), one_opts)
+            m = CompiledModel(default, CompileOptions())
+            feeds = {k: v.numpy() for k, v in random_inputs(m.input_specs, seed=0).items()}
+            backend, threads = m.runtime_config()
+            prog = f"{len(m.program.clusters)}x{threads}"
+            outs = list(m.output_names)
+            procs = {
+                "ort": Isolated(Recipe("ort", feeds, outs, path=path, threads=cores)),
+                "default": Isolated(Recipe("par", feeds, outs, result=default,
+                                           options=CompileOptions())),  # fmt: skip
+                "one": Isolated(Recipe("par", feeds, outs, result=one, options=one_opts)),
+            }
+            try:
+                for p in procs.values():
+                    p.wait_ready()
+                ref = procs["ort"].outputs()
+                errs = {k: rel_error(procs[k].outputs(), ref) for k in ("default", "one")}
+                del procs["ort"]
+                t = measure_interleaved(procs, plan)
+            finally:
+                for p in procs.values():
+                    p.close()
+            d, o = t["default"], t["one"]
+            bad = "".join(f" ERR {k} {e:.1e}" for k, e in errs.items() if e > 1e-3)
+            line = (
+                f"{spec.name:<22} {prog:>16} {d.median:8.2f} [{d.ci[0]:.2f}, {d.ci[1]:.2f}]"
+                f"{'':>4} {o.median:8.2f} [{o.ci[0]:.2f}, {o.ci[1]:.2f}]{'':>4} "
+                f"{d.median / o.median:5.2f}x{bad}"
+            )
+            print(line, flush=True)
+            lines.append(line)
+    tail = (
+        f"# load average {load_average()[0]:.2f} after; other processes kept "
+        f"{meter.other_cores()} cores busy on average"
+    )
+    return write_report(lines, args.out, tail)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
