@@ -74,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
             outs = list(m.output_names)
             procs = {
                 "ort": Isolated(Recipe("ort", feeds, outs, path=path, threads=cores)),
-                "default": Isolated(Recipe("par", feeds, outs, result=default,
-                                           options=CompileOptions())),  # fmt: skip
+                "default": Isolated(
+                    Recipe("par", feeds, outs, result=default, options=CompileOptions())
+                ),  # fmt: skip
                 "one": Isolated(Recipe("par", feeds, outs, result=one, options=one_opts)),
             }
             try:

@@ -81,7 +81,9 @@ class Merge(ModulePass):
         set_int(op, CORES_ATTR, n)
 
 
-def intra_op_estimates(gv: GraphView, clustering: list[list[int]], cores: int) -> tuple[float, float]:
+def intra_op_estimates(
+    gv: GraphView, clustering: list[list[int]], cores: int
+) -> tuple[float, float]:
     """(one cluster with ``cores`` intra-op threads, ``clustering`` with ``cores // C`` threads
     per cluster): estimated times in µs, each op's cost scaled by
     :func:`~ramiel.cost_model.intra_op_cost_us`; the second is the schedule's makespan."""
