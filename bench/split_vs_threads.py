@@ -11,8 +11,10 @@ MODEL: as ``ramiel bench`` takes them (default: the nine zoo models, ``inception
 one cluster with P threads where it kept one), ``1xP`` (``CompileOptions(clusters=1,
 threads_per_worker=P)``), both on the threads backend through the runtime (helpers bound,
 threads adapting: :mod:`ramiel.runtime.binding`, :mod:`ramiel.runtime.contention`); medians
-in ms [95 % interval] and the ratio default / 1xP (< 1: the default is faster). Every program's
-outputs are checked against onnxruntime first.
+in ms [95 % interval] and the ratio default / 1xP (< 1: the default is faster); with ``--ort``
+also onnxruntime with P threads, without spinning (``ramiel bench``'s ``ort-Pt``) and with it
+(its own default), and the default's ratio to each. Every program's outputs are checked against
+onnxruntime first.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("models", nargs="*", metavar="MODEL")
     ap.add_argument("--budget", type=float, default=15.0, help="seconds of timing per model")
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument(
+        "--ort",
+        action="store_true",
+        help="also time onnxruntime with the same cores, without and with spinning (its default;"
+        " the pause before each call is then 0.1 s, longer than its threads spin)",
+    )
     args = ap.parse_args(argv)
 
     from ramiel.bench import (
@@ -51,12 +59,19 @@ def main(argv: list[str] | None = None) -> int:
     cores = usable_cores()
     specs = resolve_models(args.models)
     plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
+    if args.ort:
+        plan = dataclasses.replace(plan, gap_s=max(plan.gap_s, 0.1))
     head = [
         f"# python bench/split_vs_threads.py {' '.join(sys.argv[1:] if argv is None else argv)}",
         f"# {time.strftime('%Y-%m-%d %H:%M')}, {cores} usable cores, load average "
         f"{load_average()[0]:.2f} before",
         "# median ms of one inference [95 % interval]; x: default / 1xP",
-        f"{'model':<22} {'default program':>16} {'default ms':>24} {f'1x{cores} ms':>24} {'x':>6}",
+        f"{'model':<22} {'default program':>16} {'default ms':>24} {f'1x{cores} ms':>24} {'x':>6}"
+        + (
+            f" {f'ort-{cores}t ms':>24} {'default/ort':>11} {'ort-spin ms':>24} {'default/spin':>12}"
+            if args.ort
+            else ""
+        ),
     ]
     print("\n".join(head), flush=True)
     lines = list(head)
@@ -79,12 +94,16 @@ def main(argv: list[str] | None = None) -> int:
                 ),  # fmt: skip
                 "one": Isolated(Recipe("par", feeds, outs, result=one, options=one_opts)),
             }
+            if args.ort:
+                procs["ort-spin"] = Isolated(Recipe("ort", feeds, outs, path=path, threads=cores,
+                                                    ort_spinning=True))  # fmt: skip
             try:
                 for p in procs.values():
                     p.wait_ready()
                 ref = procs["ort"].outputs()
                 errs = {k: rel_error(procs[k].outputs(), ref) for k in ("default", "one")}
-                del procs["ort"]
+                if not args.ort:
+                    procs.pop("ort").close()
                 t = measure_interleaved(procs, plan)
             finally:
                 for p in procs.values():
@@ -96,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'':>4} {o.median:8.2f} [{o.ci[0]:.2f}, {o.ci[1]:.2f}]{'':>4} "
                 f"{d.median / o.median:5.2f}x{bad}"
             )
+            if args.ort:
+                r, sp = t["ort"], t["ort-spin"]
+                line += (
+                    f" {r.median:8.2f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}]{'':>4} {d.median / r.median:10.2f}x"
+                    f" {sp.median:8.2f} [{sp.ci[0]:.2f}, {sp.ci[1]:.2f}]{'':>4}"
+                    f" {d.median / sp.median:11.2f}x"
+                )
             print(line, flush=True)
             lines.append(line)
     tail = (
