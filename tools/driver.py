@@ -399,7 +399,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     total = sum(res.timings.values())
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in res.timings.items())
     print(f"compiled {args.model} in {total:.2f} s ({stages})")
-    print(f"  {res.parallel_path}  ({res.clusters} clusters, class {res.class_name}Parallel)")
+    n = res.clusters
+    print(f"  {res.parallel_path}  ({n} cluster{'s' * (n != 1)}, class {res.class_name}Parallel)")
     batch = f", any batch size: {', '.join(res.dynamic_batch)}" if res.dynamic_batch else ""
     print(f"  {res.sequential_path}  (class {res.class_name}{batch})")
     print(f"  {res.weights_path}  ({os.path.getsize(res.weights_path):,} bytes)")
