@@ -111,3 +111,29 @@ def test_nothing_is_bound_with_ramiel_bind_0(monkeypatch):
         n, cores = r()
         assert n.item() == 1
         assert [c for c in cores.tolist() if c >= 0] == CORES
+
+
+@needs_two
+def test_a_second_binding_of_the_same_cores_stays_unbound_until_they_are_free():
+    """Two programs called at the same time from two threads of one process: the second team
+    is not pinned onto the cores the first one holds (found by a fresh-user check)."""
+    first = HelperBinding([CORES[0], CORES[1]], CORES, own_thread=False)
+    second = HelperBinding([CORES[0], CORES[1]], CORES, own_thread=False)
+
+    def bind(b):
+        def run():
+            torch.set_num_threads(2)
+            b.apply(2, 2)
+            return b.bound, [_affinity(t) for t in b.helpers or []]
+
+        return run
+
+    bound1, aff1 = _in_thread(bind(first))
+    assert bound1 and aff1 == [{CORES[1]}]
+    bound2, aff2 = _in_thread(bind(second))
+    assert not bound2 and all(a == set(CORES) for a in aff2)
+    first.release()
+    bound2, aff2 = _in_thread(bind(second))
+    assert bound2
+    second.release()
+    assert not binding._claimed
