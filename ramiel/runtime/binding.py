@@ -37,6 +37,8 @@ import os
 import threading
 from collections.abc import Sequence
 
+import torch
+
 ENV_DISABLE = "RAMIEL_BIND"
 """``RAMIEL_BIND=0``: no worker binds its helper threads."""
 
@@ -216,3 +218,21 @@ def binding_for(worker: int, workers: int, threads: int, own_thread: bool = True
         usable = []
     cores = worker_cores(usable, worker, workers, threads) if enabled() else []
     return HelperBinding(cores, usable, own_thread)
+
+
+class WorkerThreads:
+    """The intra-op threads of a worker thread or process (not the caller's thread): its planned
+    count ``planned`` (already set with ``torch.set_num_threads``), fewer for an inference while
+    the runner says so (:mod:`ramiel.runtime.contention`), its helpers bound as worker ``worker``
+    of ``workers`` (:func:`binding_for`)."""
+
+    def __init__(self, planned: int, worker: int = 0, workers: int = 1):
+        self.planned = self.current = planned
+        self.binding = binding_for(worker, workers, planned)
+
+    def use(self, threads: int) -> None:
+        """Run the next inference with ``threads`` intra-op threads."""
+        if threads != self.current:
+            torch.set_num_threads(threads)
+            self.current = threads
+        self.binding.apply(threads, self.planned)

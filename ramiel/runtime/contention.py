@@ -100,16 +100,24 @@ def parse_proc_stat(text: str, cpus: Iterable[int] | None = None) -> float:
     return total
 
 
-def process_cpu_s(pid: int, ticks_per_s: float) -> float | None:
-    """CPU time (user + system, all threads) of process ``pid`` in seconds, from
-    ``/proc/PID/stat``; ``None`` if it is gone or unreadable."""
+def pid_stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` from the third on (state, ppid, ...: index ``i`` is
+    field ``i + 3`` of proc(5)), or ``None`` if the process is gone or the file unreadable. The
+    command name (field 2) is in parentheses and may hold spaces: the split starts after it."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             text = f.read()
     except OSError:
         return None
-    # the command name (field 2) is in parentheses and may hold spaces: split after it
-    rest = text[text.rfind(")") + 2 :].split()
+    return text[text.rfind(")") + 2 :].split()
+
+
+def process_cpu_s(pid: int, ticks_per_s: float) -> float | None:
+    """CPU time (user + system, all threads) of process ``pid`` in seconds, from
+    ``/proc/PID/stat``; ``None`` if it is gone or unreadable."""
+    rest = pid_stat_fields(pid)
+    if rest is None:
+        return None
     try:
         return (float(rest[11]) + float(rest[12])) / ticks_per_s  # fields 14 and 15
     except (IndexError, ValueError):
@@ -219,6 +227,23 @@ class CoreMonitor:
         if latest and self._latest is not None:
             return self._latest if self._others is None else min(self._others, self._latest)
         return self._others
+
+    def estimate(self, lowered: bool) -> float | None:
+        """The busy cores of others to decide the next inference's threads with: while the
+        threads are ``lowered``, the last inference alone may say the cores are free again
+        (``others_busy(latest=True)``); otherwise it may say at once that another process took a
+        core (from :data:`TAKE_NOW_AT`), before :data:`INTERVAL_S` of inferences confirm it."""
+        if lowered:
+            return self.others_busy(latest=True)
+        others, last = self.others_busy(), self.latest_busy()
+        if last is not None and last >= TAKE_NOW_AT:
+            return max(others or 0.0, last)
+        return others
+
+    @property
+    def usable(self) -> int | None:
+        """How many cores it watches (``None``: all of the machine's)."""
+        return None if self.cpus is None else len(self.cpus)
 
 
 class _ProcStat:

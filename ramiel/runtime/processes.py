@@ -82,7 +82,7 @@ from typing import Any
 import torch
 import torch.multiprocessing  # noqa: F401 - registers the shared-memory tensor pickling
 
-from ramiel.runtime.binding import binding_for
+from ramiel.runtime.binding import WorkerThreads
 from ramiel.runtime.channels import Aborted, ShmEndpoint, ShmLayout
 from ramiel.runtime.compiled import configure_cache, program_segments, segments_in, take_events
 from ramiel.runtime.memory import reuse_freed_memory
@@ -289,8 +289,7 @@ def _worker_main(boot: _Boot) -> None:
         done.send_bytes(b"E" + pickle.dumps(describe_exception(e)))
         return
     ctrl = boot.layout.ctrl(boot.arena)
-    current = planned = boot.threads
-    binding = binding_for(boot.slot[0], boot.slot[1], planned)
+    threads_now = WorkerThreads(boot.threads, *boot.slot)  # its helpers on cores of their own
     del boot
     done.send_bytes(b"R")
     with torch.no_grad():
@@ -306,10 +305,7 @@ def _worker_main(boot: _Boot) -> None:
                 return
             epoch, _, threads = msg.partition(b":")
             ep.epoch = int(epoch)
-            if threads and int(threads) != current:  # fewer while others hold cores: contention
-                current = int(threads)
-                torch.set_num_threads(current)
-            binding.apply(current, planned)  # its OpenMP helpers on cores of their own
+            threads_now.use(int(threads))
             try:
                 fn(ep, w)
             except Aborted:

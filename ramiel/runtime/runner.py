@@ -31,8 +31,9 @@ from typing import Any, Literal, get_args
 import torch
 
 from ramiel.omp import usable_cores
+from ramiel.runtime.binding import HelperBinding, binding_for
 from ramiel.runtime.compiled import program_segments, take_events
-from ramiel.runtime.contention import TAKE_NOW_AT, CoreMonitor, enabled, intra_op_threads
+from ramiel.runtime.contention import CoreMonitor, enabled, intra_op_threads
 from ramiel.runtime.ownership import HeldMemory, own_outputs
 from ramiel.runtime.program import (
     InputMismatch,
@@ -85,6 +86,8 @@ class Runner(ProgramNames):
         self.threads_now = threads_per_worker
         self.timeout_s = timeout_s
         self._monitor: CoreMonitor | None = None
+        #: native thread id -> the binding of that calling thread's OpenMP team (binding)
+        self._bindings: dict[int, HelperBinding] = {}
         self._lock = threading.Lock()
         self._closed = False
         self._failure: BaseException | None = None
@@ -241,19 +244,33 @@ class Runner(ProgramNames):
         if planned > 1 and enabled():
             if self._monitor is None:
                 self._monitor = CoreMonitor(pids=self._worker_pids())
-            lowered = self.threads_now < planned
-            # lowered: the last inference alone may say the cores are free again; not lowered:
-            # it may say at once that another process took one
-            others = self._monitor.others_busy(latest=lowered)
-            last = self._monitor.latest_busy()
-            if not lowered and last is not None and last >= TAKE_NOW_AT:
-                others = max(others or 0.0, last)
+            m, lowered = self._monitor, self.threads_now < planned
             n = intra_op_threads(
-                planned, self._concurrent_workers(), usable_cores(), others, lowered=lowered
+                planned,
+                self._concurrent_workers(),
+                m.usable or usable_cores(),
+                m.estimate(lowered),
+                lowered=lowered,
             )
             self._monitor.begin()  # the window ends when the inference returns (run)
         self.threads_now = n
         return n
+
+    def _caller_binding(self, worker: int, workers: int) -> HelperBinding:
+        """The binding of the calling thread's OpenMP team, as worker ``worker`` of ``workers``
+        (one per calling thread; :mod:`ramiel.runtime.binding`)."""
+        tid = threading.get_native_id()
+        b = self._bindings.get(tid)
+        if b is None:
+            b = self._bindings[tid] = binding_for(
+                worker, workers, self.threads_per_worker, own_thread=False
+            )
+        return b
+
+    def _release_bindings(self) -> None:
+        """The calling threads' OpenMP helpers get all usable cores again (at shutdown)."""
+        for b in self._bindings.values():
+            b.release()
 
     def _new_compile_events(self) -> list[Any]:
         """Compilations since the last call (threads and inline: the segments of this process)."""

@@ -56,7 +56,7 @@ import time
 
 import torch
 
-from ramiel.runtime.binding import HelperBinding, binding_for
+from ramiel.runtime.binding import WorkerThreads
 from ramiel.runtime.channels import (
     Aborted,
     Deadline,
@@ -156,25 +156,19 @@ def _thread_worker(
     slot: tuple[int, int] = (0, 1),
 ) -> None:
     torch.set_num_threads(threads_per_worker)
-    # its OpenMP helpers on cores of their own (worker slot[0] of slot[1]), see binding
-    binding = binding_for(slot[0], slot[1], threads_per_worker)
+    threads_now = WorkerThreads(threads_per_worker, *slot)  # its helpers on cores of their own
     # ATen initialises a thread's OpenMP setting lazily, from the process-wide value, on its first
     # parallel query; trigger that now, before the caller restores its own count.
     torch.get_num_threads()
     ep = r.endpoints[name]
     st = r.state
     done_q.put((i, "ready", None))
-    current = threads_per_worker
     with torch.no_grad():
         while True:
             item = start_q.get()
             if item is None:
                 return
-            _epoch, threads = item
-            if threads != current:  # fewer while other processes hold cores, see contention
-                torch.set_num_threads(threads)
-                current = threads
-            binding.apply(threads, threads_per_worker)
+            threads_now.use(item[1])  # (epoch, threads)
             try:
                 fn(ep, w)
             except Aborted:
@@ -218,7 +212,6 @@ class ThreadRunner(Runner):
         caller_threads = torch.get_num_threads()
         first = 0 if self._caller is None else 1  # the caller's cluster has the first cores
         workers = len(self._names) + first
-        self._bindings: dict[int, HelperBinding] = {}
         try:
             for i, c in enumerate(self._names):
                 # The thread must not reference the runner, so that an unclosed runner can be
@@ -323,16 +316,6 @@ class ThreadRunner(Runner):
         r.check_finished(c, epoch)
         return None
 
-    def _caller_binding(self, worker: int, workers: int) -> HelperBinding:
-        """The binding of the calling thread's OpenMP team (one per calling thread)."""
-        tid = threading.get_native_id()
-        b = self._bindings.get(tid)
-        if b is None:
-            b = self._bindings[tid] = binding_for(
-                worker, workers, self.threads_per_worker, own_thread=False
-            )
-        return b
-
     def _shutdown(self, failed: bool) -> None:
         if failed:
             self._r.state.abort = True
@@ -345,8 +328,7 @@ class ThreadRunner(Runner):
         self.stuck_threads = [t for t in self._threads if t.is_alive()]
         for slot in self._r.slots.values():
             slot.value = None
-        for b in self._bindings.values():  # the callers' OpenMP helpers: all cores again
-            b.release()
+        self._release_bindings()
 
 
 class InlineRunner(Runner):
@@ -372,7 +354,6 @@ class InlineRunner(Runner):
         self._order = order
         self._r = _Run(program, copy_on_put)
         self._r.state.abort = False
-        self._bindings: dict[int, HelperBinding] = {}
 
     def _concurrent_workers(self) -> int:
         return 1  # one cluster at a time
@@ -385,12 +366,7 @@ class InlineRunner(Runner):
         caller_threads = torch.get_num_threads()  # cluster functions may set their own
         threads = self._threads_for_run()
         torch.set_num_threads(threads)
-        tid = threading.get_native_id()
-        binding = self._bindings.get(tid)
-        if binding is None:  # the calling thread's OpenMP helpers on cores of their own
-            binding = self._bindings[tid] = binding_for(
-                0, 1, self.threads_per_worker, own_thread=False
-            )
+        binding = self._caller_binding(0, 1)  # its OpenMP helpers on cores of their own
         try:
             with torch.no_grad(), binding.during(threads, self.threads_per_worker):
                 # Topological order + check_finished: every get finds its channel already put.
@@ -407,5 +383,4 @@ class InlineRunner(Runner):
     def _shutdown(self, failed: bool) -> None:
         for slot in self._r.slots.values():
             slot.value = None
-        for b in self._bindings.values():  # the callers' OpenMP helpers: all cores again
-            b.release()
+        self._release_bindings()

@@ -96,6 +96,37 @@ def test_monitor_counts_the_others_busy_time_within_the_windows_only():
     assert m.latest_busy() == pytest.approx(1.0)
 
 
+def test_monitor_estimate_frees_quickly_and_takes_quickly_only_when_clearly_busy():
+    f = _Fake()
+    hz = os.sysconf("SC_CLK_TCK")
+    m = CoreMonitor(
+        cpus=[0], read_stat=f.stat, own_cpu_s=lambda: f.own_s, clock=lambda: f.now,
+        interval_s=0.1,
+    )  # fmt: skip
+
+    def window(seconds: float, others_s: float) -> None:
+        m.begin()
+        f.now += seconds
+        f.busy_ticks += round(seconds * hz)
+        f.own_s += seconds - others_s
+        m.end()
+
+    assert m.estimate(False) is None and m.estimate(True) is None
+    window(0.12, 0.0)  # quiet
+    assert m.estimate(False) == pytest.approx(0.0, abs=1e-9)
+    window(0.03, 0.03)  # one inference next to a process that just started computing
+    assert m.estimate(False) == pytest.approx(1.0)  # taken at once (TAKE_NOW_AT)
+    window(0.03, 0.015)  # half busy: not clear enough alone
+    assert m.estimate(False) == pytest.approx(0.0, abs=1e-9)
+    window(0.06, 0.06)  # 0.12 s of windows now, 0.105 s of them others' (0.875), the last 1.0
+    assert m.others_busy() == pytest.approx(0.875)
+    assert m.estimate(False) == pytest.approx(1.0)
+    window(0.03, 0.0)  # lowered: one quiet inference frees the core again
+    assert m.estimate(True) == pytest.approx(0.0, abs=1e-9)
+    assert m.estimate(False) == pytest.approx(0.875)
+    assert m.usable == 1
+
+
 def test_monitor_without_proc_stat_reports_nothing():
     def unreadable() -> str:
         raise OSError("no /proc here")
@@ -163,8 +194,13 @@ class _Monitor:
     def others_busy(self, latest=False):
         return _Monitor.others
 
+    usable = None  # the machine's cores: usable_cores(), patched to 4 below
+
     def latest_busy(self):
         return None
+
+    def estimate(self, lowered):
+        return _Monitor.others
 
     def begin(self):
         pass
