@@ -37,6 +37,7 @@ from typing import Any, Protocol, Self
 
 import numpy as np
 
+from ramiel.runtime.contention import pid_stat_fields
 from ramiel.runtime.memory import ENV_DISABLE as MALLOC_ENV_DISABLE
 from ramiel.runtime.memory import MMAP_THRESHOLD, TRIM_THRESHOLD, reuse_freed_memory
 
@@ -338,12 +339,8 @@ def _live_children_cpu(tick: int) -> float:
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == me:  # ppid
+        fields = pid_stat_fields(int(d))
+        if fields is not None and int(fields[1]) == me:  # ppid
             total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
     return total
 
