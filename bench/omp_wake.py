@@ -10,13 +10,13 @@ For every configuration (environment variables that GNU OpenMP reads once, when 
 so each configuration runs in a fresh process of its own): ``passive``
 (``OMP_WAIT_POLICY=PASSIVE``, Ramiel's default), ``default`` (nothing set: libgomp spins
 300,000 iterations after a parallel region, then sleeps), ``spin<N>`` (``GOMP_SPINCOUNT=N``),
-and ``<config>-pinned`` (the same, with the helper threads of the process's OpenMP pool bound
-to the cores other than the first, after the pool exists: ``os.sched_setaffinity`` on their
-thread ids). In that process, with ``--threads`` intra-op threads:
+and ``<config>-pinned`` (the same, with the helper threads of the process's OpenMP pool, found
+by :func:`ramiel.runtime.binding.pool_helpers`, bound to the cores other than the first). In that process, with ``--threads`` intra-op threads:
 
 * ``wake``: one small parallel op (an in-place add on 64 Ki floats) after sleeping ``gap``
   seconds, median ms of ``calls``;
-* per model, the sequential generated module (``ramiel compile MODEL --clusters 1``) after
+* per model, the sequential generated module (``ramiel compile MODEL --clusters 1``, compiled
+  in that process) after
   sleeping ``gap`` seconds, median ms of ``calls`` inferences (requests that arrive with that
   much idle time between them).
 
@@ -54,38 +54,33 @@ def _env(config: str) -> dict[str, str]:
 
 
 def child(args: argparse.Namespace) -> dict:
-    """In the configuration's own process: the medians per gap."""
+    """In the configuration's own process: compile the models, then the medians per gap."""
     import torch
 
+    from ramiel.bench import resolve_models
+    from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+    from ramiel.runtime.binding import pool_helpers
+    from ramiel.runtime.entry import random_inputs
     from ramiel.runtime.memory import reuse_freed_memory
 
     reuse_freed_memory()
     torch.set_num_threads(args.threads)
-    before = set(os.listdir("/proc/self/task"))
     z = torch.zeros(1 << 16)
-    for _ in range(100):
-        z.add_(1)  # makes the pool
-    helpers = set(os.listdir("/proc/self/task")) - before
+    helpers = pool_helpers(args.threads) or []  # makes the pool
     if args.pinned:
         cores = sorted(os.sched_getaffinity(0))
         for tid in helpers:
-            os.sched_setaffinity(int(tid), set(cores[1:]) or set(cores))
+            os.sched_setaffinity(tid, set(cores[1:]) or set(cores))
     gaps = [float(g) for g in args.gaps.split(",")]
     models = []
-    for d in args.dirs:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("m", os.path.join(d, "model_seq.py"))
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        cls = mod.MODEL_CLASS if hasattr(mod, "MODEL_CLASS") else _module_class(mod, torch)
-        m = cls.from_safetensors(os.path.join(d, "weights.safetensors"))
-        feeds = [
-            torch.randn(s, dtype=dt) if dt.is_floating_point else torch.zeros(s, dtype=dt)
-            for s, dt in cls.INPUTS.values()
-        ]
-        models.append((os.path.basename(d), m, feeds))
+    with tempfile.TemporaryDirectory(prefix="ramiel-omp-wake-") as tmp:
+        for spec in resolve_models(args.models.split(",")):
+            res = compile_model(
+                spec.resolve(), os.path.join(tmp, spec.name), CompileOptions(clusters=1)
+            )
+            cm = CompiledModel(res, CompileOptions())
+            feeds = list(random_inputs(cm.input_specs, seed=0).values())
+            models.append((spec.name, cm.sequential, feeds))
 
     def timed(fn, gap: float) -> float:
         ts = []
@@ -109,13 +104,6 @@ def child(args: argparse.Namespace) -> dict:
     return out
 
 
-def _module_class(mod, torch):  # type: ignore[no-untyped-def]
-    for v in vars(mod).values():
-        if isinstance(v, type) and issubclass(v, torch.nn.Module) and hasattr(v, "INPUTS"):
-            return v
-    raise SystemExit("omp_wake: no generated module class found")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="transformer,light_squeezenet")
@@ -126,14 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="also write the table to this file")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--pinned", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--dirs", nargs="*", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args)))
         return 0
 
     from ramiel.bench import resolve_models, write_report
-    from ramiel.compiler import CompileOptions, compile_model
 
     load = os.getloadavg()
     lines = [
@@ -142,34 +128,27 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.threads} intra-op threads, load average before {load[0]:.2f}",
         "# median ms after sleeping `gap` s before each call; wake: one small parallel op",
     ]
-    with tempfile.TemporaryDirectory(prefix="ramiel-omp-wake-") as tmp:
-        dirs = []
-        for spec in resolve_models(args.models.split(",")):
-            d = os.path.join(tmp, spec.name)
-            compile_model(spec.resolve(), d, CompileOptions(clusters=1))
-            dirs.append(d)
-        names = [os.path.basename(d) for d in dirs]
-        head = f"{'config':<22} {'gap s':>6} {'wake':>8} " + " ".join(f"{n:>20}" for n in names)
-        lines.append(head)
-        print("\n".join(lines), flush=True)
-        for cfg in args.configs.split(","):
-            cmd = [sys.executable, __file__, "--child", "--threads", str(args.threads),
-                   "--gaps", args.gaps, "--calls", str(args.calls), "--dirs", *dirs]  # fmt: skip
-            if cfg.endswith("-pinned"):
-                cmd.append("--pinned")
-            p = subprocess.run(cmd, capture_output=True, text=True, env=_env(cfg), timeout=3600)
-            if p.returncode != 0:
-                line = f"{cfg:<22} failed: {p.stderr.strip().splitlines()[-1:]}"
-                print(line, flush=True)
-                lines.append(line)
-                continue
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            for row in r["rows"]:
-                line = f"{cfg:<22} {row['gap']:6.3f} {row['wake']:8.3f} " + " ".join(
-                    f"{row[n]:20.2f}" for n in names
-                )
-                print(line, flush=True)
-                lines.append(line)
+    names = [spec.name for spec in resolve_models(args.models.split(","))]
+    lines.append(f"{'config':<22} {'gap s':>6} {'wake':>8} " + " ".join(f"{n:>20}" for n in names))
+    print("\n".join(lines), flush=True)
+    for cfg in args.configs.split(","):
+        cmd = [sys.executable, __file__, "--child", "--threads", str(args.threads),
+               "--gaps", args.gaps, "--calls", str(args.calls), "--models", args.models]  # fmt: skip
+        if cfg.endswith("-pinned"):
+            cmd.append("--pinned")
+        p = subprocess.run(cmd, capture_output=True, text=True, env=_env(cfg), timeout=3600)
+        if p.returncode != 0:
+            line = f"{cfg:<22} failed: {p.stderr.strip().splitlines()[-1:]}"
+            print(line, flush=True)
+            lines.append(line)
+            continue
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        for row in r["rows"]:
+            line = f"{cfg:<22} {row['gap']:6.3f} {row['wake']:8.3f} " + " ".join(
+                f"{row[n]:20.2f}" for n in names
+            )
+            print(line, flush=True)
+            lines.append(line)
     load = os.getloadavg()
     return write_report(lines, args.out, f"# load average after {load[0]:.2f}")
 
