@@ -8,6 +8,14 @@ barrier, and the helper runs only once that thread is preempted: 6-8 ms for the 
 instead of 0.2 (``bench/omp_wake.py``: the project transformer with 2 threads took 15.9 ms per
 request 0.1 s apart, 3.9 ms back to back). With the helpers bound to the other cores of the
 worker's group and the worker's thread to the first one, the same requests took 4.6-7.0 ms.
+Workers of one thread each (a task-parallel program of as many clusters as cores) have the
+same trouble without any helper: a worker that waits on a channel sleeps, and after an idle
+pause the thread that wakes it (the sender) pulls it onto its own core. ramiel_inception's 2
+clusters of 1 thread on 2 cores took 17 ms back to back and 26-27 ms per request 0.1 s apart;
+with each worker's thread on a core of its own, 18-19.5 ms (the waits on channels within one
+inference fell from a median of 1.0 ms to 0.15-0.2 ms). While another process keeps a core
+busy, a worker tied to that core runs slower than one the kernel may move (28-35 ms against
+25-26 ms), so nothing is bound then (:attr:`ramiel.runtime.runner.Runner.crowded`).
 ``OMP_PROC_BIND`` cannot do this for Ramiel's programs: libgomp then binds the process's first
 thread to the first core, every thread started later inherits that core, and the pools of
 several worker threads are bound to the same places.
@@ -19,7 +27,8 @@ affinity (``sched_setaffinity`` on the thread ids) while the worker runs its pla
 count, and gives them all usable cores again while the runtime has lowered the count because
 other processes hold cores (:mod:`ramiel.runtime.contention`: then nothing should be tied to a
 core another process may hold). Worker ``i`` of ``C`` with ``T`` threads each gets the cores
-``i*T .. i*T+T-1`` of the usable ones; where ``C*T`` exceeds them, nothing is bound. Cores are
+``i*T .. i*T+T-1`` of the usable ones; where ``C*T`` exceeds them, or for a lone worker of
+one thread, nothing is bound. Cores are
 claimed per process: while one binding holds a core (another program's worker, or the same
 program called from another thread), a second one leaves its helpers unbound.
 ``RAMIEL_BIND=0`` turns it off. Where libgomp or ``sched_setaffinity`` is missing (not Linux,
@@ -47,6 +56,8 @@ _claimed: dict[int, int] = {}  # core -> id of the HelperBinding bound to it (th
 _gomp: ctypes.CDLL | None = None
 _gomp_looked = False
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+if hasattr(os, "register_at_fork"):  # a forked worker process holds none of its parent's cores
+    os.register_at_fork(after_in_child=_claimed.clear)
 
 
 def enabled(environ: dict[str, str] | None = None) -> bool:
@@ -104,13 +115,18 @@ def pool_helpers(threads: int) -> list[int] | None:
 
 def worker_cores(usable: Sequence[int], worker: int, workers: int, threads: int) -> list[int]:
     """The cores of worker ``worker`` of ``workers`` with ``threads`` threads each: its slice of
-    ``usable``, or ``[]`` where ``workers * threads`` exceed them (nothing to bind then).
+    ``usable``, or ``[]`` where ``workers * threads`` exceed them or where a lone worker has one
+    thread (nothing to bind then).
 
     >>> worker_cores([0, 1], 0, 1, 2), worker_cores(range(16), 2, 4, 4), worker_cores([0, 1], 1, 2, 2)
     ([0, 1], [8, 9, 10, 11], [])
+    >>> worker_cores([0, 1], 1, 2, 1), worker_cores([0, 1], 0, 1, 1)
+    ([1], [])
     """
     usable = list(usable)
-    if threads <= 1 or workers * threads > len(usable) or not 0 <= worker < workers:
+    threads = max(1, threads)
+    alone = workers <= 1 and threads <= 1
+    if alone or workers * threads > len(usable) or not 0 <= worker < workers:
         return []
     return usable[worker * threads : (worker + 1) * threads]
 
@@ -153,16 +169,17 @@ class HelperBinding:
                 _claimed[c] = me
             return True
 
-    def apply(self, threads: int, planned: int) -> None:
-        """Bind for ``threads == planned`` (the first time: find the helpers), unbind below or
-        while another binding of this process holds the cores."""
-        if not self.cores or planned <= 1:
+    def apply(self, threads: int, planned: int, bind: bool = True) -> None:
+        """Bind for ``threads == planned`` and ``bind`` (the first time: find the helpers),
+        unbind below, without ``bind`` (other processes hold cores: :attr:`ramiel.runtime.runner.
+        Runner.crowded`) or while another binding of this process holds the cores."""
+        if not self.cores:
             return
-        want = threads >= planned and self._claim(True)
+        want = bind and threads >= planned and self._claim(True)
         if want == self.bound:
             return
         if self.helpers is None:
-            self.helpers = pool_helpers(planned) or []
+            self.helpers = pool_helpers(planned) or []  # none for one thread
         helper_set = set(self.cores[1:]) if want else self.usable
         ok = True
         for tid in self.helpers:
@@ -190,9 +207,10 @@ class HelperBinding:
         self._claim(False)
 
     @contextlib.contextmanager
-    def during(self, threads: int, planned: int):  # type: ignore[no-untyped-def]
-        """Bind while the block runs in the caller's thread, its own affinity restored after."""
-        self.apply(threads, planned)
+    def during(self, threads: int, planned: int, bind: bool = True):  # type: ignore[no-untyped-def]
+        """Bind while the block runs in the caller's thread, its own affinity restored after
+        (``threads``, ``planned``, ``bind``: as for :meth:`apply`)."""
+        self.apply(threads, planned, bind)
         if not (self.bound and self.cores):
             yield
             return
@@ -230,9 +248,15 @@ class WorkerThreads:
         self.planned = self.current = planned
         self.binding = binding_for(worker, workers, planned)
 
-    def use(self, threads: int) -> None:
-        """Run the next inference with ``threads`` intra-op threads."""
+    def use(self, threads: int, bind: bool = True) -> None:
+        """Run the next inference with ``threads`` intra-op threads, bound to the worker's cores
+        where ``threads`` is the planned count and ``bind`` (:meth:`HelperBinding.apply`)."""
         if threads != self.current:
             torch.set_num_threads(threads)
             self.current = threads
-        self.binding.apply(threads, self.planned)
+        self.binding.apply(threads, self.planned, bind)
+
+    def close(self) -> None:
+        """Give the worker's cores back (when the worker stops): its helpers may run anywhere, and
+        another program of this process may bind the cores."""
+        self.binding.release()

@@ -160,7 +160,8 @@ class CoreMonitor:
         self.cpus = None if cpus is None else list(cpus)
         self.pids = list(pids)
         self.interval_s = interval_s
-        self._read_stat = read_stat or _ProcStat().read
+        self._proc_stat = None if read_stat else _ProcStat()
+        self._read_stat = read_stat or self._proc_stat.read  # type: ignore[union-attr]
         self._own_cpu_s = own_cpu_s
         self._clock = clock
         try:
@@ -240,6 +241,11 @@ class CoreMonitor:
             return max(others or 0.0, last)
         return others
 
+    def close(self) -> None:
+        """Close ``/proc/stat`` (the runner closes its monitor when it closes)."""
+        if self._proc_stat is not None:
+            self._proc_stat.close()
+
     @property
     def usable(self) -> int | None:
         """How many cores it watches (``None``: all of the machine's)."""
@@ -258,10 +264,14 @@ class _ProcStat:
             self._fd = os.open("/proc/stat", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         return os.pread(self._fd, 1 << 16, 0).decode("ascii", "replace")
 
-    def __del__(self) -> None:
-        if self._fd is not None:
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
             with contextlib.suppress(OSError):
-                os.close(self._fd)
+                os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def intra_op_threads(
@@ -283,9 +293,35 @@ def intra_op_threads(
     """
     if others_busy is None or planned <= 1:
         return max(1, planned)
-    slack = 1.0 - (FREE_AT if lowered else TAKE_AT)
-    taken = math.floor(others_busy + slack)
-    free = max(1, usable - taken)
-    if taken <= 0 or workers * planned <= free:
+    if fits_free_cores(planned, workers, usable, others_busy, lowered):
         return planned  # nobody else needs the cores (a count above them was asked for)
+    free = max(1, usable - cores_taken(others_busy, lowered))
     return max(1, min(planned, free // max(1, workers)))
+
+
+def cores_taken(others_busy: float, lowered: bool = False) -> int:
+    """How many cores other processes keeping ``others_busy`` cores busy take: a core from
+    :data:`TAKE_AT` of one busy, or, when the program already made room (``lowered``), from
+    :data:`FREE_AT` (hysteresis).
+
+    >>> cores_taken(0.5), cores_taken(0.5, lowered=True), cores_taken(1.7)
+    (0, 1, 2)
+    """
+    return math.floor(others_busy + 1.0 - (FREE_AT if lowered else TAKE_AT))
+
+
+def fits_free_cores(
+    threads: int, workers: int, usable: int, others_busy: float | None, lowered: bool = False
+) -> bool:
+    """Whether ``workers`` workers of ``threads`` threads each fit the ``usable`` cores besides
+    those other processes take (:func:`cores_taken`; ``None``: unknown, they fit). Where they do,
+    the workers' threads are bound to cores of their own (:mod:`ramiel.runtime.binding`); where
+    they do not, nothing is bound, so that no thread is tied to a core another process holds.
+
+    >>> fits_free_cores(1, 2, 2, 0.05), fits_free_cores(1, 2, 2, 0.97), fits_free_cores(2, 1, 4, 1.0)
+    (True, False, True)
+    """
+    if others_busy is None:
+        return True
+    taken = cores_taken(others_busy, lowered)
+    return taken <= 0 or workers * threads <= max(1, usable - taken)

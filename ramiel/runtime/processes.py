@@ -303,9 +303,9 @@ def _worker_main(boot: _Boot) -> None:
                 return
             if msg == b"Q":
                 return
-            epoch, _, threads = msg.partition(b":")
+            epoch, threads, bind = msg.split(b":")
             ep.epoch = int(epoch)
-            threads_now.use(int(threads))
+            threads_now.use(int(threads), bind == b"1")
             try:
                 fn(ep, w)
             except Aborted:
@@ -456,7 +456,8 @@ class ProcessRunner(Runner):
                 self._bufs[ch].copy_(t)
                 ctrl[lay.put_word(i)] = epoch
                 self._sems[i].release()
-        msg = f"{epoch}:{self._threads_for_run()}".encode()
+        threads, bind = self._threads_for_run()
+        msg = f"{epoch}:{threads}:{int(bind)}".encode()
         for i, conn in enumerate(self._start_ws):
             try:
                 conn.send_bytes(msg)

@@ -33,7 +33,7 @@ import torch
 from ramiel.omp import usable_cores
 from ramiel.runtime.binding import HelperBinding, binding_for
 from ramiel.runtime.compiled import program_segments, take_events
-from ramiel.runtime.contention import CoreMonitor, enabled, intra_op_threads
+from ramiel.runtime.contention import CoreMonitor, enabled, fits_free_cores, intra_op_threads
 from ramiel.runtime.ownership import HeldMemory, own_outputs
 from ramiel.runtime.program import (
     InputMismatch,
@@ -68,6 +68,8 @@ class Runner(ProgramNames):
             planned; an inference runs with fewer while other processes keep cores busy
             (:mod:`ramiel.runtime.contention`).
         threads_now: the intra-op threads per worker the last inference ran with.
+        crowded: whether other processes kept cores busy that the last inference's planned
+            threads needed (then it ran with fewer threads, and nothing bound to cores).
         timeout_s: default limit for one inference, in seconds.
     """
 
@@ -84,6 +86,7 @@ class Runner(ProgramNames):
         self.weights = weights
         self.threads_per_worker = threads_per_worker
         self.threads_now = threads_per_worker
+        self.crowded = False
         self.timeout_s = timeout_s
         self._monitor: CoreMonitor | None = None
         #: native thread id -> the binding of that calling thread's OpenMP team (binding)
@@ -143,7 +146,10 @@ class Runner(ProgramNames):
                 raise
             except BaseException as e:  # KeyboardInterrupt too: never leave workers mid-inference
                 self._failure = e
-                self._shutdown(failed=True)
+                try:
+                    self._shutdown(failed=True)
+                finally:
+                    self._close_monitor()
                 self._closed = True
                 _open_runners.discard(self)
                 # The backend's frames in the traceback hold views of its shared memory and
@@ -195,7 +201,14 @@ class Runner(ProgramNames):
                 return
             self._closed = True
             _open_runners.discard(self)
-            self._shutdown(failed=False)
+            try:
+                self._shutdown(failed=False)
+            finally:
+                self._close_monitor()
+
+    def _close_monitor(self) -> None:
+        if self._monitor is not None:
+            self._monitor.close()
 
     def __enter__(self) -> Runner:
         return self
@@ -235,26 +248,26 @@ class Runner(ProgramNames):
         """Processes whose CPU time is the program's own besides this one (worker processes)."""
         return []
 
-    def _threads_for_run(self) -> int:
-        """Intra-op threads per worker for the next inference: :attr:`threads_per_worker`, or
-        fewer while other processes keep cores busy (:func:`~ramiel.runtime.contention.
-        intra_op_threads`; not with ``RAMIEL_ADAPT_THREADS=0``). Sets :attr:`threads_now`."""
-        planned = self.threads_per_worker
-        n = planned
-        if planned > 1 and enabled():
+    def _threads_for_run(self) -> tuple[int, bool]:
+        """Intra-op threads per worker for the next inference, and whether the workers' threads
+        are bound to cores of their own (:mod:`ramiel.runtime.binding`):
+        :attr:`threads_per_worker` and bound, or fewer threads and unbound while other processes
+        keep cores busy (:func:`~ramiel.runtime.contention.intra_op_threads`,
+        :func:`~ramiel.runtime.contention.fits_free_cores`; not with ``RAMIEL_ADAPT_THREADS=0``).
+        Sets :attr:`threads_now` and :attr:`crowded`."""
+        planned, workers = self.threads_per_worker, self._concurrent_workers()
+        n, crowded = planned, False
+        if (planned > 1 or workers > 1) and enabled():
             if self._monitor is None:
                 self._monitor = CoreMonitor(pids=self._worker_pids())
-            m, lowered = self._monitor, self.threads_now < planned
-            n = intra_op_threads(
-                planned,
-                self._concurrent_workers(),
-                m.usable or usable_cores(),
-                m.estimate(lowered),
-                lowered=lowered,
-            )
+            m, lowered = self._monitor, self.crowded
+            usable = m.usable or usable_cores()
+            others = m.estimate(lowered)
+            n = intra_op_threads(planned, workers, usable, others, lowered=lowered)
+            crowded = not fits_free_cores(planned, workers, usable, others, lowered=lowered)
             self._monitor.begin()  # the window ends when the inference returns (run)
-        self.threads_now = n
-        return n
+        self.threads_now, self.crowded = n, crowded
+        return n, not crowded
 
     def _caller_binding(self, worker: int, workers: int) -> HelperBinding:
         """The binding of the calling thread's OpenMP team, as worker ``worker`` of ``workers``

@@ -163,22 +163,25 @@ def _thread_worker(
     ep = r.endpoints[name]
     st = r.state
     done_q.put((i, "ready", None))
-    with torch.no_grad():
-        while True:
-            item = start_q.get()
-            if item is None:
-                return
-            threads_now.use(item[1])  # (epoch, threads)
-            try:
-                fn(ep, w)
-            except Aborted:
-                done_q.put((i, "aborted", None))
-            except BaseException as e:
-                st.abort = True
-                r.wake_all()
-                done_q.put((i, "error", e))
-            else:
-                done_q.put((i, "done", None))
+    try:
+        with torch.no_grad():
+            while True:
+                item = start_q.get()
+                if item is None:
+                    return
+                threads_now.use(item[1], item[2])  # (epoch, threads, bind)
+                try:
+                    fn(ep, w)
+                except Aborted:
+                    done_q.put((i, "aborted", None))
+                except BaseException as e:
+                    st.abort = True
+                    r.wake_all()
+                    done_q.put((i, "error", e))
+                else:
+                    done_q.put((i, "done", None))
+    finally:
+        threads_now.close()  # its cores free for the next program of this process
 
 
 class ThreadRunner(Runner):
@@ -246,13 +249,13 @@ class ThreadRunner(Runner):
         r.feed(inputs, epoch)
         deadline = time.monotonic() + timeout_s
         r.state.deadline = deadline
-        threads = self._threads_for_run()
+        threads, bind = self._threads_for_run()
         for q in self._start_qs:
-            q.put((epoch, threads))
+            q.put((epoch, threads, bind))
         pending = set(range(len(self._names)))
         aborted = False
         if self._caller is not None:
-            failure = self._run_caller_cluster(epoch, threads)
+            failure = self._run_caller_cluster(epoch, threads, bind)
             if failure is not None:
                 if isinstance(failure, Deadline):
                     # which workers finished (or failed) while the caller's cluster waited
@@ -292,9 +295,9 @@ class ThreadRunner(Runner):
             raise RuntimeFailure("inference aborted")
         return r.collect(check_versions=not r.state.copy_on_put)
 
-    def _run_caller_cluster(self, epoch: int, threads: int) -> BaseException | None:
-        """Run the caller's cluster here with ``threads`` intra-op threads; returns what stopped
-        it (``None`` when it finished)."""
+    def _run_caller_cluster(self, epoch: int, threads: int, bind: bool) -> BaseException | None:
+        """Run the caller's cluster here with ``threads`` intra-op threads (bound to its cores
+        where ``bind``); returns what stopped it (``None`` when it finished)."""
         r, c = self._r, self._caller
         assert c is not None
         caller_threads = torch.get_num_threads()  # the cluster function may set its own
@@ -303,7 +306,7 @@ class ThreadRunner(Runner):
             with (
                 torch.no_grad(),
                 self._caller_binding(0, 1 + len(self._names)).during(
-                    threads, self.threads_per_worker
+                    threads, self.threads_per_worker, bind
                 ),
             ):
                 self.program.clusters[c](r.endpoints[c], self.weights)
@@ -364,11 +367,11 @@ class InlineRunner(Runner):
         r = self._r
         r.feed(inputs, epoch)
         caller_threads = torch.get_num_threads()  # cluster functions may set their own
-        threads = self._threads_for_run()
+        threads, bind = self._threads_for_run()
         torch.set_num_threads(threads)
         binding = self._caller_binding(0, 1)  # its OpenMP helpers on cores of their own
         try:
-            with torch.no_grad(), binding.during(threads, self.threads_per_worker):
+            with torch.no_grad(), binding.during(threads, self.threads_per_worker, bind):
                 # Topological order + check_finished: every get finds its channel already put.
                 for c in self._order:
                     try:

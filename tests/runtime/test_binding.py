@@ -11,7 +11,8 @@ import threading
 import pytest
 import torch
 
-from ramiel.runtime import ChannelSpec, Program, binding, start
+from ramiel.runtime import ChannelSpec, Program, binding, contention, start
+from ramiel.runtime import runner as runner_mod
 from ramiel.runtime.binding import HelperBinding, pool_helpers, worker_cores
 
 CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -29,7 +30,10 @@ def test_worker_cores_slices_the_usable_cores():
     assert worker_cores(range(16), 2, 4, 4) == [8, 9, 10, 11]
     assert worker_cores([4, 5, 6, 7], 1, 2, 2) == [6, 7]
     assert worker_cores([0, 1], 1, 2, 2) == []  # 4 threads do not fit 2 cores: nothing bound
-    assert worker_cores([0, 1], 0, 2, 1) == []  # one thread: no helpers
+    assert worker_cores([0, 1], 0, 2, 1) == [0]  # one-thread workers: a core each
+    assert worker_cores([0, 1], 1, 2, 1) == [1]
+    assert worker_cores([0, 1], 0, 1, 1) == []  # a lone one-thread worker: nothing to bind
+    assert worker_cores([0, 1], 2, 3, 1) == []  # 3 workers do not fit 2 cores
 
 
 def _in_thread(fn):
@@ -137,3 +141,71 @@ def test_a_second_binding_of_the_same_cores_stays_unbound_until_they_are_free():
     assert bound2
     second.release()
     assert not binding._claimed
+
+
+def _own_cores(out):
+    def cluster(ch, w):
+        cores = sorted(os.sched_getaffinity(0))
+        ch.put(out, torch.tensor(cores + [-1] * (len(CORES) - len(cores))))
+
+    return cluster
+
+
+TWO_WORKERS = Program(
+    name="two_workers",
+    clusters={"c0": _own_cores("a__out"), "c1": _own_cores("b__out")},
+    channels={
+        "a__out": ChannelSpec("c0", None, (max(1, len(CORES)),), torch.int64),
+        "b__out": ChannelSpec("c1", None, (max(1, len(CORES)),), torch.int64),
+    },
+    inputs={},
+    outputs={"a": "a__out", "b": "b__out"},
+)
+
+
+class _Busy:
+    """Stands in for :class:`~ramiel.runtime.contention.CoreMonitor`: other processes keep
+    ``others`` cores busy."""
+
+    others = 0.0
+    usable = None
+
+    def __init__(self, pids=()):
+        self.pids = list(pids)
+
+    def estimate(self, lowered):
+        return _Busy.others
+
+    def begin(self):
+        pass
+
+    def end(self):
+        pass
+
+    def close(self):
+        pass
+
+
+@needs_two
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_one_thread_workers_run_on_a_core_each_while_the_cores_are_free(monkeypatch, backend):
+    """Two clusters of one thread each: each worker's thread on a core of its own (after an idle
+    pause the kernel would otherwise wake a worker onto the core of the thread that woke it), and
+    nothing bound while another process keeps a core busy."""
+    monkeypatch.delenv(binding.ENV_DISABLE, raising=False)
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+    monkeypatch.setattr(runner_mod, "CoreMonitor", _Busy)
+    mine = os.sched_getaffinity(0)
+
+    def cores(r):
+        return [[c for c in t.tolist() if c >= 0] for t in r()]
+
+    with start(TWO_WORKERS, None, backend=backend, threads_per_worker=1, timeout_s=120) as r:
+        _Busy.others = 0.0
+        assert cores(r) == [[CORES[0]], [CORES[1]]] and not r.crowded
+        _Busy.others = 1.0  # another process holds a core: run anywhere
+        assert cores(r) == [CORES, CORES] and r.crowded and r.threads_now == 1
+        _Busy.others = 0.0
+        assert cores(r) == [[CORES[0]], [CORES[1]]] and not r.crowded
+    assert os.sched_getaffinity(0) == mine
+    assert not binding._claimed  # the cores are free for the next program of this process

@@ -208,6 +208,9 @@ class _Monitor:
     def end(self):
         pass
 
+    def close(self):
+        pass
+
 
 @pytest.mark.parametrize("backend", ["inline", "threads", "processes"])
 def test_every_backend_runs_with_fewer_threads_while_cores_are_busy(monkeypatch, backend):
