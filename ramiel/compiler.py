@@ -549,10 +549,9 @@ class CompiledModel(ParallelModel):
 
     def extra_repr(self) -> str:
         backend, threads = self.runtime_config()
-        state = "closed" if self.closed else "running"
         return (
             f"{self.result.class_name}, clusters={len(self.program.clusters)}, "
-            f"backend={backend!r}, threads_per_worker={threads}, {state}"
+            f"backend={backend!r}, threads_per_worker={threads}, {self._state_text()}"
         )
 
 

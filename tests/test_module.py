@@ -406,11 +406,11 @@ def test_parallel_module_class_owns_its_workers(tmp_path):
     assert cls.__name__ == "SqueezenetOldParallel"
     with cls.from_safetensors(backend="processes") as m:
         assert sorted(m.state_dict()) == sorted(seq_state)
-        assert m.closed
+        assert m.closed and "not started" in repr(m)
         torch.testing.assert_close(m(x), want)
-        assert not m.closed and len(m.runner.pids) == 2
+        assert not m.closed and len(m.runner.pids) == 2 and "running" in repr(m)
         pids = list(m.runner.pids.values())
-    assert m.closed
+    assert m.closed and "closed" in repr(m)
     for pid in pids:  # joined: gone
         assert not os.path.exists(f"/proc/{pid}"), pid
 

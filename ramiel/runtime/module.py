@@ -305,12 +305,18 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         with contextlib.suppress(Exception):  # interpreter shutdown, half-initialised instance
             self.close()
 
+    def _state_text(self) -> str:
+        """``running``, ``closed`` (by ``close()`` or a failure) or ``not started`` (for repr)."""
+        runner = self._runner
+        if self._closed or (runner is not None and runner.closed):
+            return "closed"
+        return "running" if runner is not None else "not started (workers start on the first call)"
+
     def extra_repr(self) -> str:
-        state = "closed" if self.closed else "running"
         backend, threads = self._runtime()
         return (
             f"program={self.program.name!r}, clusters={len(self.program.clusters)}, "
-            f"backend={backend!r}, threads_per_worker={threads}, {state}"
+            f"backend={backend!r}, threads_per_worker={threads}, {self._state_text()}"
         )
 
 
