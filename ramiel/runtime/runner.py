@@ -54,6 +54,13 @@ BACKENDS: tuple[str, ...] = get_args(BackendName)
 
 _open_runners: weakref.WeakSet[Runner] = weakref.WeakSet()
 
+#: id of a runner of this process inside ``run`` -> the threads it computes with in this process
+#: (the threads and inline backends; the processes backend's workers are other processes, which
+#: ``/proc/stat`` shows). A program called from another thread at the same time counts them as
+#: busy cores of others: the CoreMonitor cannot, as it takes this process's CPU time for its own.
+_in_flight: dict[int, int] = {}
+_in_flight_lock = threading.Lock()
+
 
 class Runner(ProgramNames):
     """Workers of one program, started once, serving inferences one at a time.
@@ -156,6 +163,9 @@ class Runner(ProgramNames):
                 # buffers; the caller may keep the error for long: let the memory go now.
                 traceback.clear_frames(e.__traceback__)
                 raise
+            finally:
+                with _in_flight_lock:
+                    _in_flight.pop(id(self), None)
             if self.fresh_outputs:
                 return out
             out, self.copied_outputs = own_outputs(out, self._held, tensors.values())
@@ -263,10 +273,17 @@ class Runner(ProgramNames):
             m, lowered = self._monitor, self.crowded
             usable = m.usable or usable_cores()
             others = m.estimate(lowered)
+            with _in_flight_lock:  # programs of this process computing now, in other threads
+                here = sum(t for r, t in _in_flight.items() if r != id(self))
+            if here:
+                others = (others or 0.0) + here
             n = intra_op_threads(planned, workers, usable, others, lowered=lowered)
             crowded = not fits_free_cores(planned, workers, usable, others, lowered=lowered)
             self._monitor.begin()  # the window ends when the inference returns (run)
         self.threads_now, self.crowded = n, crowded
+        if self.backend != "processes":
+            with _in_flight_lock:
+                _in_flight[id(self)] = n * workers
         return n, not crowded
 
     def _caller_binding(self, worker: int, workers: int) -> HelperBinding:

@@ -256,3 +256,20 @@ def test_a_spinning_process_is_seen_on_the_real_proc_stat():
     m.end()
     mine = m.others_busy()
     assert mine is not None and mine < seen
+
+
+def test_a_program_computing_in_another_thread_of_this_process_counts_as_busy(monkeypatch):
+    """Two programs called at the same time from two threads of one process: each counts the
+    other's threads as busy cores (the monitor cannot see them: it takes this process's CPU time
+    for the program's own), so together they do not run 4 threads on 2 cores."""
+    monkeypatch.setattr(runner_mod, "CoreMonitor", _Monitor)
+    monkeypatch.setattr(runner_mod, "usable_cores", lambda: 2)
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+    _Monitor.others = 0.0
+    with start(NTHREADS, None, backend="inline", threads_per_worker=2) as r:
+        assert [t.item() for t in r()] == [2, 2] and not r.crowded
+        monkeypatch.setitem(runner_mod._in_flight, -1, 2)  # another program's 2 threads, now
+        assert [t.item() for t in r()] == [1, 1] and r.crowded
+        monkeypatch.delitem(runner_mod._in_flight, -1)
+        assert [t.item() for t in r()] == [2, 2] and not r.crowded
+        assert id(r) not in runner_mod._in_flight  # only while it computes
