@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import signal
+import sys
 import threading
 import traceback
 import weakref
@@ -154,7 +156,8 @@ class Runner(ProgramNames):
             except BaseException as e:  # KeyboardInterrupt too: never leave workers mid-inference
                 self._failure = e
                 try:
-                    self._shutdown(failed=True)
+                    with _interrupts_held():
+                        self._shutdown(failed=True)
                 finally:
                     self._close_monitor()
                 self._closed = True
@@ -212,7 +215,8 @@ class Runner(ProgramNames):
             self._closed = True
             _open_runners.discard(self)
             try:
-                self._shutdown(failed=False)
+                with _interrupts_held():
+                    self._shutdown(failed=False)
             finally:
                 self._close_monitor()
 
@@ -305,6 +309,30 @@ class Runner(ProgramNames):
     def _new_compile_events(self) -> list[Any]:
         """Compilations since the last call (threads and inline: the segments of this process)."""
         return take_events(program_segments(self.program).values())
+
+
+@contextlib.contextmanager
+def _interrupts_held():  # type: ignore[no-untyped-def]
+    """Ctrl-C while the workers are being stopped (a bounded wait: the backends' grace periods,
+    then a kill) is held until they are: a second Ctrl-C right after the first would otherwise
+    break off the shutdown with a second traceback chained to the first. One held during
+    ``close`` is raised after it; one held while stopping after a failure (the first Ctrl-C
+    included) is dropped, as that failure is already being raised. Only in the main thread,
+    where Python delivers signals, and only over Python's own SIGINT handler."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held and sys.exc_info()[0] is None:
+        raise KeyboardInterrupt
 
 
 @atexit.register

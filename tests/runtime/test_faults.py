@@ -236,6 +236,24 @@ def test_interrupt_stops_the_workers_and_is_re_raised(backend):
             t.join(10)
 
 
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_a_second_interrupt_while_the_workers_stop_is_held(backend):
+    """Ctrl-C twice: the second one comes while the runner stops its workers after the first.
+    One KeyboardInterrupt, not a second one chained to it from the middle of the shutdown, and
+    the workers are stopped all the same (the fixture checks that nothing leaked)."""
+    r = start(_program("interrupt2", _slow), backend=backend, timeout_s=60)
+    r(X)
+    _later(0.5, os.kill, os.getpid(), signal.SIGINT)
+    _later(0.7, os.kill, os.getpid(), signal.SIGINT)  # the worker still sleeps: mid-shutdown
+    with pytest.raises(KeyboardInterrupt) as info:
+        r(X)
+    assert info.value.__context__ is None
+    assert r.closed
+    time.sleep(0.5)  # the held signal is not delivered later either
+    for t in getattr(r, "stuck_threads", []):
+        t.join(10)
+
+
 def test_interrupt_while_the_caller_runs_a_cluster():
     """threads backend with intra-op threads: the caller's thread runs a cluster itself."""
     program = _program("caller", _slow)
