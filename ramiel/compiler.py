@@ -53,6 +53,7 @@ from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
+from ramiel.omp import usable_cores
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
@@ -76,7 +77,8 @@ _MODULE_IDS = itertools.count()
 class CompileOptions:
     r"""Options of :func:`compile_model`.
 
-    ``clusters``: the number of clusters/workers (default: the number of cores); ``backend``:
+    ``clusters``: the number of clusters/workers (default: the cores this process may use, its CPU
+    affinity: :func:`ramiel.omp.usable_cores`); ``backend``:
     ``threads``, ``processes`` or ``distributed`` (also selects the transfer cost model);
     ``threads_per_worker``:
     intra-op threads of each worker (default ``None``: the program's
@@ -297,7 +299,7 @@ def compile_model(
         ProfileDB.load(options.profile)
     output_dir(out_dir)
     timings: dict[str, float] = {}
-    n = options.clusters if options.clusters is not None else (os.cpu_count() or 1)
+    n = options.clusters if options.clusters is not None else usable_cores()
     path = os.fspath(model) if isinstance(model, str | os.PathLike) else None
     src_name = os.path.basename(path) if path else "an in-memory ONNX model"
 

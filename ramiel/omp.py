@@ -76,6 +76,22 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def thread_limit(environ: dict[str, str] | None = None) -> int | None:
+    """The user's limit on intra-op threads: ``OMP_NUM_THREADS`` (its first entry, as OpenMP
+    reads a list), or ``None`` where it is unset or not a positive number. Generated programs run
+    no worker with more threads than this (:meth:`ramiel.runtime.Program.planned_threads`), as
+    PyTorch runs no op with more; ``torchrun`` sets it to 1 for every rank unless set.
+
+    >>> thread_limit({"OMP_NUM_THREADS": "4"}), thread_limit({"OMP_NUM_THREADS": "2,1"})
+    (4, 2)
+    >>> thread_limit({}), thread_limit({"OMP_NUM_THREADS": "0"}), thread_limit({"OMP_NUM_THREADS": "x"})
+    (None, None, None)
+    """
+    env = os.environ if environ is None else environ
+    first = env.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return int(first) if first.isdigit() and int(first) > 0 else None
+
+
 def started() -> bool:
     """Whether this process already loaded PyTorch (and so its OpenMP runtime and settings)."""
     return "torch" in sys.modules

@@ -215,3 +215,27 @@ def test_compile_cores_writes_the_report_line(tmp_path, capsys):
     assert driver.main(["compile", model, "-o", str(out1), "--clusters", "2"]) == 0
     assert "intra-op threads" not in (out1 / "schedule.txt").read_text()
     assert "set_num_threads" not in (out1 / "model.py").read_text()
+
+
+def test_the_default_program_keeps_to_omp_num_threads_and_the_affinity(tmp_path, monkeypatch):
+    """A user's ``OMP_NUM_THREADS`` caps the default threads per worker (as it caps PyTorch's
+    own; torchrun sets it to 1), and the default number of clusters is the cores this process
+    may use (``taskset``), not the machine's."""
+    import ramiel
+    import ramiel.compiler as compiler_mod
+
+    path = str(tmp_path / "conv.onnx")
+    _conv_model(path, c=64, k=64, hw=56)
+    feeds = {"x": torch.randn(1, 64, 56, 56)}
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with ramiel.compile(path, out_dir=str(tmp_path / "a")) as m:  # one conv: one cluster
+        m.run(feeds)
+        assert len(m.program.clusters) == 1 and m.program.cores == cores
+        assert m.runtime_config()[1] == 1 and m.runner.threads_per_worker == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    with ramiel.compile(path, out_dir=str(tmp_path / "b")) as m:
+        assert m.runtime_config()[1] == cores
+    monkeypatch.setattr(compiler_mod, "usable_cores", lambda: 1)
+    with ramiel.compile(path, out_dir=str(tmp_path / "c")) as m:
+        assert len(m.program.clusters) == 1 and m.program.cores == 1

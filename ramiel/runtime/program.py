@@ -44,7 +44,7 @@ from pathlib import Path
 import torch
 
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.omp import usable_cores
+from ramiel.omp import thread_limit, usable_cores
 
 ClusterFn = Callable[..., None]
 
@@ -307,12 +307,15 @@ class Program:
     def planned_threads(self) -> int:
         """Intra-op threads per worker the program runs with by default: its :attr:`cores`, at
         most the cores this process may use (:func:`ramiel.omp.usable_cores`), shared evenly
-        among its clusters; at least 1, and 1 when :attr:`cores` is unknown. E.g. a program
-        planned for 8 cores that merging left with 2 clusters: 4 threads per worker on a machine
-        with 8 or more cores, 1 on a 2-core one."""
+        among its clusters, and at most ``OMP_NUM_THREADS`` where the user set it
+        (:func:`ramiel.omp.thread_limit`); at least 1, and 1 when :attr:`cores` is unknown.
+        E.g. a program planned for 8 cores that merging left with 2 clusters: 4 threads per
+        worker on a machine with 8 or more cores, 1 on a 2-core one, 2 with
+        ``OMP_NUM_THREADS=2``."""
         if type(self.cores) is not int or self.cores < 1:  # unknown, or invalid (validate says)
             return 1
-        return max(1, min(self.cores, usable_cores()) // max(1, len(self.clusters)))
+        threads = min(self.cores, usable_cores()) // max(1, len(self.clusters))
+        return max(1, min(threads, thread_limit() or threads))
 
     def widest_cluster(self) -> str | None:
         """The cluster that sets the most intra-op threads (the first of a tie), or ``None``
