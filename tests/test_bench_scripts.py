@@ -123,6 +123,9 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         ("scaling", ["--budget", "0"], "--budget must be a positive number"),
         ("scaling", ["--json", "/no/such/dir/x.json"], "cannot write it"),
         ("cuda_modules", ["--calls", "0"], "--calls must be at least 1"),
+        ("idle_gap", ["no_such_model"], "unknown model 'no_such_model'"),
+        ("idle_gap", ["--gaps", "0,soon"], "--gaps: comma-separated seconds"),
+        ("idle_gap", ["--calls", "0"], "must be at least 1"),
         ("cuda_modules", ["--device", "nowhere"], "is not a device"),
     ],
 )
