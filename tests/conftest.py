@@ -240,3 +240,33 @@ def tool_status(main, argv) -> int:  # type: ignore[no-untyped-def]
         return main(argv)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
+
+
+class StandInMonitor:
+    """Stands in for :class:`ramiel.runtime.contention.CoreMonitor` (patched into
+    ``ramiel.runtime.runner``): other processes keep :attr:`others` cores busy, as the test sets
+    it; ``usable`` ``None``: the runner asks ``usable_cores()``."""
+
+    others = 0.0
+    usable = None
+
+    def __init__(self, pids=()):
+        self.pids = list(pids)
+
+    def others_busy(self, latest=False):
+        return StandInMonitor.others
+
+    def latest_busy(self):
+        return None
+
+    def estimate(self, lowered):
+        return StandInMonitor.others
+
+    def begin(self):
+        pass
+
+    def end(self):
+        pass
+
+    def close(self):
+        pass

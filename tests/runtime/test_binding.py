@@ -10,6 +10,7 @@ import threading
 
 import pytest
 import torch
+from conftest import StandInMonitor
 
 from ramiel.runtime import ChannelSpec, Program, binding, contention, start
 from ramiel.runtime import runner as runner_mod
@@ -163,29 +164,6 @@ TWO_WORKERS = Program(
 )
 
 
-class _Busy:
-    """Stands in for :class:`~ramiel.runtime.contention.CoreMonitor`: other processes keep
-    ``others`` cores busy."""
-
-    others = 0.0
-    usable = None
-
-    def __init__(self, pids=()):
-        self.pids = list(pids)
-
-    def estimate(self, lowered):
-        return _Busy.others
-
-    def begin(self):
-        pass
-
-    def end(self):
-        pass
-
-    def close(self):
-        pass
-
-
 @needs_two
 @pytest.mark.parametrize("backend", ["threads", "processes"])
 def test_one_thread_workers_run_on_a_core_each_while_the_cores_are_free(monkeypatch, backend):
@@ -194,18 +172,18 @@ def test_one_thread_workers_run_on_a_core_each_while_the_cores_are_free(monkeypa
     nothing bound while another process keeps a core busy."""
     monkeypatch.delenv(binding.ENV_DISABLE, raising=False)
     monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
-    monkeypatch.setattr(runner_mod, "CoreMonitor", _Busy)
+    monkeypatch.setattr(runner_mod, "CoreMonitor", StandInMonitor)
     mine = os.sched_getaffinity(0)
 
     def cores(r):
         return [[c for c in t.tolist() if c >= 0] for t in r()]
 
     with start(TWO_WORKERS, None, backend=backend, threads_per_worker=1, timeout_s=120) as r:
-        _Busy.others = 0.0
+        StandInMonitor.others = 0.0
         assert cores(r) == [[CORES[0]], [CORES[1]]] and not r.crowded
-        _Busy.others = 1.0  # another process holds a core: run anywhere
+        StandInMonitor.others = 1.0  # another process holds a core: run anywhere
         assert cores(r) == [CORES, CORES] and r.crowded and r.threads_now == 1
-        _Busy.others = 0.0
+        StandInMonitor.others = 0.0
         assert cores(r) == [[CORES[0]], [CORES[1]]] and not r.crowded
     assert os.sched_getaffinity(0) == mine
     assert not binding._claimed  # the cores are free for the next program of this process

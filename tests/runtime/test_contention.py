@@ -10,6 +10,7 @@ import time
 
 import pytest
 import torch
+from conftest import StandInMonitor
 
 from ramiel.measure import busy_core
 from ramiel.runtime import ChannelSpec, Program, contention, start
@@ -183,33 +184,7 @@ NTHREADS = Program(
 )
 
 
-class _Monitor:
-    """Stands in for CoreMonitor: reports what the test sets."""
-
-    others = 0.0
-
-    def __init__(self, pids=()):
-        self.pids = list(pids)
-
-    def others_busy(self, latest=False):
-        return _Monitor.others
-
-    usable = None  # the machine's cores: usable_cores(), patched to 4 below
-
-    def latest_busy(self):
-        return None
-
-    def estimate(self, lowered):
-        return _Monitor.others
-
-    def begin(self):
-        pass
-
-    def end(self):
-        pass
-
-    def close(self):
-        pass
+_Monitor = StandInMonitor
 
 
 @pytest.mark.parametrize("backend", ["inline", "threads", "processes"])
