@@ -24,12 +24,14 @@ faster than the 2 clusters of 1 thread the merge kept, on all 7 models where it 
 (light_squeezenet, light_shufflenet, light_inception_v1/v2, light_resnet50, the project's
 inception CNN and transformer). ``ramiel.compile``/``ramiel compile`` turn it on when the
 number of clusters was not given (clusters = cores); an explicit ``clusters=N`` keeps the
-clusters as asked.
+clusters as asked. ``max-threads=T`` caps both estimates' threads per cluster at T (a user's
+``OMP_NUM_THREADS``, which the runtime keeps to: :func:`ramiel.omp.thread_limit`): with
+``max-threads=1`` one cluster gains nothing from the cores, and the clusters stay.
 
 Options: ``clusters=N`` (default: the number of CPU cores), ``tolerance=F`` (default 0.05: 5 %;
-0 turns the fewest-clusters choice off), ``intra-op=true|false`` (default false). A flat
-(unclustered) ``@main`` is linearly clustered first.
-Raises :class:`~ramiel.errors.SchedulingError` for N < 1 or a negative tolerance.
+0 turns the fewest-clusters choice off), ``intra-op=true|false`` (default false),
+``max-threads=T`` (default: none). A flat (unclustered) ``@main`` is linearly clustered first.
+Raises :class:`~ramiel.errors.SchedulingError` for N < 1, a negative tolerance or T < 1.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class Merge(ModulePass):
     clusters: int | None = None
     tolerance: float | int = FEWER_WORKERS_TOLERANCE
     intra_op: bool = False
+    max_threads: int | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         n = self.clusters if self.clusters is not None else (os.cpu_count() or 1)
@@ -67,12 +70,15 @@ class Merge(ModulePass):
             raise SchedulingError(f"merge: clusters must be at least 1, got {n}")
         if not self.tolerance >= 0:
             raise SchedulingError(f"merge: tolerance must be at least 0, got {self.tolerance}")
+        cap = self.max_threads
+        if cap is not None and cap < 1:
+            raise SchedulingError(f"merge: max-threads must be at least 1, got {cap}")
 
         def algorithm(gv, current):  # type: ignore[no-untyped-def]
             start = current or linear_clustering(gv.graph)
             result = merge_clusters(gv.graph, start, n, self.tolerance)
             if self.intra_op and n > 1 and len(result) > 1:
-                one, kept = intra_op_estimates(gv, result, n)
+                one, kept = intra_op_estimates(gv, result, n, cap)
                 if one < kept:
                     return [gv.graph.topo_order()]
             return result
@@ -82,14 +88,15 @@ class Merge(ModulePass):
 
 
 def intra_op_estimates(
-    gv: GraphView, clustering: list[list[int]], cores: int
+    gv: GraphView, clustering: list[list[int]], cores: int, max_threads: int | None = None
 ) -> tuple[float, float]:
     """(one cluster with ``cores`` intra-op threads, ``clustering`` with ``cores // C`` threads
-    per cluster): estimated times in µs, each op's cost scaled by
+    per cluster; both at most ``max_threads``): estimated times in µs, each op's cost scaled by
     :func:`~ramiel.cost_model.intra_op_cost_us`; the second is the schedule's makespan."""
     g = gv.graph
-    one = math.fsum(intra_op_cost_us(gv.ops[v], g.cost[v], cores) for v in range(g.n))
-    per = cores // max(1, len(clustering))
+    cap = max_threads or cores
+    one = math.fsum(intra_op_cost_us(gv.ops[v], g.cost[v], min(cores, cap)) for v in range(g.n))
+    per = min(cap, cores // max(1, len(clustering)))
     if per > 1:
         g = dataclasses.replace(
             g, cost=[intra_op_cost_us(gv.ops[v], g.cost[v], per) for v in range(g.n)]

@@ -53,7 +53,7 @@ from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
-from ramiel.omp import usable_cores
+from ramiel.omp import thread_limit, usable_cores
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
@@ -346,7 +346,11 @@ def compile_model(
                         "transfer_cost": options.transfer_cost,
                     },
                     # clusters = cores: one cluster of intra-op threads where that is faster
-                    "merge": {"clusters": n, "intra_op": options.clusters is None},
+                    "merge": {
+                        "clusters": n,
+                        "intra_op": options.clusters is None,
+                        "max_threads": thread_limit(),
+                    },
                     "intra-op-threads": {"cores": options.cores, "profile": options.profile},
                 },
                 clone=options.clone,

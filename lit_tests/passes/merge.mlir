@@ -13,10 +13,13 @@
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1.0}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2 intra-op=true}' | filecheck %s --check-prefix=INTRAOP
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=16 intra-op=true}' | filecheck %s --check-prefix=INTRAOP16
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2 intra-op=true max-threads=1}' | filecheck %s --check-prefix=INTRAOP16
+// RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 max-threads=0}' 2>&1 | filecheck %s --check-prefix=MAXTHREADS
 
 // intra-op=true: on 2 cores the inception block's two clusters (estimated 1.5x over one thread)
 // lose to one cluster whose ops run with 2 intra-op threads (each op 1.75x faster by the analytic
-// scaling, minus the threads' start-up); on 16 cores, two clusters of 8 threads win.
+// scaling, minus the threads' start-up); on 16 cores, two clusters of 8 threads win, and on 2
+// cores with max-threads=1 (OMP_NUM_THREADS=1) one cluster has no threads to gain, and two stay.
 // INTRAOP:     cluster.cluster @c0
 // INTRAOP-NOT: cluster.cluster @c1
 // INTRAOP16:   cluster.cluster @c0
@@ -24,6 +27,7 @@
 
 // ZERO: error: merge: clusters must be at least 1, got 0
 // NEGATIVE: error: merge: tolerance must be at least 0, got -1.0
+// MAXTHREADS: error: merge: max-threads must be at least 1, got 0
 
 // Fork-join of branches b1 (100 µs), b2 (300 µs), b3 (200 µs) between 10 µs ops. On two workers,
 // b1 and b3 share a cluster (24.2 + 300 + 14.2 = 338.4 µs until the join can start, the best
