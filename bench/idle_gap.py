@@ -71,9 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         gaps = [float(g) for g in args.gaps.split(",")]
     except ValueError:
-        ap.error(f"--gaps: comma-separated seconds, got {args.gaps!r}")
+        gaps = []
+    if not gaps or not all(0.0 <= g < float("inf") for g in gaps):
+        ap.error(f"--gaps: comma-separated seconds, each 0 or more, got {args.gaps!r}")
     if args.clusters < 1 or args.calls < 1 or args.rounds < 1:
         ap.error("--clusters, --calls and --rounds must be at least 1")
+    if not args.child:
+        from ramiel.bench import report_path_problem
+
+        if problem := report_path_problem(args.out):
+            ap.error(f"--out: {problem}")
     if args.child:
         r = child(args.child[0], args.child[1], args.clusters, args.backend, gaps, args.calls)
         print(json.dumps(r))

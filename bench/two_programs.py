@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.pair:
         print(json.dumps(pair(args.pair[0], args.pair[1], args.seconds)))
         return 0
+    from ramiel.bench import report_path_problem
+
+    if problem := report_path_problem(args.out):
+        ap.error(f"--out: {problem}")
 
     from ramiel.bench import load_average, resolve_models, write_report
 

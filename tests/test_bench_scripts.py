@@ -126,6 +126,11 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         ("idle_gap", ["no_such_model"], "unknown model 'no_such_model'"),
         ("idle_gap", ["--gaps", "0,soon"], "--gaps: comma-separated seconds"),
         ("idle_gap", ["--calls", "0"], "must be at least 1"),
+        ("idle_gap", ["--gaps", "-1"], "each 0 or more"),
+        ("idle_gap", ["--gaps", "nan"], "each 0 or more"),
+        ("idle_gap", ["--out", ROOT], "is a directory"),
+        ("idle_gap", ["--out", os.path.join(ROOT, "README.md", "x.txt")], "is not a directory"),
+        ("two_programs", ["--out", ROOT], "is a directory"),
         ("cuda_modules", ["--device", "nowhere"], "is not a device"),
     ],
 )

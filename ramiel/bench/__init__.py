@@ -92,6 +92,7 @@ from ramiel.bench.results import (
     Environment,
     ModelResult,
     load_json,
+    report_path_problem,
     to_json,
     write_report,
 )
@@ -181,6 +182,7 @@ __all__ = [
     "variants",
     "wait_quiet",
     "write_markdown",
+    "report_path_problem",
     "write_report",
     "zoo_dir",
     "zoo_models",

@@ -29,8 +29,9 @@ other processes hold cores (:mod:`ramiel.runtime.contention`: then nothing shoul
 core another process may hold). Worker ``i`` of ``C`` with ``T`` threads each gets the cores
 ``i*T .. i*T+T-1`` of the usable ones; where ``C*T`` exceeds them, or for a lone worker of
 one thread, nothing is bound. Cores are
-claimed per process: while one binding holds a core (another program's worker, or the same
-program called from another thread), a second one leaves its helpers unbound.
+claimed per process, for the length of an inference: while one binding holds a core (another
+program's worker computing now, or the same program called from another thread), a second one
+leaves its helpers unbound; a program waiting for its next request holds none.
 ``RAMIEL_BIND=0`` turns it off. Where libgomp or ``sched_setaffinity`` is missing (not Linux,
 another OpenMP runtime), nothing is bound.
 
@@ -196,6 +197,13 @@ class HelperBinding:
         if not want:
             self._claim(False)
 
+    def idle(self) -> None:
+        """The inference ended: give the cores back to the register (the threads stay bound,
+        asleep, at no cost; the next :meth:`apply` claims them again, or unbinds where another
+        binding of this process claimed them meanwhile). A program that waits for its next
+        request holds no core another program of the process could use."""
+        self._claim(False)
+
     def release(self) -> None:
         """Give the helpers all usable cores again (when the runner closes; any thread may call
         it for a binding without ``own_thread``)."""
@@ -209,22 +217,22 @@ class HelperBinding:
     @contextlib.contextmanager
     def during(self, threads: int, planned: int, bind: bool = True):  # type: ignore[no-untyped-def]
         """Bind while the block runs in the caller's thread, its own affinity restored after
-        (``threads``, ``planned``, ``bind``: as for :meth:`apply`)."""
+        (``threads``, ``planned``, ``bind``: as for :meth:`apply`); the cores are given back to
+        the register after it (:meth:`idle`)."""
         self.apply(threads, planned, bind)
-        if not (self.bound and self.cores):
-            yield
-            return
+        before = None
         try:
-            before = os.sched_getaffinity(0)
-            os.sched_setaffinity(0, {self.cores[0]})
-        except OSError:
-            yield
-            return
-        try:
+            if self.bound and self.cores:
+                with contextlib.suppress(OSError):
+                    mine = os.sched_getaffinity(0)
+                    os.sched_setaffinity(0, {self.cores[0]})
+                    before = mine
             yield
         finally:
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(0, before)
+            if before is not None:
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(0, before)
+            self.idle()
 
 
 def binding_for(worker: int, workers: int, threads: int, own_thread: bool = True) -> HelperBinding:
@@ -255,6 +263,10 @@ class WorkerThreads:
             torch.set_num_threads(threads)
             self.current = threads
         self.binding.apply(threads, self.planned, bind)
+
+    def idle(self) -> None:
+        """The inference ended (:meth:`HelperBinding.idle`)."""
+        self.binding.idle()
 
     def close(self) -> None:
         """Give the worker's cores back (when the worker stops): its helpers may run anywhere, and

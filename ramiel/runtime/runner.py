@@ -296,15 +296,25 @@ class Runner(ProgramNames):
         tid = threading.get_native_id()
         b = self._bindings.get(tid)
         if b is None:
+            # a thread that called before and has ended: its OpenMP pool ended with it
+            alive = {t.native_id for t in threading.enumerate()}
+            for gone in [t for t in self._bindings if t not in alive]:
+                self._bindings.pop(gone).idle()
             b = self._bindings[tid] = binding_for(
                 worker, workers, self.threads_per_worker, own_thread=False
             )
         return b
 
     def _release_bindings(self) -> None:
-        """The calling threads' OpenMP helpers get all usable cores again (at shutdown)."""
-        for b in self._bindings.values():
-            b.release()
+        """The calling threads' OpenMP helpers get all usable cores again (at shutdown; those of
+        threads that ended are gone with them, and their ids may name other threads now)."""
+        alive = {t.native_id for t in threading.enumerate()}
+        for tid, b in self._bindings.items():
+            if tid in alive:
+                b.release()
+            else:
+                b.idle()
+        self._bindings.clear()
 
     def _new_compile_events(self) -> list[Any]:
         """Compilations since the last call (threads and inline: the segments of this process)."""

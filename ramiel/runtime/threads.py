@@ -173,13 +173,15 @@ def _thread_worker(
                 try:
                     fn(ep, w)
                 except Aborted:
-                    done_q.put((i, "aborted", None))
+                    reply = (i, "aborted", None)
                 except BaseException as e:
                     st.abort = True
                     r.wake_all()
-                    done_q.put((i, "error", e))
+                    reply = (i, "error", e)
                 else:
-                    done_q.put((i, "done", None))
+                    reply = (i, "done", None)
+                threads_now.idle()  # its cores free for another program while this one waits
+                done_q.put(reply)
     finally:
         threads_now.close()  # its cores free for the next program of this process
 

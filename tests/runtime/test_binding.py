@@ -187,3 +187,28 @@ def test_one_thread_workers_run_on_a_core_each_while_the_cores_are_free(monkeypa
         assert cores(r) == [[CORES[0]], [CORES[1]]] and not r.crowded
     assert os.sched_getaffinity(0) == mine
     assert not binding._claimed  # the cores are free for the next program of this process
+
+
+@needs_two
+def test_a_program_waiting_for_its_next_call_holds_no_core(monkeypatch):
+    """Claims last one inference: a program that waits for its next request leaves the cores to
+    another program of the process (found by a fresh-user check: an idle one-cluster program
+    kept both cores claimed, and a 2-cluster program started after it never bound), and a
+    calling thread that ended leaves no binding behind."""
+    monkeypatch.delenv(binding.ENV_DISABLE, raising=False)
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+    monkeypatch.setattr(runner_mod, "CoreMonitor", StandInMonitor)
+    StandInMonitor.others = 0.0
+    with start(AFFINITY, None, backend="inline", threads_per_worker=2) as first:
+        for _ in range(2):  # from two threads, one after the other
+            n, cores = _in_thread(first)
+            assert n.item() == 1 and [c for c in cores.tolist() if c >= 0] == [CORES[1]]
+        assert len(first._bindings) == 1  # the first thread's is gone with it
+        assert not binding._claimed  # idle: nothing held
+        with start(TWO_WORKERS, None, backend="threads", threads_per_worker=1) as second:
+            got = [[c for c in t.tolist() if c >= 0] for t in second()]
+            assert got == [[CORES[0]], [CORES[1]]]
+            assert not binding._claimed
+        n, cores = first()  # and the first one binds again
+        assert [c for c in cores.tolist() if c >= 0] == [CORES[1]]
+    assert not binding._claimed
