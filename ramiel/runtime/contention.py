@@ -47,7 +47,11 @@ core)."""
 
 LATEST_MIN_S = 0.02
 """The shortest window (inference) whose own estimate may free the cores again (two ticks of
-``/proc/stat``; a process that kept a core busy all along shows as at least about 0.5 there)."""
+``/proc/stat``; a process that kept a core busy all along shows as at least about 0.5 there).
+A monitor that also counts worker processes' CPU time (read in ticks too, from
+``/proc/PID/stat``) needs ``LATEST_MIN_S * (1 + workers)``: with 2 workers a 20 ms window could
+be off by a whole core, and a program on the processes backend next to a busy core switched
+between 1 and 2 threads from one inference to the next (found by a fresh-user check)."""
 
 TAKE_NOW_AT = 0.9
 """Busy cores of others in the last inference alone from which a core counts as taken at once
@@ -204,7 +208,7 @@ class CoreMonitor:
         if now is None:
             return
         d = [now[i] - start[i] for i in range(3)]
-        if d[0] >= LATEST_MIN_S:
+        if d[0] >= self.latest_min_s:
             self._latest = max(0.0, (d[1] - d[2]) / d[0])
         for i in range(3):
             self._sum[i] += d[i]
@@ -213,9 +217,15 @@ class CoreMonitor:
             self._others = max(0.0, (busy - own) / wall)
             self._sum = [0.0, 0.0, 0.0]
 
+    @property
+    def latest_min_s(self) -> float:
+        """The shortest window with an estimate of its own (:data:`LATEST_MIN_S`, longer with
+        worker processes)."""
+        return LATEST_MIN_S * (1 + len(self.pids))
+
     def latest_busy(self) -> float | None:
         """Cores other processes kept busy during the last window alone (at least
-        :data:`LATEST_MIN_S` long), or ``None``: noisy, for quick decisions only."""
+        :attr:`latest_min_s` long), or ``None``: noisy, for quick decisions only."""
         return None if self.broken else self._latest
 
     def others_busy(self, latest: bool = False) -> float | None:

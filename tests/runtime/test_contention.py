@@ -248,3 +248,27 @@ def test_a_program_computing_in_another_thread_of_this_process_counts_as_busy(mo
         monkeypatch.delitem(runner_mod._in_flight, -1)
         assert [t.item() for t in r()] == [2, 2] and not r.crowded
         assert id(r) not in runner_mod._in_flight  # only while it computes
+
+
+def test_with_worker_processes_one_short_window_is_no_estimate(monkeypatch):
+    """The workers' CPU time comes in ticks of /proc/PID/stat: with 2 of them a 30 ms window
+    could be off by a core, so it needs (1 + 2) * LATEST_MIN_S to stand alone."""
+    f = _Fake()
+    hz = os.sysconf("SC_CLK_TCK")
+    monkeypatch.setattr(contention, "process_cpu_s", lambda pid, hz: 0.0)
+    m = CoreMonitor(
+        cpus=[0], pids=[101, 102], read_stat=f.stat, own_cpu_s=lambda: f.own_s,
+        clock=lambda: f.now, interval_s=1.0,
+    )  # fmt: skip
+    assert m.latest_min_s == pytest.approx(3 * contention.LATEST_MIN_S)
+
+    def window(seconds: float) -> None:
+        m.begin()
+        f.now += seconds
+        f.busy_ticks += round(seconds * hz)  # all of it someone else's
+        m.end()
+
+    window(0.03)
+    assert m.latest_busy() is None
+    window(0.07)
+    assert m.latest_busy() == pytest.approx(1.0)
