@@ -218,6 +218,13 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     def _start(self) -> Any:
         sig = self._weights_signature()
         runner = self._runner
+        if runner is not None and runner.closed and runner.failure is not None:
+            raise RunnerClosed(
+                f"{type(self).__name__}: the workers stopped after a failure "
+                f"({type(runner.failure).__name__}: {runner.failure}); make another "
+                f"{type(self).__name__} (or compile again) to run the program in parallel again "
+                "(a sequential module still works)"
+            )
         if runner is not None and sig == self._signature:
             return runner
         with self._start_lock:

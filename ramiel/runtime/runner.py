@@ -220,6 +220,12 @@ class Runner(ProgramNames):
             finally:
                 self._close_monitor()
 
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that stopped the runner (a worker's failure, a timeout, Ctrl-C), or ``None``
+        while it runs or after a plain ``close()``."""
+        return self._failure
+
     def _close_monitor(self) -> None:
         if self._monitor is not None:
             self._monitor.close()

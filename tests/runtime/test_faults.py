@@ -286,6 +286,22 @@ def test_call_after_close(backend, tmp_path):
     model.close()  # idempotent
 
 
+def test_call_after_a_failure_says_what_failed_and_what_to_do(tmp_path):
+    """A compiled model whose worker died: the call that sees it is WorkerDied, every later one
+    RunnerClosed naming that failure and the way back (another instance), not a bare 'closed'."""
+    model = ramiel.compile(SQUEEZENET, clusters=2, backend="processes", out_dir=str(tmp_path))
+    x = torch.randn(1, 3, 224, 224)
+    model(x)
+    os.kill(next(iter(model.runner.pids.values())), signal.SIGKILL)
+    with pytest.raises(WorkerDied):
+        model(x)
+    assert isinstance(model.runner.failure, WorkerDied) and "closed" in repr(model)
+    with pytest.raises(RunnerClosed, match=r"stopped after a failure \(WorkerDied: .*make another"):
+        model(x)
+    assert model.sequential(x).shape == (1, 1000, 1, 1)
+    model.close()
+
+
 @pytest.mark.parametrize("backend", ["threads", "processes"])
 def test_six_threads_first_call_start_one_runner(backend, tmp_path):
     model = ramiel.compile(SQUEEZENET, clusters=2, backend=backend, out_dir=str(tmp_path))
