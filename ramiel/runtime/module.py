@@ -317,7 +317,12 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         runner = self._runner
         if self._closed or (runner is not None and runner.closed):
             return "closed"
-        return "running" if runner is not None else "not started (workers start on the first call)"
+        if runner is None:
+            return "not started (workers start on the first call)"
+        dead = runner.dead_workers()
+        if dead:
+            return f"running, but the worker of {', '.join(dead)} died (the next call raises)"
+        return "running"
 
     def extra_repr(self) -> str:
         backend, threads = self._runtime()

@@ -381,6 +381,13 @@ class ProcessRunner(Runner):
         """Cluster name -> process id of its worker (empty once closed)."""
         return {c: p.pid for c, p in zip(self._names, self._procs, strict=False)}
 
+    def dead_workers(self) -> list[str]:
+        """The clusters whose worker process has exited while the runner is open (the next call
+        raises :class:`WorkerDied` for the first)."""
+        if self.closed:
+            return []
+        return [c for c, p in zip(self._names, self._procs, strict=False) if not p.is_alive()]
+
     # ------------------------------------------------------------------------------------ start-up
 
     def _launch(self, copy_on_get: bool, startup_timeout_s: float) -> None:

@@ -220,6 +220,11 @@ class Runner(ProgramNames):
             finally:
                 self._close_monitor()
 
+    def dead_workers(self) -> list[str]:
+        """The clusters whose worker has died while the runner is open (only the processes
+        backend's workers can; the next call raises ``WorkerDied``)."""
+        return []
+
     @property
     def failure(self) -> BaseException | None:
         """The error that stopped the runner (a worker's failure, a timeout, Ctrl-C), or ``None``

@@ -292,7 +292,12 @@ def test_call_after_a_failure_says_what_failed_and_what_to_do(tmp_path):
     model = ramiel.compile(SQUEEZENET, clusters=2, backend="processes", out_dir=str(tmp_path))
     x = torch.randn(1, 3, 224, 224)
     model(x)
-    os.kill(next(iter(model.runner.pids.values())), signal.SIGKILL)
+    (first, pid), *_ = model.runner.pids.items()
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not model.runner.dead_workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f"the worker of {first} died" in repr(model)
     with pytest.raises(WorkerDied):
         model(x)
     assert isinstance(model.runner.failure, WorkerDied) and "closed" in repr(model)
