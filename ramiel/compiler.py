@@ -59,7 +59,13 @@ from ramiel.passes.compile_segments import CompileSegments
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 from ramiel.passes.schedule_report import schedule_report
 from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
-from ramiel.printer import WEIGHTS_FILE, make_class_name, print_python, write_weights
+from ramiel.printer import (
+    WEIGHTS_FILE,
+    class_name_problem,
+    make_class_name,
+    print_python,
+    write_weights,
+)
 from ramiel.runtime import Weights, load_program
 from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
@@ -128,7 +134,8 @@ class CompileOptions:
         :func:`compile_model` cannot take and why: a ``backend`` that is not a compilation
         target (``inline`` only runs a compiled program), a ``layout`` not in
         :data:`~ramiel.layout.LAYOUT_MODES`, a count below 1 (``clusters``, ``threads_per_worker``,
-        ``batch``, ``cores``), or an unknown name in ``disable``."""
+        ``batch``, ``cores``), a ``class_name`` the generated code cannot use
+        (:func:`ramiel.printer.class_name_problem`), or an unknown name in ``disable``."""
         targets = get_args(Backend)
         if self.backend not in targets:
             raise RamielError(
@@ -139,6 +146,10 @@ class CompileOptions:
                 f"CompileOptions.layout must be one of {', '.join(LAYOUT_MODES)}, "
                 f"not {self.layout!r}"
             )
+        if self.class_name is not None:
+            problem = class_name_problem(self.class_name)
+            if problem:
+                raise RamielError(f"CompileOptions.class_name: {problem}")
         for name in ("clusters", "threads_per_worker", "batch", "cores"):
             value = getattr(self, name)
             if value is not None and (type(value) is not int or value < 1):
@@ -389,15 +400,14 @@ def compile_model(
         say("printing Python")
         par_path = os.path.join(out_dir, "model.py")
         seq_path = os.path.join(out_dir, "model_seq.py")
+        par_text = print_python(par, src_name, class_name=name)  # both before either is written
+        seq_text = print_python(
+            seq, src_name, class_name=name, trainable=options.trainable, dynamic_batch=dynamic
+        )
         with open(par_path, "w") as f:
-            f.write(print_python(par, src_name, class_name=name))
+            f.write(par_text)
         with open(seq_path, "w") as f:
-            f.write(
-                print_python(
-                    seq, src_name, class_name=name, trainable=options.trainable,
-                    dynamic_batch=dynamic,
-                )
-            )  # fmt: skip
+            f.write(seq_text)
         weights_path = os.path.join(out_dir, WEIGHTS_FILE)
         store = ctx.weights.of(module)
         written = set(write_weights([par, seq], store, weights_path))

@@ -76,6 +76,17 @@ from ramiel.weights import WeightStore, constant_value, save_safetensors
 #: (the torchpy verifier rejects functions named so, :mod:`ramiel.pysource`).
 RESERVED = GENERATED_NAMES | frozenset(dir(builtins))
 
+
+def class_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a generated class's name (not a Python identifier, or a name the
+    generated modules or Python's builtins already use), or ``None``."""
+    if not tp.is_python_name(name):
+        return f"class name {name!r} is not a Python identifier"
+    if name in RESERVED or f"{name}Parallel" in RESERVED:
+        return f"class name {name!r} is taken by the generated code or Python's builtins"
+    return None
+
+
 WEIGHTS_FILE = "weights.safetensors"
 """The weights file a generated module loads by default, from its own directory."""
 

@@ -85,6 +85,33 @@ def test_bad_counts(flag, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("torch", "is taken"),
+        ("ParallelModel", "is taken"),
+        ("F", "is taken"),
+        ("1bad", "not a Python identifier"),
+        ("a b", "not a Python identifier"),
+    ],
+)
+def test_bad_class_name_is_an_argument_error_and_keeps_the_output(name, why, tmp_path, capsys):
+    """A class name the generated code cannot use: argparse's error before any work, and an
+    earlier compilation's files stay as they were (found by a fresh-user check: an internal
+    error after model.py had been opened for writing, which left it empty)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "model.py").write_text("# an earlier compilation\n")
+    line = _run(driver, ["compile", SQUEEZENET, "-o", str(out), "--class-name", name], capsys, 2)
+    assert "argument --class-name:" in line and why in line
+    assert (out / "model.py").read_text() == "# an earlier compilation\n"
+    import ramiel
+    from ramiel.errors import RamielError
+
+    with pytest.raises(RamielError, match="class_name"):
+        ramiel.compile(SQUEEZENET, out_dir=str(tmp_path / "api"), class_name=name)
+
+
 def test_run_bad_clusters(capsys):
     line = _run(driver, ["run", SQUEEZENET, "--clusters", "0"], capsys, 2)
     assert "argument --clusters: must be from 1 to 1024, got 0" in line

@@ -148,8 +148,21 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="let the sequential module take any batch size (dimension 0 of the inputs; by "
         "default where the model makes it symbolic); the parallel program keeps the bound size",
     )
-    p.add_argument("--class-name", help="name of the generated module class (default: the graph's)")
+    p.add_argument(
+        "--class-name",
+        type=_class_name,
+        help="name of the generated module class (default: the graph's)",
+    )
     _layout_arg(p)
+
+
+def _class_name(text: str) -> str:
+    from ramiel.printer import class_name_problem
+
+    problem = class_name_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def _layout_arg(p: argparse.ArgumentParser) -> None:
