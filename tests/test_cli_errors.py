@@ -348,3 +348,20 @@ def test_to_python_refuses_to_overwrite_the_weights_the_ir_reads(tmp_path, capsy
         tool_status(translate.main, ["--to-python", f"{d}/tp.mlir", "-o", f"{d}/out/model.py"]) == 0
     )
     assert os.path.exists(f"{d}/out/model.safetensors")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"a": 1}', "is not a ramiel bench results file"),
+        ("[1, 2]", "is not a ramiel bench results file"),
+        ("nope", "is not JSON"),
+    ],
+)
+def test_bench_render_of_another_file_names_it(text, why, tmp_path, capsys):
+    """``ramiel bench --render`` of a JSON that is not a bench results file: one error naming
+    the file (found by a fresh-user check: an internal error, KeyError 'environment')."""
+    path = tmp_path / "other.json"
+    path.write_text(text)
+    line = _run(driver, ["bench", "--render", str(path), "--out", str(tmp_path / "b")], capsys)
+    assert f"{path} {why}" in line and "internal error" not in line

@@ -13,6 +13,7 @@ from typing import Any
 
 import onnx
 
+from ramiel.errors import RamielError
 from ramiel.measure import Timing, cpu_model, load_average
 
 
@@ -134,9 +135,30 @@ def to_json(results: Sequence[ModelResult], env: Environment) -> str:
 
 
 def load_json(path: str) -> tuple[list[ModelResult], Environment]:
-    """Read back what :func:`to_json` wrote (to render the report or plot again)."""
-    with open(path) as f:
-        data = json.load(f)
+    """Read back what :func:`to_json` wrote (to render the report or plot again).
+
+    Raises:
+        RamielError: the file cannot be read, is not JSON, or is not a ``ramiel bench --json``
+            results file (naming the file and what is wrong).
+    """
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise RamielError(f"{path}: cannot read it ({e.strerror or e})") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RamielError(f"{path} is not JSON ({e})") from None
+    try:
+        return _results_of(data)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise RamielError(
+            f"{path} is not a ramiel bench results file (written by --json or into --out as "
+            f"bench.json): {type(e).__name__}: {e}"
+        ) from None
+
+
+def _results_of(data: Any) -> tuple[list[ModelResult], Environment]:
+    """The results and environment of a parsed bench JSON (see :func:`load_json`)."""
 
     def tup(v: Any) -> Any:
         return tuple(v) if isinstance(v, list) else v
