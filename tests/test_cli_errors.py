@@ -365,3 +365,16 @@ def test_bench_render_of_another_file_names_it(text, why, tmp_path, capsys):
     path.write_text(text)
     line = _run(driver, ["bench", "--render", str(path), "--out", str(tmp_path / "b")], capsys)
     assert f"{path} {why}" in line and "internal error" not in line
+
+
+@pytest.mark.parametrize("flag", ["--json", "--markdown"])
+def test_bench_report_paths_are_checked_before_measuring(flag, tmp_path, capsys):
+    """A directory, or a path under a file, for --json or --markdown: an argument error at once,
+    not after the whole benchmark (found by a fresh-user check)."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for where, why in ((tmp_path, "is a directory"), (afile / "x", "is not a directory")):
+        line = _run(driver, ["bench", "--quick", flag, str(where), "--out", str(tmp_path / "b")],
+                    capsys, 2)  # fmt: skip
+        assert f"argument {flag}:" in line and why in line
+    assert not (tmp_path / "b").exists()  # nothing measured

@@ -883,8 +883,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ramiel.bench import run_bench  # lazy: numpy
+    from ramiel.bench import report_path_problem, run_bench  # lazy: numpy
 
+    for flag, where in (("--json", args.json), ("--markdown", args.markdown)):
+        problem = report_path_problem(where)  # before minutes of measuring, not after
+        if problem:
+            print(f"error: argument {flag}: {problem}", file=sys.stderr)
+            return 2
     console, say = _progress()
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None
     command = shlex.join(["ramiel", *argv]) if argv else None

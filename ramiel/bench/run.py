@@ -502,6 +502,7 @@ def _write_reports(
         with open(os.path.join(out_dir, "bench.json"), "w") as f:
             f.write(js)
     if json_path:
+        os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
         with open(json_path, "w") as f:
             f.write(js)
     if markdown_path:
