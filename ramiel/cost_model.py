@@ -382,6 +382,11 @@ def threads_key(key: str, threads: int) -> str:
 PROFILE_MAX_BYTES = 1 << 30
 
 
+PROFILE_MAX_TIME_US = 3.6e9
+"""The longest time one op may have in a profile database: an hour, in µs (a larger one is a
+broken file, and its makespan would print with hundreds of digits)."""
+
+
 @dataclass
 class ProfileDB:
     """Measured per-op times, µs, keyed by :func:`profile_key` (a JSON file on disk)."""
@@ -391,7 +396,14 @@ class ProfileDB:
 
     @classmethod
     def load(cls, path: str) -> ProfileDB:
+        """The database in ``path`` (JSON: ``{"meta": {...}, "times_us": {key: µs}}``, as
+        ``ramiel profile -o`` writes it).
 
+        Raises:
+            RamielError: the file is missing or unreadable, not JSON, has no ``times_us``
+                object, or a time that is not a number of µs from 0 to
+                :data:`PROFILE_MAX_TIME_US`.
+        """
         if not os.path.exists(path):
             raise RamielError(
                 f"profile database {path} not found (create it with 'ramiel profile')"
@@ -400,9 +412,23 @@ class ProfileDB:
         try:
             with open(path) as f:
                 data = json.load(f)
-            times = {str(k): float(v) for k, v in data.get("times_us", {}).items()}
-        except (OSError, ValueError, AttributeError) as e:
+        except (OSError, ValueError) as e:
             raise RamielError(f"profile database {path} is not valid: {e}") from None
+        raw = data.get("times_us") if isinstance(data, dict) else None
+        if not isinstance(raw, dict):
+            raise RamielError(
+                f"profile database {path} is not valid: not an object with 'times_us', an object "
+                "of per-op times (write it with 'ramiel profile MODEL -o FILE')"
+            )
+        times: dict[str, float] = {}
+        for k, v in raw.items():
+            ok = isinstance(v, int | float) and not isinstance(v, bool)
+            if not ok or not math.isfinite(v) or not 0 <= v <= PROFILE_MAX_TIME_US:
+                raise RamielError(
+                    f"profile database {path} is not valid: the time of {k!r} must be a number of "
+                    f"µs from 0 to {PROFILE_MAX_TIME_US:g}, got {v!r}"
+                )
+            times[str(k)] = float(v)
         return cls(path, times)
 
     def save(self, meta: dict | None = None) -> None:

@@ -179,6 +179,29 @@ def test_devices_are_not_read(tool, argv, what, tmp_path, capsys):
     assert not (tmp_path / "o").exists()  # the profile is checked before any work
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"times_us": {"Relu(x)": -1000000.0}}', "must be a number of µs from 0"),
+        ('{"times_us": {"Relu(x)": NaN}}', "got nan"),
+        ('{"times_us": {"Relu(x)": 1e300}}', "got 1e+300"),
+        ('{"times_us": {"Relu(x)": "fast"}}', "got 'fast'"),
+        ('{"times_us": [1]}', "not an object with 'times_us'"),
+        ("[1, 2]", "not an object with 'times_us'"),
+    ],
+)
+def test_profile_database_of_the_wrong_shape_is_refused(text, why, tmp_path, capsys):
+    """A profile database with a negative, NaN, huge or non-number time, or of another shape:
+    one error naming the file before any work (found by a fresh-user check: 'node 0: cost must
+    be ...', or Python's "'list' object has no attribute 'get'")."""
+    db = tmp_path / "p.json"
+    db.write_text(text)
+    line = _error(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "o"), "--profile", str(db)],
+                  capsys, 1)  # fmt: skip
+    assert line.startswith(f"error: profile database {db} is not valid:") and why in line
+    assert not (tmp_path / "o").exists()
+
+
 def test_outputs_that_cannot_be_written(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("")
