@@ -339,6 +339,9 @@ def test_ramiel_run_compile_reports_segments(tmp_path):
     assert "check against onnxruntime: OK" in p.stdout
     assert "torch.compile, parallel module: 3 segment(s)" in p.stdout
     assert "torch.compile, sequential module: 1 segment(s)" in p.stdout
+    if len(os.sched_getaffinity(0)) >= 2:  # onnxruntime also with the program's cores
+        assert "ramiel parallel (2 clusters, threads, 2 core(s)):" in p.stdout
+        assert "onnxruntime (2 threads):" in p.stdout
 
 
 # ----------------------------------------------------------------------------------- extended

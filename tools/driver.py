@@ -453,6 +453,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ramiel.compiler import CompiledModel, compile_model  # lazy: numpy,onnx,torch,xdsl
     from ramiel.importer import load_model  # lazy: numpy,onnx,xdsl
     from ramiel.models import randomize_weights  # lazy: numpy,onnx,torch
+    from ramiel.omp import usable_cores
     from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
 
     model_path = args.model or default_model()
@@ -571,17 +572,36 @@ def cmd_run(args: argparse.Namespace) -> int:
         lat_ort = _median_ms(run_ort, n)
         samples = f", {opts.batch} samples" if opts.batch > 1 else ""
         backend, threads = model.runtime_config()
+        # the cores the parallel program computes on: onnxruntime gets as many, side by side
+        cores = min(usable_cores(), opts.cores or res.clusters * threads)
         if opts.cores is not None:
             how = f"intra-op threads per op, planned for {opts.cores} cores"
         elif backend == "inline":
             how = f"one cluster, run in the caller's thread with {threads} intra-op thread(s)"
         else:
             how = f"{threads} intra-op thread(s) per worker"
-        print(f"median latency over {n} runs ({how}{samples}):")
-        print(f"  ramiel parallel ({res.clusters} clusters, {opts.backend}): {lat_par:8.2f} ms")
-        print(f"  ramiel sequential:                     {lat_seq:8.2f} ms")
+        lat_ort_n = None
+        if cores > 1:
+            so_n = ort.SessionOptions()
+            so_n.intra_op_num_threads = cores
+            so_n.log_severity_level = 3
+            sess_n = ort.InferenceSession(
+                _ort_model(source, opts), so_n, providers=["CPUExecutionProvider"]
+            )
+            lat_ort_n = _median_ms(lambda: [sess_n.run(base_outs, f) for f in ort_feeds], n)
+        clusters = f"{res.clusters} cluster{'s' * (res.clusters != 1)}"
         runs = f", {opts.batch} runs" if opts.batch > 1 else ""
-        print(f"  {f'onnxruntime (1 thread{runs}):':<39}{lat_ort:8.2f} ms")
+        rows = [
+            (f"ramiel parallel ({clusters}, {backend}, {cores} core(s))", lat_par),
+            ("ramiel sequential (1 thread)", lat_seq),
+            (f"onnxruntime (1 thread{runs})", lat_ort),
+        ]
+        if lat_ort_n is not None:
+            rows.append((f"onnxruntime ({cores} threads{runs})", lat_ort_n))
+        width = max(len(label) for label, _ in rows) + 2
+        print(f"median latency over {n} runs ({how}{samples}):")
+        for label, ms in rows:
+            print(f"  {label + ':':<{width}}{ms:8.2f} ms")
         return 0 if ok else 2
     finally:
         model.close()
