@@ -232,3 +232,27 @@ def test_a_module_compiled_for_processes_runs_on_processes(tmp_path, capsys):
         assert m.backend == "threads"
     code, text, _ = _run(lambda: entry.main(cls, res.parallel_path, argv=[]), capsys)
     assert code == 0 and "1 cluster, backend processes: one inference" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--device", "cuda"], "argument --device: only with --backend distributed"),
+        (["--ranks", "2"], "argument --ranks: only with --backend distributed"),
+        (["--placement", "p.json"], "argument --placement: only with --backend distributed"),
+        (["--backend", "distributed", "--ranks", "0"], "argument --ranks: must be at least 1"),
+    ],
+)
+def test_distributed_options_on_another_backend_are_argument_errors(argv, message, out, capsys):
+    """Options only the distributed backend reads are not accepted silently elsewhere (found
+    by a fresh-user check), and a bad rank count is argparse's error (status 2)."""
+    code, _, err = _run(_main("parallel", *out, argv), capsys)
+    assert code == 2 and message in err, err
+
+
+@pytest.mark.skipif(torch.cuda.device_count() > 0, reason="needs a machine without CUDA")
+def test_cuda_without_a_cuda_device_says_so(out, capsys):
+    """Not a complaint about the weights file (pin_memory needs CUDA) as before."""
+    code, _, err = _run(_main("parallel", *out, ["--backend", "distributed", "--device", "cuda"]),
+                        capsys)  # fmt: skip
+    assert code == 2 and "sees no CUDA device" in err and "safetensors" not in err, err

@@ -109,6 +109,21 @@ def _args(
         p.error(f"argument --threads: must be at least 1, got {args.threads}")
     if parallel and not (math.isfinite(args.timeout) and args.timeout > 0):
         p.error(f"argument --timeout: must be a positive number of seconds, got {args.timeout:g}")
+    if parallel and args.backend != "distributed":
+        for flag, given in (
+            ("--device", args.device != "cpu"),
+            ("--ranks", args.ranks is not None),
+            ("--placement", args.placement is not None),
+        ):
+            if given:
+                p.error(f"argument {flag}: only with --backend distributed, not {args.backend}")
+    if parallel and args.ranks is not None and args.ranks < 1:
+        p.error(f"argument --ranks: must be at least 1, got {args.ranks}")
+    if parallel and args.device == "cuda" and torch.cuda.device_count() == 0:
+        p.error(
+            "argument --device: cuda was asked for, but this process sees no CUDA device "
+            "(torch.cuda.device_count() == 0; check CUDA_VISIBLE_DEVICES and the torch build)"
+        )
     return args
 
 
