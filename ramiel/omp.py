@@ -54,7 +54,7 @@ def configure(environ: dict[str, str] | None = None) -> dict[str, str]:
     variables it set. Does nothing with ``RAMIEL_OMP=0``. Takes effect in this process only if
     torch is not imported yet (:func:`started`), and in every process started afterwards."""
     env = os.environ if environ is None else environ
-    if env.get(ENV_DISABLE, "1").strip() in ("0", "false", "no", "off"):
+    if env.get(ENV_DISABLE, "1").strip().lower() in ("0", "false", "no", "off"):
         return {}
     if any(k in env for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")):
         return {}  # the user chose a wait policy

@@ -256,3 +256,8 @@ def test_cuda_without_a_cuda_device_says_so(out, capsys):
     code, _, err = _run(_main("parallel", *out, ["--backend", "distributed", "--device", "cuda"]),
                         capsys)  # fmt: skip
     assert code == 2 and "sees no CUDA device" in err and "safetensors" not in err, err
+
+
+def test_inputs_file_that_is_a_directory(out, tmp_path, capsys):
+    code, _, err = _run(_main("parallel", *out, ["--inputs", str(tmp_path)]), capsys)
+    assert code == 1 and f"inputs file {tmp_path}: is a directory, not a file" in err, err

@@ -111,7 +111,7 @@ def configure_cache() -> str:
 
 def enabled() -> bool:
     """Whether segments are compiled (``RAMIEL_COMPILE`` is not ``0``)."""
-    return os.environ.get(ENV_DISABLE, "1").strip() not in ("0", "false", "no", "off")
+    return os.environ.get(ENV_DISABLE, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 @dataclass(frozen=True)

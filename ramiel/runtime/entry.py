@@ -135,6 +135,8 @@ def load_inputs(
     Raises:
         RamielError: the file cannot be read, or lacks an input.
     """
+    if os.path.isdir(path):
+        raise RamielError(f"inputs file {path}: is a directory, not a file")
     try:
         tensors = load_file(path, device="cpu")
     except FileNotFoundError:
