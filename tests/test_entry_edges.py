@@ -261,3 +261,17 @@ def test_cuda_without_a_cuda_device_says_so(out, capsys):
 def test_inputs_file_that_is_a_directory(out, tmp_path, capsys):
     code, _, err = _run(_main("parallel", *out, ["--inputs", str(tmp_path)]), capsys)
     assert code == 1 and f"inputs file {tmp_path}: is a directory, not a file" in err, err
+
+
+class _CtrlC:
+    """A stdin at which the user presses Ctrl-C while ``--serve`` waits for a request."""
+
+    def __iter__(self):
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_ctrl_c_while_serving_is_one_line(kind, out, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _CtrlC())
+    code, _, err = _run(_main(kind, *out, ["--serve"]), capsys)
+    assert code == 130 and err == "error: interrupted\n", err

@@ -260,7 +260,9 @@ def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
     """``python model.py | head -1``: when the reader of stdout goes away, end with status 141
     and nothing more printed (no ``BrokenPipeError`` traceback); the workers are closed by then
     (the outputs are printed after the runner's ``with``). Stdout closed (``>&-``): nothing is
-    printed; stdout full (``> /dev/full``): one ``error:`` line on stderr, status 1."""
+    printed; stdout full (``> /dev/full``): one ``error:`` line on stderr, status 1. Ctrl-C
+    (also while ``--serve`` waits for a request): ``error: interrupted``, status 130, as the
+    ``ramiel`` tools; the workers are stopped by then (the runner's ``with``)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
@@ -268,6 +270,9 @@ def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
             fn(*args, **kwargs)
             if sys.stdout is not None:  # None: started with stdout closed (>&-)
                 sys.stdout.flush()
+        except KeyboardInterrupt:
+            print("error: interrupted", file=sys.stderr)
+            sys.exit(130)
         except BrokenPipeError:
             sys.exit(stdout_reader_gone())
         except OSError as e:  # writing the report failed (> /dev/full): files are RamielErrors
