@@ -378,3 +378,12 @@ def test_bench_report_paths_are_checked_before_measuring(flag, tmp_path, capsys)
                     capsys, 2)  # fmt: skip
         assert f"argument {flag}:" in line and why in line
     assert not (tmp_path / "b").exists()  # nothing measured
+
+
+def test_bench_bad_variants_and_out_file_are_argument_errors(tmp_path, capsys):
+    line = _run(driver, ["bench", "--quick", "--variants", "bogus"], capsys, 2)
+    assert "argument --variants: unknown variant(s) bogus; known:" in line
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    line = _run(driver, ["bench", "--quick", "--out", str(afile)], capsys, 2)
+    assert f"argument --out: {afile} is a file, not a directory" in line
