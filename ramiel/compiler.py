@@ -285,6 +285,14 @@ def _keep_ir_weights(module: ModuleOp, lowered: Sequence[ModuleOp]) -> None:
                 block.insert_op_before(w, block.first_op)
 
 
+#: The files :func:`compile_model` writes into its output directory (and the scratch file of
+#: the import's weights, removed at the end).
+OUTPUT_FILES = (
+    "model.py", "model_seq.py", WEIGHTS_FILE, "model.mlir", "schedule.txt", "schedule.json",
+    ".ramiel-import.safetensors", "model.ir.safetensors",
+)  # fmt: skip
+
+
 def compile_model(
     model: str | os.PathLike[str] | onnx.ModelProto,
     out_dir: str,
@@ -303,6 +311,14 @@ def compile_model(
     options.check()
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise RamielError(f"output {out_dir} exists and is not a directory")
+    if isinstance(model, str | os.PathLike) and os.path.exists(model):
+        for written in OUTPUT_FILES:
+            target = os.path.join(out_dir, written)
+            if os.path.exists(target) and os.path.samefile(model, target):
+                raise RamielError(
+                    f"the model {os.fspath(model)} is where the compiler writes its {written}: "
+                    "choose another output directory (-o), or move the model"
+                )
     # Inputs, then the output: one clear error before any work (and before creating anything).
     if isinstance(model, str | os.PathLike):
         input_file(model, "ONNX model")

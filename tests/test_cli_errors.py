@@ -387,3 +387,15 @@ def test_bench_bad_variants_and_out_file_are_argument_errors(tmp_path, capsys):
     afile.write_text("")
     line = _run(driver, ["bench", "--quick", "--out", str(afile)], capsys, 2)
     assert f"argument --out: {afile} is a file, not a directory" in line
+
+
+@pytest.mark.parametrize("name", ["model.mlir", "weights.safetensors", "model.py"])
+def test_the_model_is_never_overwritten_by_the_output(name, tmp_path, capsys):
+    """A model inside the output directory under a name the compiler writes: an error, and the
+    model stays as it was (found by a fresh-user check: it was overwritten)."""
+    model = tmp_path / name
+    data = open(SQUEEZENET, "rb").read()
+    model.write_bytes(data)
+    line = _run(driver, ["compile", str(model), "-o", str(tmp_path)], capsys)
+    assert f"is where the compiler writes its {name}" in line
+    assert model.read_bytes() == data
