@@ -312,11 +312,11 @@ def compile_model(
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise RamielError(f"output {out_dir} exists and is not a directory")
     if isinstance(model, str | os.PathLike) and os.path.exists(model):
-        for written in OUTPUT_FILES:
-            target = os.path.join(out_dir, written)
+        for out_name in OUTPUT_FILES:
+            target = os.path.join(out_dir, out_name)
             if os.path.exists(target) and os.path.samefile(model, target):
                 raise RamielError(
-                    f"the model {os.fspath(model)} is where the compiler writes its {written}: "
+                    f"the model {os.fspath(model)} is where the compiler writes its {out_name}: "
                     "choose another output directory (-o), or move the model"
                 )
     # Inputs, then the output: one clear error before any work (and before creating anything).

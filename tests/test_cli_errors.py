@@ -394,7 +394,8 @@ def test_the_model_is_never_overwritten_by_the_output(name, tmp_path, capsys):
     """A model inside the output directory under a name the compiler writes: an error, and the
     model stays as it was (found by a fresh-user check: it was overwritten)."""
     model = tmp_path / name
-    data = open(SQUEEZENET, "rb").read()
+    with open(SQUEEZENET, "rb") as f:
+        data = f.read()
     model.write_bytes(data)
     line = _run(driver, ["compile", str(model), "-o", str(tmp_path)], capsys)
     assert f"is where the compiler writes its {name}" in line

@@ -170,6 +170,7 @@ def _thread_worker(
                 if item is None:
                     return
                 threads_now.use(item[1], item[2])  # (epoch, threads, bind)
+                reply: tuple[int, str, BaseException | None]
                 try:
                     fn(ep, w)
                 except Aborted:
