@@ -39,6 +39,7 @@ from rich.console import Console
 from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 from ramiel.errors import InputShapeError, RamielError
 from ramiel.files import input_file, output_file
+from ramiel.omp import usable_cores
 from ramiel.tools.common import (
     ArgumentParser,
     add_input_shape,
@@ -157,7 +158,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _class_name(text: str) -> str:
-    from ramiel.printer import class_name_problem
+    from ramiel.printer import class_name_problem  # lazy: numpy,onnx,xdsl
 
     problem = class_name_problem(text)
     if problem:
@@ -453,7 +454,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ramiel.compiler import CompiledModel, compile_model  # lazy: numpy,onnx,torch,xdsl
     from ramiel.importer import load_model  # lazy: numpy,onnx,xdsl
     from ramiel.models import randomize_weights  # lazy: numpy,onnx,torch
-    from ramiel.omp import usable_cores
     from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
 
     model_path = args.model or default_model()
@@ -823,7 +823,6 @@ def _compare_ort(args: argparse.Namespace, shapes, threads: list[int]) -> int:  
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from ramiel.compiler import CompileOptions  # lazy: numpy,onnx,torch,xdsl
-    from ramiel.cost_model import usable_cores  # lazy: numpy,onnx,xdsl
     from ramiel.tune import tune  # lazy: numpy,onnx,torch,xdsl
 
     if args.cores is not None and args.cores > usable_cores():
