@@ -275,3 +275,20 @@ def test_ctrl_c_while_serving_is_one_line(kind, out, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", _CtrlC())
     code, _, err = _run(_main(kind, *out, ["--serve"]), capsys)
     assert code == 130 and err == "error: interrupted\n", err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--threads", "0"], "argument --threads: must be from 1 to 1024, got 0"),
+        (["--threads", "100000"], "argument --threads: must be from 1 to 1024, got 100000"),
+        (["--serve", "--inputs", "x.safetensors"], "argument --inputs: not with --serve"),
+        (["--serve", "--outputs", "y.safetensors"], "argument --outputs: not with --serve"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_threads_and_serve_arguments(kind, argv, message, out, capsys):
+    """A thread count out of range, and files --serve would ignore (each request names its
+    own): argparse's error, status 2 (found by a fresh-user check)."""
+    code, _, err = _run(_main(kind, *out, argv), capsys)
+    assert code == 2 and message in err, err

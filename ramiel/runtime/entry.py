@@ -68,6 +68,10 @@ def _describe(name: str, t: torch.Tensor) -> str:
     return f"{name}: shape={tuple(t.shape)} dtype={t.dtype} first=[{head}{', ...' if flat.numel() > 5 else ''}]"
 
 
+MAX_THREADS = 1024
+"""The most intra-op threads ``--threads`` takes (as the ``ramiel`` commands' counts)."""
+
+
 def _args(
     argv: Sequence[str] | None, parallel: bool, backend: str | None = None
 ) -> argparse.Namespace:
@@ -105,8 +109,11 @@ def _args(
         help="answer requests from stdin: one 'IN.safetensors [OUT.safetensors]' per line",
     )
     args = p.parse_args(argv)
-    if args.threads is not None and args.threads < 1:
-        p.error(f"argument --threads: must be at least 1, got {args.threads}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
+        p.error(f"argument --threads: must be from 1 to {MAX_THREADS}, got {args.threads}")
+    if args.serve and (args.inputs is not None or args.outputs is not None):
+        flag = "--inputs" if args.inputs is not None else "--outputs"
+        p.error(f"argument {flag}: not with --serve (each request names its own files)")
     if parallel and not (math.isfinite(args.timeout) and args.timeout > 0):
         p.error(f"argument --timeout: must be a positive number of seconds, got {args.timeout:g}")
     if parallel and args.backend != "distributed":
