@@ -292,3 +292,14 @@ def test_threads_and_serve_arguments(kind, argv, message, out, capsys):
     own): argparse's error, status 2 (found by a fresh-user check)."""
     code, _, err = _run(_main(kind, *out, argv), capsys)
     assert code == 2 and message in err, err
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_an_extra_tensor_in_the_inputs_file_is_noted(kind, out, tmp_path, capsys):
+    """A tensor that is no graph input (a misspelt name beside the right one) is ignored with a
+    note, not silently (found by a fresh-user check)."""
+    f = tmp_path / "in.safetensors"
+    save_file({"x": torch.ones(2, 3), "x_typo": torch.ones(1)}, str(f))
+    code, _, err = _run(_main(kind, *out, ["--inputs", str(f)]), capsys)
+    assert code == 0, err
+    assert f"note: inputs file {f}: tensor(s) x_typo are no graph input (ignored" in err

@@ -139,6 +139,8 @@ def load_inputs(
 ) -> dict[str, torch.Tensor]:
     """The graph inputs from a ``.safetensors`` file (one tensor per input name).
 
+    A tensor that is no graph input is ignored, with a note on stderr.
+
     Raises:
         RamielError: the file cannot be read, or lacks an input.
     """
@@ -155,6 +157,13 @@ def load_inputs(
         have = ", ".join(sorted(tensors)) or "none"
         raise RamielError(
             f"inputs file {path}: no tensor for input(s) {', '.join(missing)} (it has {have})"
+        )
+    extra = sorted(n for n in tensors if n not in specs)
+    if extra:  # a misspelt input would otherwise pass unnoticed next to a right one
+        print(
+            f"note: inputs file {path}: tensor(s) {', '.join(extra)} are no graph input "
+            f"(ignored; the inputs are {', '.join(specs)})",
+            file=sys.stderr,
         )
     return {n: tensors[n] for n in specs}
 
