@@ -448,10 +448,10 @@ def _median_ms(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
 
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np  # lazy: numpy
-    import onnxruntime as ort  # lazy: onnxruntime
     import torch  # lazy: torch
 
     from ramiel.compiler import CompiledModel, compile_model  # lazy: numpy,onnx,torch,xdsl
+    from ramiel.engines import ort_session  # lazy: numpy,onnx,onnxruntime
     from ramiel.importer import load_model  # lazy: numpy,onnx,xdsl
     from ramiel.models import randomize_weights  # lazy: numpy,onnx,torch
     from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
@@ -476,20 +476,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = CompiledModel(res, opts)
     try:
         feeds = random_inputs(model.input_specs, seed=0)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        so.log_severity_level = 3
-        try:
-            sess = ort.InferenceSession(
-                _ort_model(source, opts), so, providers=["CPUExecutionProvider"]
-            )
-        except Exception as e:  # onnxruntime's own error types
-            where = f" (the generated code is in {out_dir})" if args.output else ""
-            reason = " ".join(str(e).split())[:300]
-            raise RamielError(
-                f"onnxruntime cannot load the model, so 'ramiel run' cannot check Ramiel's "
-                f"result against it{where}: {reason}"
-            ) from None
+        ort_model = _ort_model(source, opts)
+
+        def session(threads: int):  # type: ignore[no-untyped-def]
+            try:  # onnxruntime's own default: its pool threads spin
+                return ort_session(ort_model, threads=threads, spinning=True)
+            except Exception as e:  # onnxruntime's own error types
+                where = f" (the generated code is in {out_dir})" if args.output else ""
+                reason = " ".join(str(e).split())[:300]
+                raise RamielError(
+                    f"onnxruntime cannot load the model, so 'ramiel run' cannot check Ramiel's "
+                    f"result against it{where}: {reason}"
+                ) from None
+
+        sess = session(1)
         in_names = _sample_names(list(model.input_specs), opts.batch)
         out_names = _sample_names(model.output_names, opts.batch)
         base_outs = list(out_names[0])
@@ -558,9 +558,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"check against onnxruntime: {verdict} (tolerance 1e-3{per_sample})")
         n = args.repeat
 
-        def run_ort() -> None:
+        def run_ort(s=sess) -> None:  # type: ignore[no-untyped-def]
             for f in ort_feeds:
-                sess.run(base_outs, f)
+                s.run(base_outs, f)
 
         lat_par = _median_ms(lambda: model.run(feeds), n)
 
@@ -582,13 +582,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             how = f"{threads} intra-op thread(s) per worker"
         lat_ort_n = None
         if cores > 1:
-            so_n = ort.SessionOptions()
-            so_n.intra_op_num_threads = cores
-            so_n.log_severity_level = 3
-            sess_n = ort.InferenceSession(
-                _ort_model(source, opts), so_n, providers=["CPUExecutionProvider"]
-            )
-            lat_ort_n = _median_ms(lambda: [sess_n.run(base_outs, f) for f in ort_feeds], n)
+            sess_n = session(cores)
+            lat_ort_n = _median_ms(lambda: run_ort(sess_n), n)
         clusters = f"{res.clusters} cluster{'s' * (res.clusters != 1)}"
         runs = f", {opts.batch} runs" if opts.batch > 1 else ""
         rows = [
