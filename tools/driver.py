@@ -898,7 +898,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from ramiel.bench import report_path_problem, run_bench  # lazy: numpy
-    from ramiel.bench.configs import variants  # lazy: numpy
+    from ramiel.bench.configs import check_variants  # lazy: numpy
 
     for flag, where in (("--json", args.json), ("--markdown", args.markdown)):
         problem = report_path_problem(where)  # before minutes of measuring, not after
@@ -908,13 +908,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"error: argument --out: {args.out} is a file, not a directory", file=sys.stderr)
         return 2
-    unknown = [v for v in _variant_list(args.variants) or [] if v not in variants()]
-    if unknown:
-        known = ", ".join([*variants(), "none"])
-        print(
-            f"error: argument --variants: unknown variant(s) {', '.join(unknown)}; known: {known}",
-            file=sys.stderr,
-        )
+    try:
+        check_variants(_variant_list(args.variants) or [])
+    except ValueError as e:
+        print(f"error: argument --variants: {e}, none", file=sys.stderr)
         return 2
     console, say = _progress()
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None

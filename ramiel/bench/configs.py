@@ -100,6 +100,15 @@ def default_variants() -> list[str]:
     return [v for v in DEFAULT_VARIANTS if v in known]
 
 
+def check_variants(names: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the ``names`` that are no variant of :func:`variants`, and
+    the known ones."""
+    known = variants()
+    unknown = [v for v in names if v not in known]
+    if unknown:
+        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(known)}")
+
+
 def configs_for(workers: int, with_variants: Sequence[str] = ()) -> list[Config]:
     """The configurations of one model for ``workers`` (P) cores.
 
@@ -130,10 +139,8 @@ def configs_for(workers: int, with_variants: Sequence[str] = ()) -> list[Config]
             cfgs.append(Config(f"par-{backend}-{c}xH", "ramiel-par", c, p, backend, hybrid=True))
         cfgs.append(Config("tuned", "ramiel-par", 1, p, "threads", tuned=True))
     cfgs.append(Config("default", "ramiel-par", p, p, "threads", default=True))
-    known = variants()
+    check_variants(with_variants)
     for v in with_variants:
-        if v not in known:
-            raise ValueError(f"unknown variant {v!r}; known: {', '.join(known)}")
         cfgs.append(Config(f"seq-1t-{v}", "ramiel-seq", variant=v))
         if p > 1:
             cfgs.append(Config(f"seq-{p}t-{v}", "ramiel-seq", threads=p, variant=v))

@@ -12,7 +12,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ramiel.bench.configs import BenchPlan, configs_for, default_variants, variants
+from ramiel.bench.configs import (
+    BenchPlan,
+    check_variants,
+    configs_for,
+    default_variants,
+    variants,
+)
 from ramiel.bench.models import QUICK_MODEL, ModelSpec, resolve_models
 from ramiel.bench.report import plot_speedups, render_markdown, write_markdown
 from ramiel.bench.results import ConfigResult, Environment, ModelResult, load_json, to_json
@@ -443,14 +449,11 @@ def run_bench(
     specs = resolve_models(models if models or not quick else [QUICK_MODEL])
     p = workers or os.cpu_count() or 1
     cmd = command or "ramiel bench " + " ".join(shlex.quote(a) for a in models)
-    known = variants()
     if variant_names is None:
         chosen = [v for v in default_variants() if not (v == "nchw" and layout == "nchw")]
     else:
         chosen = list(variant_names)
-        unknown = [v for v in chosen if v not in known]
-        if unknown:
-            raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        check_variants(chosen)
     if compile and "compiled" not in chosen:
         chosen.append("compiled")
     env = Environment.capture(cmd, p, quick)
