@@ -77,10 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.clusters < 1 or args.calls < 1 or args.rounds < 1:
         ap.error("--clusters, --calls and --rounds must be at least 1")
     if not args.child:
-        from ramiel.bench import report_path_problem
+        from ramiel.errors import RamielError
+        from ramiel.files import output_file
 
-        if problem := report_path_problem(args.out):
-            ap.error(f"--out: {problem}")
+        try:  # before minutes of measuring, not after
+            if args.out:
+                output_file(args.out, "--out", make_dirs=True)
+        except RamielError as e:
+            ap.error(str(e))
     if args.child:
         r = child(args.child[0], args.child[1], args.clusters, args.backend, gaps, args.calls)
         print(json.dumps(r))

@@ -87,10 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.pair:
         print(json.dumps(pair(args.pair[0], args.pair[1], args.seconds)))
         return 0
-    from ramiel.bench import report_path_problem
+    from ramiel.errors import RamielError
+    from ramiel.files import output_file
 
-    if problem := report_path_problem(args.out):
-        ap.error(f"--out: {problem}")
+    try:  # before minutes of measuring, not after
+        if args.out:
+            output_file(args.out, "--out", make_dirs=True)
+    except RamielError as e:
+        ap.error(str(e))
 
     from ramiel.bench import load_average, resolve_models, write_report
 

@@ -154,12 +154,17 @@ def output_dir(path: str | os.PathLike[str], what: str = "output directory") -> 
     return p
 
 
-def output_file(path: str | os.PathLike[str], what: str = "output file") -> str:
+def output_file(
+    path: str | os.PathLike[str], what: str = "output file", make_dirs: bool = False
+) -> str:
     """Check that file ``path`` can be written (its directory exists and is writable, the path
     is not a directory; a device such as ``/dev/null`` is fine); nothing is created.
+    ``make_dirs``: the writer makes missing directories (a report written at the end of a
+    benchmark), so a missing directory is fine where the nearest existing one is writable.
 
     Raises:
-        RamielError: an empty path, a directory, a missing or unwritable parent directory.
+        RamielError: an empty path, a directory, a missing (unless ``make_dirs``) or unwritable
+            parent directory.
     """
     p = os.fspath(path)
     if p == "":
@@ -172,6 +177,8 @@ def output_file(path: str | os.PathLike[str], what: str = "output file") -> str:
         return p
     _check_parent(p, what)
     d = os.path.dirname(os.path.abspath(p))
+    while make_dirs and not os.path.exists(d):
+        d = os.path.dirname(d)
     if not os.path.isdir(d):
         raise RamielError(f"{what} {p}: the directory {d} does not exist")
     _check_writable_dir(d, p, what)

@@ -455,3 +455,20 @@ def test_generated_files_follow_the_umask(mask, tmp_path):
     }
     assert "weights.safetensors" in modes and "model.mlir" in modes
     assert modes == dict.fromkeys(modes, 0o666 & ~mask), modes
+
+
+def test_output_file_with_directories_the_writer_makes(tmp_path):
+    """``output_file(..., make_dirs=True)``: a missing directory is fine (a report's writer makes
+    it), nothing is created by the check; without it, a missing directory is an error."""
+    from ramiel.errors import RamielError
+    from ramiel.files import output_file
+
+    deep = tmp_path / "a" / "b" / "x.json"
+    assert output_file(deep, "file", make_dirs=True) == str(deep)
+    assert not (tmp_path / "a").exists()
+    with pytest.raises(RamielError, match="does not exist"):
+        output_file(deep, "file")
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with pytest.raises(RamielError, match="is not a directory"):
+        output_file(afile / "x.json", "file", make_dirs=True)

@@ -897,13 +897,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from ramiel.bench import report_path_problem, run_bench  # lazy: numpy
+    from ramiel.bench import run_bench  # lazy: numpy
     from ramiel.bench.configs import check_variants  # lazy: numpy
 
     for flag, where in (("--json", args.json), ("--markdown", args.markdown)):
-        problem = report_path_problem(where)  # before minutes of measuring, not after
-        if problem:
-            print(f"error: argument {flag}: {problem}", file=sys.stderr)
+        try:  # before minutes of measuring, not after
+            if where:
+                output_file(where, "file", make_dirs=True)
+        except RamielError as e:
+            print(f"error: argument {flag}: {e}", file=sys.stderr)
             return 2
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"error: argument --out: {args.out} is a file, not a directory", file=sys.stderr)

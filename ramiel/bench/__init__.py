@@ -92,7 +92,6 @@ from ramiel.bench.results import (
     Environment,
     ModelResult,
     load_json,
-    report_path_problem,
     to_json,
     write_report,
 )
@@ -182,7 +181,6 @@ __all__ = [
     "variants",
     "wait_quiet",
     "write_markdown",
-    "report_path_problem",
     "write_report",
     "zoo_dir",
     "zoo_models",

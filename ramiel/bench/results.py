@@ -184,24 +184,6 @@ def _results_of(data: Any) -> tuple[list[ModelResult], Environment]:
     return results, env
 
 
-def report_path_problem(out: str | None) -> str | None:
-    """Why :func:`write_report` could not write ``out`` (a directory, or a place where no file
-    can be made), or ``None``: for a script to refuse its ``--out`` before minutes of measuring,
-    not after them."""
-    if not out:
-        return None
-    if os.path.isdir(out):
-        return f"{out} is a directory"
-    parent = os.path.dirname(os.path.abspath(out))
-    while not os.path.exists(parent):  # write_report makes the missing directories
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        return f"{parent} is not a directory"
-    if not os.access(parent, os.W_OK) or (os.path.exists(out) and not os.access(out, os.W_OK)):
-        return f"cannot write {out}"
-    return None
-
-
 def write_report(lines: list[str], out: str | None, last: str | None = None) -> int:
     """End a benchmark script: print ``last`` (its closing line, such as the load average after
     the run) and append it to ``lines``, then write ``lines``, one a line, to the file ``out``
