@@ -308,7 +308,7 @@ class Runner(ProgramNames):
         b = self._bindings.get(tid)
         if b is None:
             # a thread that called before and has ended: its OpenMP pool ended with it
-            alive = {t.native_id for t in threading.enumerate()}
+            alive = _live_thread_ids()
             for gone in [t for t in self._bindings if t not in alive]:
                 self._bindings.pop(gone).idle()
             b = self._bindings[tid] = binding_for(
@@ -319,7 +319,7 @@ class Runner(ProgramNames):
     def _release_bindings(self) -> None:
         """The calling threads' OpenMP helpers get all usable cores again (at shutdown; those of
         threads that ended are gone with them, and their ids may name other threads now)."""
-        alive = {t.native_id for t in threading.enumerate()}
+        alive = _live_thread_ids()
         for tid, b in self._bindings.items():
             if tid in alive:
                 b.release()
@@ -330,6 +330,11 @@ class Runner(ProgramNames):
     def _new_compile_events(self) -> list[Any]:
         """Compilations since the last call (threads and inline: the segments of this process)."""
         return take_events(program_segments(self.program).values())
+
+
+def _live_thread_ids() -> set[int]:
+    """Native ids of this process's threads that are alive (Python's threads)."""
+    return {t.native_id for t in threading.enumerate() if t.native_id is not None}
 
 
 @contextlib.contextmanager
