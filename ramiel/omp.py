@@ -76,6 +76,12 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+MAX_COUNT = 1024
+"""The largest count any option takes (clusters, workers, threads, cores, samples): more would
+start that many threads or processes, or replicate the graph that many times. The ``ramiel``
+commands' counts and a generated module's ``--threads`` keep to it."""
+
+
 def thread_limit(environ: dict[str, str] | None = None) -> int | None:
     """The user's limit on intra-op threads: ``OMP_NUM_THREADS`` (its first entry, as OpenMP
     reads a list), or ``None`` where it is unset or not a positive number. Generated programs run

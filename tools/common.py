@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from ramiel.errors import RamielError, internal_error_message
 from ramiel.files import stdout_reader_gone
+from ramiel.omp import MAX_COUNT
 
 __all__ = [
     "ArgumentParser",
@@ -46,10 +47,6 @@ __all__ = [
     "versions",
     "add_version",
 ]
-
-#: The largest count any option takes (clusters, workers, threads, cores, samples): more would
-#: start that many threads or processes, or replicate the graph that many times.
-MAX_COUNT = 1024
 
 
 def one_line(message: str) -> str:

@@ -39,6 +39,7 @@ from safetensors.torch import load_file, save_file
 
 from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.files import output_file, stdout_reader_gone
+from ramiel.omp import MAX_COUNT
 from ramiel.runtime import Weights, start
 from ramiel.runtime.compiled import segments_in, summary, take_events
 from ramiel.runtime.distributed import in_torchrun, join_group
@@ -66,10 +67,6 @@ def _describe(name: str, t: torch.Tensor) -> str:
     flat = t.reshape(-1)
     head = ", ".join(f"{v:.6g}" for v in flat[:5].tolist())
     return f"{name}: shape={tuple(t.shape)} dtype={t.dtype} first=[{head}{', ...' if flat.numel() > 5 else ''}]"
-
-
-MAX_THREADS = 1024
-"""The most intra-op threads ``--threads`` takes (as the ``ramiel`` commands' counts)."""
 
 
 def _args(
@@ -109,8 +106,8 @@ def _args(
         help="answer requests from stdin: one 'IN.safetensors [OUT.safetensors]' per line",
     )
     args = p.parse_args(argv)
-    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
-        p.error(f"argument --threads: must be from 1 to {MAX_THREADS}, got {args.threads}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_COUNT:
+        p.error(f"argument --threads: must be from 1 to {MAX_COUNT}, got {args.threads}")
     if args.serve and (args.inputs is not None or args.outputs is not None):
         flag = "--inputs" if args.inputs is not None else "--outputs"
         p.error(f"argument {flag}: not with --serve (each request names its own files)")
