@@ -157,9 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         Isolated,
         Plan,
         Recipe,
+        check_and_time,
         load_average,
-        measure_interleaved,
-        rel_error,
         resolve_models,
         tune_malloc,
         write_report,
@@ -240,14 +239,11 @@ def main(argv: list[str] | None = None) -> int:
                     made[key] = len(m.program.clusters)
                     m.close()
                     procs[key] = Isolated(Recipe("par", feeds, out_names, result=r, options=o))
-                for proc in procs.values():
-                    proc.wait_ready()
-                ref = procs["seq-1t"].outputs()
-                errs = {k: rel_error(proc.outputs(), ref) for k, proc in procs.items()}
-                timings = measure_interleaved(procs, plan)
-            finally:
-                for proc in procs.values():
+            except BaseException:
+                for proc in procs.values():  # those started before the failure
                     proc.close()
+                raise
+            timings, errs = check_and_time(procs, plan, "seq-1t")
             note = f"profile + {len(analytic) + len(profiled)} compiles {compile_s:.1f} s; "
             table = _table(spec.name, cores, timings, made, errs, note)
             print("\n".join(table), flush=True)
@@ -261,11 +257,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:  # after every model: a run cut short keeps what it measured
                 with open(args.json, "w") as f:
                     json.dump({"command": cmd, "cores": cores, "models": record}, f, indent=1)
-    tail = (
-        f"# load average {load_average()[0]:.2f} after; other processes kept "
-        f"{meter.other_cores()} cores busy on average"
-    )
-    return write_report(lines, args.out, tail)
+    return write_report(lines, args.out, meter.closing_line())
 
 
 if __name__ == "__main__":

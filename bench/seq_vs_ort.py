@@ -71,9 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         Isolated,
         Plan,
         Recipe,
+        check_and_time,
         load_average,
-        measure_interleaved,
-        rel_error,
         resolve_models,
         tune_malloc,
         write_report,
@@ -128,15 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.ort_spinning:
                 procs["ort-spin"] = Isolated(Recipe("ort", feeds, out_names, path=path,
                                                     threads=args.threads, ort_spinning=True))  # fmt: skip
-            try:
-                for p in procs.values():
-                    p.wait_ready()
-                ref = procs["ort"].outputs()
-                errs = {lab: rel_error(procs[lab].outputs(), ref) for lab in labels}
-                timings = measure_interleaved(procs, plan)
-            finally:
-                for p in procs.values():
-                    p.close()
+            timings, errs = check_and_time(procs, plan, "ort")
             ort = timings["ort"].median
             cells = [f"{ort:8.2f} [{timings['ort'].ci[0]:.2f}, {timings['ort'].ci[1]:.2f}]"]
             for lab in labels:
@@ -148,11 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             line = f"{spec.name:<22} " + " ".join(f"{c:>30}" for c in [cells[0]] + cells[1:])
             print(line, flush=True)
             lines.append(line)
-    tail = (
-        f"# load average {load_average()[0]:.2f} after; other processes kept "
-        f"{meter.other_cores()} cores busy on average"
-    )
-    return write_report(lines, args.out, tail)
+    return write_report(lines, args.out, meter.closing_line())
 
 
 if __name__ == "__main__":

@@ -45,9 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         Isolated,
         Plan,
         Recipe,
+        check_and_time,
         load_average,
-        measure_interleaved,
-        rel_error,
         resolve_models,
         tune_malloc,
         write_report,
@@ -97,19 +96,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.ort:
                 procs["ort-spin"] = Isolated(Recipe("ort", feeds, outs, path=path, threads=cores,
                                                     ort_spinning=True))  # fmt: skip
-            try:
-                for p in procs.values():
-                    p.wait_ready()
-                ref = procs["ort"].outputs()
-                errs = {k: rel_error(procs[k].outputs(), ref) for k in ("default", "one")}
-                if not args.ort:
-                    procs.pop("ort").close()
-                t = measure_interleaved(procs, plan)
-            finally:
-                for p in procs.values():
-                    p.close()
+            timed = None if args.ort else ["default", "one"]
+            t, errs = check_and_time(procs, plan, "ort", timed)
             d, o = t["default"], t["one"]
-            bad = "".join(f" ERR {k} {e:.1e}" for k, e in errs.items() if e > 1e-3)
+            bad = "".join(f" ERR {k} {errs[k]:.1e}" for k in ("default", "one") if errs[k] > 1e-3)
             line = (
                 f"{spec.name:<22} {prog:>16} {d.median:8.2f} [{d.ci[0]:.2f}, {d.ci[1]:.2f}]"
                 f"{'':>4} {o.median:8.2f} [{o.ci[0]:.2f}, {o.ci[1]:.2f}]{'':>4} "
@@ -124,11 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(line, flush=True)
             lines.append(line)
-    tail = (
-        f"# load average {load_average()[0]:.2f} after; other processes kept "
-        f"{meter.other_cores()} cores busy on average"
-    )
-    return write_report(lines, args.out, tail)
+    return write_report(lines, args.out, meter.closing_line())
 
 
 if __name__ == "__main__":

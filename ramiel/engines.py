@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import onnx
 
 from ramiel.importer import load_model, prepare_model
+
+if TYPE_CHECKING:
+    from ramiel.measure import Isolated, Plan, Timing
 
 COMPILE_TIMEOUT_S = 1800.0
 """Seconds a configuration process with compiled segments may take to compile before it answers."""
@@ -33,6 +36,32 @@ def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
         scale = float(np.max(np.abs(r))) or 1.0
         worst = max(worst, float(np.max(np.abs(o - r))) / scale)
     return worst
+
+
+def check_and_time(
+    procs: Mapping[str, Isolated], plan: Plan, ref: str, timed: Sequence[str] | None = None
+) -> tuple[dict[str, Timing], dict[str, float]]:
+    """The configurations of one model, each an :class:`~ramiel.measure.Isolated` process:
+    wait until all are ready, check every one's outputs against those of ``ref``
+    (:func:`rel_error`; ``ref``'s own is 0), then time the ones in ``timed`` (default: all)
+    interleaved (:func:`~ramiel.measure.measure_interleaved` with ``plan``). The others are
+    closed before the timing, so that they hold no core meanwhile, and every process is closed
+    at the end, also on a failure. Returns the timings and the errors, both by key."""
+    from ramiel.measure import measure_interleaved  # lazy: torch
+
+    try:
+        for p in procs.values():
+            p.wait_ready()
+        want = procs[ref].outputs()
+        errs = {k: rel_error(p.outputs(), want) for k, p in procs.items()}
+        keep = set(procs if timed is None else timed)
+        for k, p in procs.items():
+            if k not in keep:
+                p.close()
+        return measure_interleaved({k: p for k, p in procs.items() if k in keep}, plan), errs
+    finally:
+        for p in procs.values():
+            p.close()
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:

@@ -331,6 +331,13 @@ class CpuMeter:
         other = (end[0] - self._start[0]) - (end[1] - self._start[1])
         return round(max(0.0, other / wall), 3)
 
+    def closing_line(self) -> str:
+        """A benchmark script's last line: the load average now and :meth:`other_cores`."""
+        return (
+            f"# load average {load_average()[0]:.2f} after; other processes kept "
+            f"{self.other_cores()} cores busy on average"
+        )
+
 
 def _live_children_cpu(tick: int) -> float:
     """CPU seconds of this process's live (not yet reaped) children, e.g. process workers."""

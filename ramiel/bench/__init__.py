@@ -102,7 +102,7 @@ from ramiel.bench.run import (
 from ramiel.bench.trace import (
     trace_inference,
 )
-from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, ort_session, rel_error
+from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, check_and_time, ort_session, rel_error
 from ramiel.measure import (
     SPINNER,
     Buildable,
@@ -139,6 +139,7 @@ __all__ = [
     "configs_for",
     "cpu_model",
     "CpuMeter",
+    "check_and_time",
     "default_models",
     "DEFAULT_VARIANTS",
     "default_variants",
