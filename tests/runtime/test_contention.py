@@ -57,21 +57,27 @@ class _Fake:
     def stat(self) -> str:
         return STAT.format(a=self.busy_ticks, b=0, c=0)
 
+    def monitor(self, interval_s: float = 0.1, pids=()) -> CoreMonitor:
+        """A monitor of cpu0 that reads this fake's /proc/stat, CPU time and clock."""
+        self.m = CoreMonitor(
+            cpus=[0], pids=pids, read_stat=self.stat, own_cpu_s=lambda: self.own_s,
+            clock=lambda: self.now, interval_s=interval_s,
+        )  # fmt: skip
+        return self.m
+
+    def window(self, seconds: float, busy_s: float, own_s: float) -> None:
+        """One inference of ``seconds``: cpu0 busy ``busy_s`` of it, this process ``own_s``."""
+        self.m.begin()
+        self.now += seconds
+        self.busy_ticks += round(busy_s * os.sysconf("SC_CLK_TCK"))
+        self.own_s += own_s
+        self.m.end()
+
 
 def test_monitor_counts_the_others_busy_time_within_the_windows_only():
     f = _Fake()
     hz = os.sysconf("SC_CLK_TCK")
-    m = CoreMonitor(
-        cpus=[0], read_stat=f.stat, own_cpu_s=lambda: f.own_s, clock=lambda: f.now,
-        interval_s=0.1,
-    )  # fmt: skip
-
-    def window(seconds: float, busy_s: float, own_s: float) -> None:
-        m.begin()
-        f.now += seconds
-        f.busy_ticks += round(busy_s * hz)
-        f.own_s += own_s
-        m.end()
+    m, window = f.monitor(), f.window
 
     assert m.others_busy() is None  # nothing seen yet
     window(0.06, 0.06, 0.03)  # an inference of 60 ms: half of the core was someone else's
@@ -99,18 +105,10 @@ def test_monitor_counts_the_others_busy_time_within_the_windows_only():
 
 def test_monitor_estimate_frees_quickly_and_takes_quickly_only_when_clearly_busy():
     f = _Fake()
-    hz = os.sysconf("SC_CLK_TCK")
-    m = CoreMonitor(
-        cpus=[0], read_stat=f.stat, own_cpu_s=lambda: f.own_s, clock=lambda: f.now,
-        interval_s=0.1,
-    )  # fmt: skip
+    m = f.monitor()
 
     def window(seconds: float, others_s: float) -> None:
-        m.begin()
-        f.now += seconds
-        f.busy_ticks += round(seconds * hz)
-        f.own_s += seconds - others_s
-        m.end()
+        f.window(seconds, seconds, seconds - others_s)
 
     assert m.estimate(False) is None and m.estimate(True) is None
     window(0.12, 0.0)  # quiet
@@ -254,21 +252,10 @@ def test_with_worker_processes_one_short_window_is_no_estimate(monkeypatch):
     """The workers' CPU time comes in ticks of /proc/PID/stat: with 2 of them a 30 ms window
     could be off by a core, so it needs (1 + 2) * LATEST_MIN_S to stand alone."""
     f = _Fake()
-    hz = os.sysconf("SC_CLK_TCK")
     monkeypatch.setattr(contention, "process_cpu_s", lambda pid, hz: 0.0)
-    m = CoreMonitor(
-        cpus=[0], pids=[101, 102], read_stat=f.stat, own_cpu_s=lambda: f.own_s,
-        clock=lambda: f.now, interval_s=1.0,
-    )  # fmt: skip
+    m = f.monitor(interval_s=1.0, pids=[101, 102])
     assert m.latest_min_s == pytest.approx(3 * contention.LATEST_MIN_S)
-
-    def window(seconds: float) -> None:
-        m.begin()
-        f.now += seconds
-        f.busy_ticks += round(seconds * hz)  # all of it someone else's
-        m.end()
-
-    window(0.03)
+    f.window(0.03, 0.03, 0.0)  # all of it someone else's
     assert m.latest_busy() is None
-    window(0.07)
+    f.window(0.07, 0.07, 0.0)
     assert m.latest_busy() == pytest.approx(1.0)
