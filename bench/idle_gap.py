@@ -76,22 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--gaps: comma-separated seconds, each 0 or more, got {args.gaps!r}")
     if args.clusters < 1 or args.calls < 1 or args.rounds < 1:
         ap.error("--clusters, --calls and --rounds must be at least 1")
-    if not args.child:
-        from ramiel.errors import RamielError
-        from ramiel.files import output_file
-
-        try:  # before minutes of measuring, not after
-            if args.out:
-                output_file(args.out, "--out", make_dirs=True)
-        except RamielError as e:
-            ap.error(str(e))
     if args.child:
         r = child(args.child[0], args.child[1], args.clusters, args.backend, gaps, args.calls)
         print(json.dumps(r))
         return 0
 
-    from ramiel.bench import load_average, resolve_models, write_report
+    from ramiel.bench import check_report_path, load_average, resolve_models, write_report
 
+    check_report_path(ap, args.out)
     try:
         specs = resolve_models(
             args.models or ["inception", "light_inception_v1", "light_squeezenet"]

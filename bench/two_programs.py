@@ -87,16 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.pair:
         print(json.dumps(pair(args.pair[0], args.pair[1], args.seconds)))
         return 0
-    from ramiel.errors import RamielError
-    from ramiel.files import output_file
+    from ramiel.bench import check_report_path, load_average, resolve_models, write_report
 
-    try:  # before minutes of measuring, not after
-        if args.out:
-            output_file(args.out, "--out", make_dirs=True)
-    except RamielError as e:
+    check_report_path(ap, args.out)
+    try:
+        (spec,) = resolve_models([args.model])
+    except ValueError as e:
         ap.error(str(e))
-
-    from ramiel.bench import load_average, resolve_models, write_report
 
     lines = [
         f"# python bench/two_programs.py {' '.join(sys.argv[1:] if argv is None else argv)}",
@@ -105,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory(prefix="ramiel-two-") as tmp:
-        (spec,) = resolve_models([args.model])
         path = spec.resolve()
         for label, extra in (("adapting", {}), ("fixed", {"RAMIEL_ADAPT_THREADS": "0"})):
             env = {**os.environ, **extra, "ORT_DISABLE_TELEMETRY": "1"}

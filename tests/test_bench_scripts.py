@@ -131,6 +131,7 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         ("idle_gap", ["--out", ROOT], "is a directory"),
         ("idle_gap", ["--out", os.path.join(ROOT, "README.md", "x.txt")], "is not a directory"),
         ("two_programs", ["--out", ROOT], "is a directory"),
+        ("two_programs", ["--model", "no_such_model"], "unknown model 'no_such_model'"),
         ("cuda_modules", ["--device", "nowhere"], "is not a device"),
     ],
 )

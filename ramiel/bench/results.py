@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime
 import json
@@ -14,6 +15,7 @@ from typing import Any
 import onnx
 
 from ramiel.errors import RamielError
+from ramiel.files import output_file
 from ramiel.measure import Timing, cpu_model, load_average
 
 
@@ -182,6 +184,17 @@ def _results_of(data: Any) -> tuple[list[ModelResult], Environment]:
                 fields[k] = Timing(**{**fields[k], "ci": tuple(fields[k]["ci"])})
         results.append(ModelResult(**fields))
     return results, env
+
+
+def check_report_path(ap: argparse.ArgumentParser, out: str | None) -> None:
+    """Refuse a benchmark script's ``--out`` that :func:`write_report` could not write (a
+    directory, a path under a file, an unwritable place: :func:`ramiel.files.output_file`) with
+    the script's usage error, before minutes of measuring rather than after them."""
+    if out:
+        try:
+            output_file(out, "--out", make_dirs=True)
+        except RamielError as e:
+            ap.error(str(e))
 
 
 def write_report(lines: list[str], out: str | None, last: str | None = None) -> int:
