@@ -42,6 +42,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ramiel.envflags import switch_on
+
 DEFAULTS: dict[str, str] = {}
 """What :func:`configure` sets: nothing (libgomp's default spinning; see the module docstring)."""
 
@@ -54,7 +56,7 @@ def configure(environ: dict[str, str] | None = None) -> dict[str, str]:
     variables it set. Does nothing with ``RAMIEL_OMP=0``. Takes effect in this process only if
     torch is not imported yet (:func:`started`), and in every process started afterwards."""
     env = os.environ if environ is None else environ
-    if env.get(ENV_DISABLE, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not switch_on(ENV_DISABLE, env):
         return {}
     if any(k in env for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")):
         return {}  # the user chose a wait policy

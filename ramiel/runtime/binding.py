@@ -49,6 +49,8 @@ from collections.abc import Sequence
 
 import torch
 
+from ramiel.envflags import switch_on
+
 ENV_DISABLE = "RAMIEL_BIND"
 """``RAMIEL_BIND=0``: no worker binds its helper threads."""
 
@@ -65,7 +67,7 @@ def enabled(environ: dict[str, str] | None = None) -> bool:
     """Whether workers bind their helper threads (not with ``RAMIEL_BIND=0``, not where the
     platform has no ``sched_setaffinity``)."""
     env = os.environ if environ is None else environ
-    if env.get(ENV_DISABLE, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not switch_on(ENV_DISABLE, env):
         return False
     return hasattr(os, "sched_setaffinity")
 

@@ -67,6 +67,8 @@ from typing import Any
 
 import torch
 
+from ramiel.envflags import switch_on
+
 ENV_DISABLE = "RAMIEL_COMPILE"
 """Set to ``0`` to run every segment eagerly (debugging)."""
 
@@ -111,7 +113,7 @@ def configure_cache() -> str:
 
 def enabled() -> bool:
     """Whether segments are compiled (``RAMIEL_COMPILE`` is not ``0``)."""
-    return os.environ.get(ENV_DISABLE, "1").strip().lower() not in ("0", "false", "no", "off")
+    return switch_on(ENV_DISABLE)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 
+from ramiel.envflags import switch_on
+
 ENV_DISABLE = "RAMIEL_ADAPT_THREADS"
 """``RAMIEL_ADAPT_THREADS=0``: runners always use their planned intra-op threads."""
 
@@ -70,7 +72,7 @@ time of others (hysteresis: no switching back and forth around :data:`TAKE_AT`).
 def enabled(environ: dict[str, str] | None = None) -> bool:
     """Whether runners adapt their thread counts (not with ``RAMIEL_ADAPT_THREADS=0``)."""
     env = os.environ if environ is None else environ
-    return env.get(ENV_DISABLE, "1").strip().lower() not in ("0", "false", "no", "off")
+    return switch_on(ENV_DISABLE, env)
 
 
 def parse_proc_stat(text: str, cpus: Iterable[int] | None = None) -> float:

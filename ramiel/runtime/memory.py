@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import platform
+
+from ramiel.envflags import switch_on
 
 __all__ = ["ENV_DISABLE", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "reuse_freed_memory"]
 
@@ -52,7 +53,7 @@ def reuse_freed_memory(
     """Set glibc malloc's mmap and trim thresholds (bytes) for this process (see the module
     docstring); returns whether they are set. Once per process and values: later calls return
     the first result. False where malloc is not glibc's, or with ``RAMIEL_MALLOC=0``."""
-    if os.environ.get(ENV_DISABLE, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not switch_on(ENV_DISABLE):
         return False
     key = (mmap_threshold, trim_threshold)
     if key in _done:
