@@ -464,3 +464,11 @@ def test_recipe_of_an_unknown_kind_or_without_a_path_is_a_clear_error() -> None:
         _build(bench.Recipe("gpu", {}, []))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="needs the model's path"):
         _build(bench.Recipe("ort", {}, []))
+
+
+def test_the_one_core_report_says_so_instead_of_comparing_1_with_1() -> None:
+    one = bench.render_markdown([], bench.Environment.capture("x", 1, False))
+    assert "P = 1: one core, so no parallel configuration is timed" in one
+    assert "1 or 1" not in one and "seq-1t, seq-1t" not in one and "-1x1 schedule" not in one
+    two = bench.render_markdown([], bench.Environment.capture("x", 2, False))
+    assert "with 1 or 2 intra-op threads" in two and "(seq-1t, seq-2t)" in two

@@ -63,33 +63,11 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
     out = ["# Ramiel benchmarks", ""]
     out += _env_lines(env)
     out += ["", "## Summary", ""]
-    out += [
-        f"Median latency in ms (batch 1). P = {p}. `seq` = the sequential generated module "
-        f"with 1 or {p} intra-op threads; `par` = the parallel generated module, clusters × "
-        "threads per worker, threads or processes backend; `ORT` = onnxruntime on the ONNX file "
-        f"(1 / {p} intra-op threads; `par` = its parallel executor with {p} inter-op threads). "
-        "W and CP come from measured per-op times (`ramiel profile`); bound = min(P, W/CP); "
-        f"est. speed-up = W / estimated makespan of the par-…-{p}x1 schedule (profiled costs); "
-        f"speed-up = measured seq-1t / par-…-{p}x1 (the faster backend); efficiency = speed-up / "
-        f"bound. `clusters`: how many clusters the compiler made when asked for {p} (merging "
-        "may leave fewer; the cores left free become intra-op threads: a 1-cluster program runs in the caller's thread with P of them, as `CompiledModel` runs it). `noise`: cores other processes kept busy while the model was timed / the lowest "
-        f"speed-up of {p} threads of perfectly parallel work over one, measured just before and "
-        f"after (ideal: 0 / {p}). Next-to-last column: the fastest multi-cluster configuration "
-        "against the fastest "
-        f"intra-op-only one (seq-1t, seq-{p}t), i.e. what Ramiel gains over falling back to one "
-        "cluster. `tuned`: the program `ramiel tune` chose (the fastest of one cluster with 1, "
-        f"{p} or per-op threads, {p} clusters with 1 or per-op threads, in a timing of its own "
-        "before this one), and how it compares with the best intra-op-only configuration "
-        "(`ties`: the 95 % intervals of the two medians overlap).",
-        "",
-        "Method: all configurations of a model are timed round-robin in one process (rotating "
-        "order), each call after an untimed pause (so that threads spinning after the previous "
-        "configuration are idle), until the 95 % CI of every median is within ±2 % or the time "
-        "budget is spent; onnxruntime runs with its pool threads' spinning switched off "
-        "(`session.intra_op/inter_op.allow_spinning = 0`), since a spinning pool keeps a core "
-        "busy after each run and would slow down the next configuration.",
-        "",
-    ]
+    if p == 1:
+        out += [_summary_one_core(), ""]
+    else:
+        out += _summary_words(p)
+    out += _method_words()
     keys = [c.key for c in configs_for(p)]
     head = [
         "model",
@@ -168,6 +146,56 @@ def render_markdown(results: Sequence[ModelResult], env: Environment) -> str:
     for r in results:
         out += _model_lines(r)
     return "\n".join(out) + "\n"
+
+
+def _summary_words(p: int) -> list[str]:
+    """The summary's legend for P >= 2 cores."""
+    return [
+        f"Median latency in ms (batch 1). P = {p}. `seq` = the sequential generated module "
+        f"with 1 or {p} intra-op threads; `par` = the parallel generated module, clusters × "
+        "threads per worker, threads or processes backend; `ORT` = onnxruntime on the ONNX file "
+        f"(1 / {p} intra-op threads; `par` = its parallel executor with {p} inter-op threads). "
+        "W and CP come from measured per-op times (`ramiel profile`); bound = min(P, W/CP); "
+        f"est. speed-up = W / estimated makespan of the par-…-{p}x1 schedule (profiled costs); "
+        f"speed-up = measured seq-1t / par-…-{p}x1 (the faster backend); efficiency = speed-up / "
+        f"bound. `clusters`: how many clusters the compiler made when asked for {p} (merging "
+        "may leave fewer; the cores left free become intra-op threads: a 1-cluster program runs in the caller's thread with P of them, as `CompiledModel` runs it). `noise`: cores other processes kept busy while the model was timed / the lowest "
+        f"speed-up of {p} threads of perfectly parallel work over one, measured just before and "
+        f"after (ideal: 0 / {p}). Next-to-last column: the fastest multi-cluster configuration "
+        "against the fastest "
+        f"intra-op-only one (seq-1t, seq-{p}t), i.e. what Ramiel gains over falling back to one "
+        "cluster. `tuned`: the program `ramiel tune` chose (the fastest of one cluster with 1, "
+        f"{p} or per-op threads, {p} clusters with 1 or per-op threads, in a timing of its own "
+        "before this one), and how it compares with the best intra-op-only configuration "
+        "(`ties`: the 95 % intervals of the two medians overlap).",
+        "",
+    ]
+
+
+def _summary_one_core() -> str:
+    """The summary's legend for P = 1 core: no parallel configuration to compare."""
+    return (
+        "Median latency in ms (batch 1). P = 1: one core, so no parallel configuration is timed "
+        "and the speed-up, efficiency and parallel-against-sequential columns are empty. "
+        "`seq-1t` = the sequential generated module with 1 intra-op thread; `default` = the "
+        "program `ramiel compile` makes by default for 1 core; `ort-1t` = onnxruntime on the "
+        "ONNX file with 1 intra-op thread. W and CP come from measured per-op times "
+        "(`ramiel profile`); bound = min(P, W/CP). `noise`: cores other processes kept busy "
+        "while the model was timed."
+    )
+
+
+def _method_words() -> list[str]:
+    """How the configurations are timed."""
+    return [
+        "Method: all configurations of a model are timed round-robin in one process (rotating "
+        "order), each call after an untimed pause (so that threads spinning after the previous "
+        "configuration are idle), until the 95 % CI of every median is within ±2 % or the time "
+        "budget is spent; onnxruntime runs with its pool threads' spinning switched off "
+        "(`session.intra_op/inter_op.allow_spinning = 0`), since a spinning pool keeps a core "
+        "busy after each run and would slow down the next configuration.",
+        "",
+    ]
 
 
 def _ratio(x: tuple[float, float, float] | None, key: str | None = None) -> str:
