@@ -32,6 +32,7 @@ import bisect
 import io
 import math
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 
@@ -311,3 +312,40 @@ def verify_located(module: Operation) -> None:
             reason = str(e.args[0] if e.args else e)
             reason = reason.removeprefix(_PREFIX)
             raise LocatedVerifyError(reason, op) from None
+
+
+_COMMENT = re.compile(r"//[^\n]*")
+
+
+def ir_text(data: bytes, name: str) -> str:
+    """The IR text of an input file's bytes (``name``: the file, for messages). Text with
+    nothing but blanks and ``//`` comments is an empty module, as for mlir-opt. Raises
+    :class:`~ramiel.errors.RamielError` for bytes that are no UTF-8 text, naming an ONNX model
+    as one (judged by the content, not the file name: ``x.onnx`` holding IR text is IR)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        if _is_onnx_model(data):
+            raise RamielError(
+                f"{name}: an ONNX model, not IR; import it first: "
+                f"ramiel-translate --import-onnx {shlex.quote(name)}"
+            ) from None
+        raise RamielError(
+            f"{name}: not IR text (not UTF-8; an ONNX model must be imported "
+            "with ramiel-translate --import-onnx)"
+        ) from None
+    if not _COMMENT.sub("", text).strip():
+        return "builtin.module {\n}\n"
+    return text
+
+
+def _is_onnx_model(data: bytes) -> bool:
+    """Whether ``data`` is a serialized ONNX ``ModelProto`` with a graph."""
+    import onnx  # lazy: onnx (only to name a binary input)
+    from google.protobuf.message import DecodeError  # lazy: protobuf, with onnx
+
+    try:
+        model = onnx.ModelProto.FromString(data)
+    except (DecodeError, ValueError, RuntimeError):
+        return False
+    return model.HasField("graph") and model.ir_version > 0

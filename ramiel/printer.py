@@ -68,7 +68,7 @@ from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
 from ramiel.files import input_file
 from ramiel.naming import sanitize, unique
-from ramiel.parsing import parse_module, verify_located
+from ramiel.parsing import ir_text, parse_module, verify_located
 from ramiel.pysource import GENERATED_NAMES
 from ramiel.weights import WeightStore, constant_value, save_safetensors
 
@@ -868,11 +868,11 @@ def print_python_file(
         else:
             if os.path.exists(path):
                 input_file(path, "IR file")  # not a directory, FIFO or device like /dev/zero
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                text = ir_text(f.read(), path)
     except FileNotFoundError:
         raise RamielError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
         raise RamielError(f"{path}: cannot read the file ({e})") from None
     ctx = make_context(os.path.dirname(os.path.abspath(path)) if path != "-" else None)
     module = parse_module(ctx, text, path)  # ParseError, LocatedVerifyError: the

@@ -290,6 +290,25 @@ def test_binary_ir(tmp_path, capsys):
     f.write_bytes(bytes(range(256)) * 4)
     line = _error(opt, [str(f)], capsys, 1)
     assert "not IR text (not UTF-8" in line
+    renamed = tmp_path / "model.mlir"  # an ONNX model is told by its bytes, not its name
+    renamed.write_bytes(open(SQUEEZENET, "rb").read())
+    for tool, argv in ((opt, [str(renamed)]), (translate, ["--to-python", str(renamed)])):
+        line = _error(tool, argv, capsys, 1)
+        assert "an ONNX model, not IR; import it first: ramiel-translate --import-onnx" in line
+
+
+def test_ir_text_in_a_file_named_onnx_and_empty_input(tmp_path, capsys):
+    """IR text is IR whatever the file is called, and a file with nothing but blanks and
+    comments is an empty module (as for mlir-opt), not a syntax error at 1:1."""
+    named = tmp_path / "x.onnx"
+    named.write_text('"onnx.Relu"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n')
+    line = _error(opt, [str(named)], capsys, 1)
+    assert line.startswith(f"{named}:") and "an ONNX model" not in line, line
+    for text in ("", "\n  \n", "// nothing here\n"):
+        empty = tmp_path / "empty.mlir"
+        empty.write_text(text)
+        assert opt.main([str(empty)]) == 0
+        assert capsys.readouterr().out.split() == ["builtin.module", "{", "}"]
 
 
 # -------------------------------------------------------------------- models to reject

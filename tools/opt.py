@@ -35,7 +35,6 @@ import dataclasses
 import io
 import os
 import re
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -58,7 +57,7 @@ from ramiel.context import RamielContext
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file
-from ramiel.parsing import LocatedParser, LocatedVerifyError, verify_located
+from ramiel.parsing import LocatedParser, LocatedVerifyError, ir_text, verify_located
 from ramiel.passes import PASSES
 from ramiel.pipeline import DEFAULT_PIPELINE
 from ramiel.printer import print_python
@@ -376,11 +375,6 @@ class RamielOptMain(xDSLOptMain):
         path = self.args.input_file
         if path is not None:
             input_file(path, "IR file")  # not a directory, FIFO or device such as /dev/zero
-            if path.endswith(".onnx"):
-                raise RamielError(
-                    f"{path}: an ONNX model, not IR; import it first: "
-                    f"ramiel-translate --import-onnx {shlex.quote(path)}"
-                )
         f, _ = super().get_input_stream()
         return f, "mlir"  # every input is IR text, whatever its file name ends with
 
@@ -531,13 +525,7 @@ class RamielOptMain(xDSLOptMain):
         return "\n".join(lines)
 
     def _decode(self, data: bytes) -> str:
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise RamielError(
-                f"{self.get_input_name()}: not IR text (not UTF-8; an ONNX model must be imported "
-                f"with ramiel-translate --import-onnx)"
-            ) from None
+        return ir_text(data, self.get_input_name())
 
     def parse_chunk(self, chunk, file_extension, start_offset=0):  # type: ignore[no-untyped-def]
         text = self._decode(chunk.read())
