@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -472,3 +473,18 @@ def test_the_one_core_report_says_so_instead_of_comparing_1_with_1() -> None:
     assert "1 or 1" not in one and "seq-1t, seq-1t" not in one and "-1x1 schedule" not in one
     two = bench.render_markdown([], bench.Environment.capture("x", 2, False))
     assert "with 1 or 2 intra-op threads" in two and "(seq-1t, seq-2t)" in two
+
+
+def test_a_traced_bench_prints_no_profiler_chatter(tiny: str, tmp_path) -> None:
+    """libkineto wrote 'USDT: ... profiler_start' / 'profiler_stop' lines on stderr for every
+    trace; ramiel bench keeps its output to its own progress and report."""
+    env = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    argv = ["bench", tiny, "--quick", "--workers", "2", "--out", str(tmp_path), "--variants"]
+    argv += ["none", "--no-busy-core", "--no-malloc-tuning"]
+    code = "import sys; from ramiel.tools.driver import main; sys.exit(main(sys.argv[1:]))"
+    p = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert (tmp_path / "traces" / "tiny.json").is_file()
+    assert "USDT" not in p.stderr + p.stdout

@@ -41,6 +41,10 @@ def trace_inference(
     table the latency. After export, rows are renamed ``cluster <name>`` and a flow arrow is added
     from each ``put`` to the matching ``get``.
     """
+    # libkineto prints "USDT: ... profiler_start" and "... profiler_stop" on stderr for every
+    # trace, whatever the log level below 6 (read when the profiler first starts); a level the
+    # user set is kept
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     import torch  # lazy: torch
     from torch.profiler import ProfilerActivity, profile  # lazy: torch
 
