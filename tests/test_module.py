@@ -290,6 +290,44 @@ def test_fixed_batch_is_a_note_and_a_clear_error(tmp_path):
         assert m.sequential(torch.zeros(1, 3, 224, 224)).shape == (1, 1000)
 
 
+def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pipeline_helpers):
+    """The compiler checks a dynamic-batch module at another batch size on the meta device;
+    Resize's per-axis index tables (cached by size) were made there too, as meta tensors, and
+    every later call failed ('Tensor.item() cannot be called on meta tensors'). Found by a
+    fresh-user check on a torch.onnx export with dynamic_axes."""
+    from onnx import TensorProto, helper
+
+    import ramiel
+
+    nodes = [  # sizes = (B, C) of x, then (7, 9): as torch.onnx.export writes F.interpolate
+        helper.make_node("Shape", ["x"], ["shape"], end=2),
+        helper.make_node("Concat", ["shape", "hw"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["r"], mode="nearest"),
+        helper.make_node("Add", ["r", "one"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "resize",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 3, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 3, 7, 9])],
+        [
+            helper.make_tensor("hw", TensorProto.INT64, [2], [7, 9]),
+            helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+        ],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)], ir_version=8)
+    x = torch.randn(1, 3, 4, 4, generator=torch.Generator().manual_seed(0))
+    (ref,) = pipeline_helpers.ort_run(model, {"x": x.numpy()})
+    with ramiel.compile(model, clusters=1, out_dir=str(tmp_path)) as compiled:
+        assert compiled.result.dynamic_batch == ("x",), compiled.result.notes
+        with torch.no_grad():
+            pipeline_helpers.assert_close(compiled.sequential(x), ref, 1e-6, "sequential")
+            pipeline_helpers.assert_close(outputs(compiled(x))[0], ref, 1e-6, "parallel")
+            x3 = torch.randn(3, 3, 4, 4, generator=torch.Generator().manual_seed(1))
+            (ref3,) = pipeline_helpers.ort_run(model, {"x": x3.numpy()})
+            pipeline_helpers.assert_close(compiled.sequential(x3), ref3, 1e-6, "batch 3")
+
+
 # --------------------------------------------------------------------------- standalone modules
 
 

@@ -638,10 +638,12 @@ def _axis_weights(
             w = [v / total for v in w]
         rows_i.append([min(max(j, 0), in_len - 1) for j in idx])
         rows_w.append(w)
+    # on the CPU whatever the default device: the cache outlives a call under ``torch.device``
+    # (the compiler's batch-size check runs the module on the meta device)
     return (
-        torch.tensor(rows_i, dtype=torch.int64),
-        torch.tensor(rows_w, dtype=torch.float64),
-        torch.tensor(outside, dtype=torch.bool),
+        torch.tensor(rows_i, dtype=torch.int64, device="cpu"),
+        torch.tensor(rows_w, dtype=torch.float64, device="cpu"),
+        torch.tensor(outside, dtype=torch.bool, device="cpu"),
     )
 
 
