@@ -47,7 +47,7 @@ from ramiel.attrs import WEIGHTS_ATTR, has, set_str
 from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
-from ramiel.dynamic_batch import batch_inputs, generalize_batch
+from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
 from ramiel.errors import RamielError
 from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
@@ -406,6 +406,7 @@ def compile_model(
             general = generalize_batch(onnx_model, batch, seq, options, ctx, decided=module)
             notes += general.notes
             seq, dynamic = general.module, general.dynamic
+        check_input_shapes(seq, dynamic)
         if segments:
             run_passes(seq, segments, ctx)
         timings["lower"] = time.perf_counter() - t

@@ -328,6 +328,50 @@ def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pi
             pipeline_helpers.assert_close(compiled.sequential(x3), ref3, 1e-6, "batch 3")
 
 
+def test_the_sequential_module_checks_every_compiled_dimension(tmp_path, pipeline_helpers):
+    """The sequential module is compiled for the bound shapes (folded shape computations): a
+    sequence length other than the bound one gave a wrong-shaped result without an error, or a
+    torch error deep inside forward (found by a fresh-user check). Now one AssertionError names
+    the input and the shape it takes; the batch stays free where it is."""
+    from onnx import TensorProto, helper
+
+    import ramiel
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Reshape", ["x", "shape"], ["same"]),
+        helper.make_node("ReduceSum", ["same", "axes"], ["y"], keepdims=0),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "seqlen",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 16])],
+        [helper.make_tensor("axes", TensorProto.INT64, [1], [1])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    gen = torch.Generator().manual_seed(0)
+    with ramiel.compile(
+        model, clusters=1, input_shapes={"x": [2, 8, 16]}, out_dir=str(tmp_path)
+    ) as compiled:
+        assert compiled.result.dynamic_batch == ("x",), compiled.result.notes
+        x = torch.randn(3, 8, 16, generator=gen)
+        (ref,) = pipeline_helpers.ort_run(model, {"x": x.numpy()})
+        pipeline_helpers.assert_close(compiled.sequential(x), ref, 1e-6, "batch 3")
+        for bad in ((3, 5, 16), (3, 8), (3, 8, 16, 1)):
+            with pytest.raises(
+                AssertionError, match=r"input 'x': this module takes shape \(B, 8, 16\)"
+            ):
+                compiled.sequential(torch.zeros(bad))
+    static = tmp_path / "static"
+    with ramiel.compile(
+        model, clusters=1, input_shapes={"x": [2, 8, 16]}, dynamic_batch=False, out_dir=str(static)
+    ) as compiled:
+        with pytest.raises(AssertionError, match=r"takes shape \(2, 8, 16\) only"):
+            compiled.sequential(torch.zeros(3, 8, 16))
+        assert compiled.sequential(torch.zeros(2, 8, 16)).shape == (2, 16)
+
+
 # --------------------------------------------------------------------------- standalone modules
 
 
