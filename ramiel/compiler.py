@@ -30,6 +30,7 @@ import collections
 import contextlib
 import itertools
 import os
+import re
 import sys
 import tempfile
 import time
@@ -54,6 +55,7 @@ from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.omp import thread_limit, usable_cores
+from ramiel.parsing import LocatedVerifyError
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
@@ -293,6 +295,20 @@ OUTPUT_FILES = (
 )  # fmt: skip
 
 
+def _binding_misfit(
+    input_shapes: Mapping[str, Sequence[int]] | None, e: LocatedVerifyError
+) -> Exception:
+    """What to raise for IR the clean-up made invalid: with input shapes bound, the model does
+    not fit them (two inputs that share a dimension bound to different sizes, a sequence longer
+    than a position table), a :class:`RamielError` naming the bindings and the node; without,
+    ``e`` itself (invalid IR from a valid model is Ramiel's own failure)."""
+    if not input_shapes:
+        return e
+    bound = ", ".join(f"{k} {tuple(int(d) for d in v)}" for k, v in input_shapes.items())
+    reason = re.sub(r"^IR invalid after pass '[^']*': ", "", e.reason)
+    return RamielError(f"the model does not fit the bound input shapes ({bound}): {reason}")
+
+
 def compile_model(
     model: str | os.PathLike[str] | onnx.ModelProto,
     out_dir: str,
@@ -384,7 +400,10 @@ def compile_model(
                 intra_op_threads=options.cores is not None,
             )
         )
-        run_passes(module, clean_up, ctx)
+        try:
+            run_passes(module, clean_up, ctx)
+        except LocatedVerifyError as e:
+            raise _binding_misfit(options.input_shapes, e) from None
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
         check_lowerable(module, ctx.weights.of(module))

@@ -166,3 +166,30 @@ builtin.module attributes {onnx.opset = 17 : i64} {
         DynamicShapeError, match=r"graph input 'x' has a dynamic dimension 0.*x=1,3"
     ):
         LowerToTorchpy().apply(ramiel_ctx, module)
+
+
+def test_bindings_the_model_does_not_fit_are_one_error_naming_them(tmp_path, capsys):
+    """Two inputs sharing a dimension bound to different sizes, seen only once constant folding
+    computes a Reshape's target (as in a BERT export bound input_ids=2,8 and attention_mask=2,9):
+    an internal error ('IR invalid after pass constant-fold', an xDSL VerifyException from the
+    API) before; now a RamielError naming the bindings and the node (found by a fresh-user
+    check)."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node("Reshape", ["y", "sx"], ["r"], name="reshape_y"),
+        helper.make_node("Add", ["x", "r"], ["z"]),
+    ]
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["B", "S"]) for n in "xyz"]
+    g = helper.make_graph(nodes, "g", io[:2], io[2:])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    with pytest.raises(ramiel.RamielError) as info:
+        ramiel.compile(model, input_shapes={"x": [2, 8], "y": [2, 9]}, out_dir=str(tmp_path))
+    msg = str(info.value)
+    assert msg.startswith("the model does not fit the bound input shapes (x (2, 8), y (2, 9))")
+    assert "node 'reshape_y'" in msg and "IR invalid" not in msg
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    argv = ["compile", str(path), "-o", str(tmp_path / "o"), "--input-shape", "x=2,8"]
+    assert tool_status(driver.main, [*argv, "--input-shape", "y=2,9"]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    assert "does not fit the bound input shapes" in line
