@@ -326,6 +326,15 @@ def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pi
             x3 = torch.randn(3, 3, 4, 4, generator=torch.Generator().manual_seed(1))
             (ref3,) = pipeline_helpers.ort_run(model, {"x": x3.numpy()})
             pipeline_helpers.assert_close(compiled.sequential(x3), ref3, 1e-6, "batch 3")
+        from ramiel.runtime import InputMismatch
+
+        # the parallel program's errors point at the sequential module for another batch only
+        with pytest.raises(InputMismatch, match="sequential module takes any batch"):
+            compiled(x3)
+        for bad in (x.double(), x[:, :2], x[0]):
+            with pytest.raises(InputMismatch) as info:
+                compiled(bad)
+            assert "sequential module" not in str(info.value), info.value
 
 
 def test_the_sequential_module_checks_every_compiled_dimension(tmp_path, pipeline_helpers):

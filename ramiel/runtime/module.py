@@ -256,7 +256,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             return self._runner
 
     def _mismatch(self, e: InputMismatch) -> InputMismatch:
-        if not self.DYNAMIC_BATCH:
+        if not (self.DYNAMIC_BATCH and e.batch_only):
             return e
         return InputMismatch(
             f"{e} (the parallel program is compiled for the shapes it was bound to; the "

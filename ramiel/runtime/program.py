@@ -59,8 +59,11 @@ class ProgramError(RamielError, ValueError):
 class InputMismatch(RuntimeFailure, ValueError):
     """The tensors given to ``Runner.run`` do not match the program's input channels.
 
-    Raised before anything is dispatched; the runner stays usable.
+    Raised before anything is dispatched; the runner stays usable. ``batch_only``: the inputs
+    differ from the program's only in the size of dimension 0.
     """
+
+    batch_only: bool = False
 
 
 class RunnerClosed(RuntimeFailure):
@@ -558,9 +561,16 @@ def check_inputs(program: Program, inputs: Mapping[str, object]) -> dict[str, to
         if chans:
             spec = program.channels[chans[0]]
             if tuple(t.shape) != spec.shape or t.dtype != spec.dtype:
-                raise InputMismatch(
+                err = InputMismatch(
                     f"input '{name}': expected {describe(spec.shape, spec.dtype)}, "
                     f"got {describe(t.shape, t.dtype)}"
                 )
+                # only another batch size: what a batch-generic sequential module would take
+                err.batch_only = (
+                    t.dtype == spec.dtype
+                    and t.dim() == len(spec.shape) >= 1
+                    and tuple(t.shape[1:]) == tuple(spec.shape[1:])
+                )
+                raise err
         out[name] = t
     return out
