@@ -182,7 +182,7 @@ def prepare_model(
     if unknown:
         raise ImportError_(
             f"--input-shape names unknown input(s) {sorted(unknown)}; "
-            f"the graph inputs are {[i.name for i in inputs]}"
+            f"the graph inputs are {[i.name for i in inputs]} (input_shapes= from Python)"
         )
     zero_unknown = False  # a 0 dimension was bound: the model writes 0 for "unknown"
     for inp in inputs:
@@ -216,7 +216,8 @@ def prepare_model(
         if not tt.HasField("shape"):
             raise DynamicShapeError(
                 f"graph input '{inp.name}' has no shape: bind it with --input-shape "
-                f"{shlex.quote(inp.name + '=D0,D1,...')}"
+                f"{shlex.quote(inp.name + '=D0,D1,...')} (from Python: "
+                f"input_shapes={{{inp.name!r}: [D0, D1, ...]}})"
             )
         for d, dim in enumerate(tt.shape.dim):
             if not _is_fixed(dim):
@@ -275,7 +276,8 @@ def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension],
     which = "dimension" + ("s " if len(unknown) > 1 else " ") + ", ".join(unknown)
     return (
         f"graph input '{name}' has a dynamic dimension {d}{what}: bind it with --input-shape "
-        f"{shlex.quote(f'{name}={example}')} (the size of {which} you run with in place of 1)"
+        f"{shlex.quote(f'{name}={example}')} (the size of {which} you run with in place of 1; "
+        f"from Python: input_shapes={{{name!r}: [{example.replace(',', ', ')}]}})"
     )
 
 
