@@ -105,6 +105,12 @@ STATEMENTS_ATTR = "ramiel.statements"
 NUM_OPS_ATTR = "ramiel.num_ops"
 """On a torchpy cluster function: how many ONNX ops it computes (the printer's summary)."""
 
+INDEX_LIMITS_ATTR = "ramiel.index_limits"
+"""Module attribute (set by the importer): a JSON object, integer graph input name -> the size of
+the table it indexes (an ``onnx.Gather`` of a constant, as embeddings are), so that the random
+inputs of ``python model.py`` and ``ramiel run`` stay inside it (``INDEX_LIMITS`` of the
+generated classes)."""
+
 
 def attr_text(a: Attribute | None) -> str | None:
     """The text of a string attribute. xDSL parses a printed string that holds non-ASCII

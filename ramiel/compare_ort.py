@@ -343,7 +343,7 @@ def compare_with_ort(
         )
         res = compile_model(model, d, opts)
         plain = CompiledModel(res, opts)
-        feeds = random_inputs(plain.input_specs, seed=0)
+        feeds = random_inputs(plain.input_specs, 0, plain.index_limits)
         inputs = list(feeds.values())
         probed_path, probed_weights, kinds = _probed_module(d, res.ir_path)
         probed = _ProbedForward(probed_path, probed_weights, len(kinds))

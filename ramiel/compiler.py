@@ -522,6 +522,8 @@ class CompiledModel(ParallelModel):
         self._tmp = tmp
         seq_cls = _load_generated(result.sequential_path, "seq")
         self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_cls.INPUTS)
+        #: integer input -> the size of the table it indexes (random inputs stay inside it)
+        self.index_limits: dict[str, int] = dict(getattr(seq_cls, "INDEX_LIMITS", {}))
         self.DYNAMIC_BATCH = tuple(getattr(seq_cls, "DYNAMIC_BATCH", ()))
         with torch.device("meta"):
             seq = seq_cls()

@@ -23,6 +23,7 @@ from the ONNX tensor names.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -45,7 +46,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from ramiel.attrs import OPSET_ATTR, WEIGHTS_ATTR, io_name_attrs, set_int, set_str
+from ramiel.attrs import (
+    INDEX_LIMITS_ATTR,
+    OPSET_ATTR,
+    WEIGHTS_ATTR,
+    io_name_attrs,
+    set_int,
+    set_str,
+)
 from ramiel.dialects import onnx as onnx_d
 from ramiel.dtypes import ELEMENT_TYPES, onnx_dtype_of
 from ramiel.errors import (
@@ -439,6 +447,9 @@ def import_onnx(
     )
     module = ModuleOp([fn])
     set_int(module, OPSET_ATTR, opset)
+    limits = index_limits(model)
+    if limits:
+        set_str(module, INDEX_LIMITS_ATTR, json.dumps(limits, ensure_ascii=False))
     if store is not None and store._pending:
         store.save()
         set_str(module, WEIGHTS_ATTR, options.weights_ref or options.weights_path or "")
@@ -447,6 +458,60 @@ def import_onnx(
     except LocatedVerifyError as e:
         raise ImportError_(f"the model is invalid: {e.reason}") from None
     return module
+
+
+_PASS_THROUGH = frozenset({"Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"})
+"""Ops whose output holds the values of their first input (the same indices, reshaped or cast)."""
+
+
+def index_limits(model: onnx.ModelProto) -> dict[str, int]:
+    """Integer graph input name -> the size of the smallest table it indexes: the ``axis``
+    dimension of a constant (initializer or ``Constant``) that an ``onnx.Gather`` reads with the
+    input as its indices, directly or through :data:`_PASS_THROUGH` ops (an embedding lookup;
+    BERT's ``token_type_ids`` index a table of 2). Inputs that index no constant table are not
+    listed. The top-level graph only."""
+    g = model.graph
+    tables = {t.name: list(t.dims) for t in g.initializer}
+    for n in g.node:
+        if n.op_type == "Constant" and n.output:
+            for a in n.attribute:
+                if a.name == "value" and a.HasField("t"):
+                    tables[n.output[0]] = list(a.t.dims)
+    ints = {
+        onnx.TensorProto.INT32,
+        onnx.TensorProto.INT64,
+        onnx.TensorProto.INT16,
+        onnx.TensorProto.INT8,
+        onnx.TensorProto.UINT8,
+        onnx.TensorProto.UINT16,
+        onnx.TensorProto.UINT32,
+        onnx.TensorProto.UINT64,
+    }
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+    limits: dict[str, int] = {}
+    for inp in g.input:
+        if inp.name in tables or inp.type.tensor_type.elem_type not in ints:
+            continue
+        names, seen, sizes = [inp.name], {inp.name}, []
+        while names:
+            v = names.pop()
+            for n in readers.get(v, []):
+                if n.op_type == "Gather" and len(n.input) > 1 and n.input[1] == v:
+                    dims = tables.get(n.input[0])
+                    axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
+                    if dims and -len(dims) <= axis < len(dims) and dims[axis] > 0:
+                        sizes.append(int(dims[axis]))
+                elif n.op_type in _PASS_THROUGH and n.input[0] == v:
+                    for o in n.output[:1]:
+                        if o not in seen:
+                            seen.add(o)
+                            names.append(o)
+        if sizes:
+            limits[inp.name] = min(sizes)
+    return limits
 
 
 def _check_unique_names(g: onnx.GraphProto) -> None:

@@ -53,6 +53,7 @@ from ramiel.attrs import (
     BACKEND_ATTR,
     CORES_ATTR,
     COST_ATTR,
+    INDEX_LIMITS_ATTR,
     NODE_NAME_ATTR,
     NUM_OPS_ATTR,
     SEGMENT_OF_ATTR,
@@ -458,6 +459,21 @@ def _weight_decls(
     return lines
 
 
+def _index_limits_text(module: ModuleOp) -> str:
+    """The class attribute ``INDEX_LIMITS`` (integer input -> the size of the table it indexes,
+    for random inputs that stay inside it; :data:`~ramiel.attrs.INDEX_LIMITS_ATTR`), or ''."""
+    text = get_str(module, INDEX_LIMITS_ATTR)
+    if not text:
+        return ""
+    try:
+        limits = {str(k): int(v) for k, v in json.loads(text).items()}
+    except (ValueError, AttributeError, TypeError):
+        raise ValueError(
+            f"module attribute {INDEX_LIMITS_ATTR}: not a JSON object of input sizes: {text!r}"
+        ) from None
+    return f"    INDEX_LIMITS = {limits!r}\n"
+
+
 def _specs_text(names: list[str], types: list[Attribute], indent: str) -> str:
     items = [
         f"{indent}    {n!r}: ({_shape_text(t)}, {_dtype_text(t)}),"
@@ -630,6 +646,7 @@ def print_python(
             '    channels. close() (or `with`) stops the workers."""\n\n'
             "    PROGRAM = PROGRAM\n"
             + backend_line
+            + _index_limits_text(module)
             + ("    WEIGHT_FORMATS = WEIGHT_FORMATS\n" if formats else "")
             + f"    WEIGHTS_FILE = {weights_file!r}\n\n"
             "    def __init__(self, **runtime_options):\n"
@@ -668,6 +685,7 @@ def print_python(
     out.append(f"    OUTPUTS = {out_order!r}\n")
     if dynamic_batch:
         out.append(f"    DYNAMIC_BATCH = {tuple(dynamic_batch)!r}\n")
+    out.append(_index_limits_text(module))
     if formats:
         out.append("    WEIGHT_FORMATS = WEIGHT_FORMATS\n")
     out.append(f"    WEIGHTS_FILE = {weights_file!r}\n\n")

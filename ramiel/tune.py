@@ -229,7 +229,9 @@ def tune(
         say("torch.compile of the compiled candidates (each in its own process)")
 
     first = CompiledModel(cands[0].result, cands[0].options)  # type: ignore[arg-type]
-    feeds = {k: v.numpy() for k, v in random_inputs(first.input_specs, seed=0).items()}
+    feeds = {
+        k: v.numpy() for k, v in random_inputs(first.input_specs, 0, first.index_limits).items()
+    }
     out_names = list(first.output_names)
     first.close()
     procs: dict[str, Isolated] = {}

@@ -303,3 +303,57 @@ def test_an_extra_tensor_in_the_inputs_file_is_noted(kind, out, tmp_path, capsys
     code, _, err = _run(_main(kind, *out, ["--inputs", str(f)]), capsys)
     assert code == 0, err
     assert f"note: inputs file {f}: tensor(s) x_typo are no graph input (ignored" in err
+
+
+@pytest.fixture(scope="module")
+def embedding(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A lookup of ids (through an Unsqueeze) in a table of 2 rows, as BERT's token_type_ids,
+    beside a float input: compiled for 2 clusters."""
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 5])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 3])
+    table = helper.make_tensor("table", TensorProto.FLOAT, [2, 3], [0.5, 1, 2, -1, 3, 4])
+    nodes = [
+        helper.make_node("Unsqueeze", ["ids", "zero"], ["ids1"]),
+        helper.make_node("Gather", ["table", "ids1"], ["e1"]),
+        helper.make_node("Squeeze", ["e1", "zero"], ["e"]),
+        helper.make_node("Add", ["e", "x"], ["y"]),
+    ]
+    zero = helper.make_tensor("zero", TensorProto.INT64, [1], [0])
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [ids, x], [y], [table, zero]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    d = tmp_path_factory.mktemp("embedding")
+    res = compile_model(model, str(d / "out"), CompileOptions(clusters=2))
+    par = generated_class(import_from_path("embedding_par", res.parallel_path))
+    seq = generated_class(import_from_path("embedding_seq", res.sequential_path))
+    return res, par, seq
+
+
+def test_random_ids_stay_inside_the_table_they_index(embedding, capsys):
+    """python model.py / model_seq.py drew integers in [0, 10): a BERT export failed on its own
+    random token_type_ids (a table of 2). The importer finds the table (INDEX_LIMITS)."""
+    res, par, seq = embedding
+    from ramiel.importer import index_limits
+
+    assert par.INDEX_LIMITS == seq.INDEX_LIMITS == {"ids": 2}
+    for kind in ("parallel", "sequential"):
+        for seed in ("0", "1", "2"):
+            code, stdout, err = _run(_main(kind, *embedding, ["--seed", seed]), capsys)
+            assert code == 0 and "y: shape=(2, 5, 3)" in stdout, err
+    feeds = entry.random_inputs(seq.INPUTS, 3, seq.INDEX_LIMITS)
+    assert int(feeds["ids"].max()) <= 1 and feeds["x"].dtype == torch.float32
+    assert index_limits(helper.make_model(helper.make_graph([], "g", [], []))) == {}
+
+
+def test_an_error_of_the_sequential_forward_is_one_line(embedding, tmp_path, capsys):
+    """An id outside the table, from an inputs file: model.py said one line, model_seq.py printed
+    a traceback (found by a fresh-user check)."""
+    res, par, seq = embedding
+    f = tmp_path / "in.safetensors"
+    save_file({"ids": torch.full((2, 5), 7, dtype=torch.int64), "x": torch.zeros(2, 5, 3)}, str(f))
+    for kind in ("parallel", "sequential"):
+        code, _, err = _run(_main(kind, *embedding, ["--inputs", str(f)]), capsys)
+        assert code == 1 and err.startswith("error: ") and err.count("\n") == 1, err
+        assert "IndexError" in err or "index" in err, err

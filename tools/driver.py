@@ -475,7 +475,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         res = compile_model(source, out_dir, opts, progress=say)
     model = CompiledModel(res, opts)
     try:
-        feeds = random_inputs(model.input_specs, seed=0)
+        feeds = random_inputs(model.input_specs, 0, model.index_limits)
         ort_model = _ort_model(source, opts)
 
         def session(threads: int):  # type: ignore[no-untyped-def]
@@ -662,7 +662,7 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     )
     worst = 0.0
     for step in range(steps):
-        fresh = random_inputs(model.input_specs, seed=1000 + step)
+        fresh = random_inputs(model.input_specs, 1000 + step, model.index_limits)
         par = model.run({**fresh, **par_state})
         seq_feeds = {**fresh, **seq_state}
         seq_outs = model.sequential(*(seq_feeds[n] for n in model.input_specs))

@@ -141,7 +141,7 @@ def _bench_model(
     # 3. Compile every parallel configuration with the profile (and each variant's program).
     cfgs = configs_for(p, plan.variants)
     seq_model = CompiledModel(best, CompileOptions(clusters=p, layout=plan.layout))
-    feeds = random_inputs(seq_model.input_specs, seed=0)
+    feeds = random_inputs(seq_model.input_specs, 0, seq_model.index_limits)
     compiled: dict[tuple[int, str, bool, str], Any] = {}
     models: dict[str, Any] = {}
     seq_results: dict[str, Any] = {"": best}  # variant -> analytic compile (sequential module)

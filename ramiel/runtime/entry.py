@@ -48,9 +48,13 @@ from ramiel.runtime.runner import Runner
 
 
 def random_inputs(
-    specs: Mapping[str, tuple[Sequence[int], torch.dtype]], seed: int = 0
+    specs: Mapping[str, tuple[Sequence[int], torch.dtype]],
+    seed: int = 0,
+    limits: Mapping[str, int] | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Deterministic inputs: standard normal floats, integers in [0, 10), random booleans."""
+    """Deterministic inputs: standard normal floats, integers in [0, 10) (in [0, n) for an input
+    that ``limits`` says indexes a table of n rows: the generated classes' ``INDEX_LIMITS``,
+    BERT's ``token_type_ids`` index 2), random booleans."""
     gen = torch.Generator().manual_seed(seed)
     out: dict[str, torch.Tensor] = {}
     for name, (shape, dtype) in specs.items():
@@ -59,7 +63,8 @@ def random_inputs(
         elif dtype == torch.bool:
             out[name] = torch.randint(0, 2, tuple(shape), generator=gen).bool()
         else:
-            out[name] = torch.randint(0, 10, tuple(shape), generator=gen).to(dtype)
+            high = max(1, min(10, int((limits or {}).get(name, 10))))
+            out[name] = torch.randint(0, high, tuple(shape), generator=gen).to(dtype)
     return out
 
 
@@ -324,7 +329,11 @@ def main(
     try:
         if args.outputs is not None:
             output_file(args.outputs, "outputs file")  # before the work, not after it
-        inputs = load_inputs(args.inputs, specs) if args.inputs else random_inputs(specs, args.seed)
+        inputs = (
+            load_inputs(args.inputs, specs)
+            if args.inputs
+            else random_inputs(specs, args.seed, getattr(cls, "INDEX_LIMITS", None))
+        )
         runner: Runner
         if args.backend == "distributed" and in_torchrun():
             driver = join_group(
@@ -417,7 +426,13 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
     def infer(feeds: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         check_sequential_inputs(feeds, inputs, dynamic)
         with torch.inference_mode():
-            result = model(*(feeds[n] for n in inputs))
+            try:
+                result = model(*(feeds[n] for n in inputs))
+            except Exception as e:  # noqa: BLE001 - the module's own error (an index out of a
+                # table, ...), one line as from model.py; RAMIEL_DEBUG=1 shows the traceback
+                if os.environ.get("RAMIEL_DEBUG"):
+                    raise
+                raise RamielError(f"forward raised {type(e).__name__}: {_one_line(str(e))}") from e
         results = result if isinstance(result, tuple) else (result,)
         return dict(zip(outputs, results, strict=False))  # type: ignore[arg-type]
 
@@ -427,7 +442,9 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
         if args.outputs is not None:
             output_file(args.outputs, "outputs file")  # before the work, not after it
         feeds = (
-            load_inputs(args.inputs, inputs) if args.inputs else random_inputs(inputs, args.seed)
+            load_inputs(args.inputs, inputs)
+            if args.inputs
+            else random_inputs(inputs, args.seed, getattr(cls, "INDEX_LIMITS", None))
         )
 
         segments = segments_in(vars(sys.modules[cls.__module__])).values()
