@@ -219,8 +219,13 @@ class HelperBinding:
     @contextlib.contextmanager
     def during(self, threads: int, planned: int, bind: bool = True):  # type: ignore[no-untyped-def]
         """Bind while the block runs in the caller's thread, its own affinity restored after
-        (``threads``, ``planned``, ``bind``: as for :meth:`apply`); the cores are given back to
-        the register after it (:meth:`idle`)."""
+        (``threads``, ``planned``, ``bind``: as for :meth:`apply`); after it the helpers are
+        unbound and the cores given back to the register (:meth:`release`). Unlike a worker's,
+        the caller's OpenMP team also runs the caller's own torch calls between inferences: a
+        helper left on one core stalls each of their parallel regions while another process
+        keeps that core busy (measured on 2 cores next to a busy one: a small BERT's sequential
+        module called in that thread took 260 ms per call instead of 0.4 ms). Two
+        ``sched_setaffinity`` calls per helper and inference, a few µs."""
         self.apply(threads, planned, bind)
         before = None
         try:
@@ -234,7 +239,7 @@ class HelperBinding:
             if before is not None:
                 with contextlib.suppress(OSError):
                     os.sched_setaffinity(0, before)
-            self.idle()
+            self.release()
 
 
 def binding_for(worker: int, workers: int, threads: int, own_thread: bool = True) -> HelperBinding:
