@@ -16,7 +16,8 @@ Sets the module attribute ``ramiel.cores`` to N, which the printer writes into t
 ``intra-op=true``: where N > 1 and the merge kept several clusters, also estimate the program as
 one cluster whose ops run with N intra-op threads (each op's cost through
 :func:`ramiel.cost_model.intra_op_cost_us`), and the clusters kept with N // C threads each (the
-same scaling, then the schedule's makespan), and take one cluster where its estimate is lower.
+same scaling, then the schedule's makespan, plus the fixed cost of starting the workers,
+:data:`ramiel.cost_model.PARALLEL_START_US`), and take one cluster where its estimate is lower.
 The runtime's helpers spin and are bound to cores of their own (:mod:`ramiel.runtime.binding`),
 so 2 intra-op threads pay at batch size 1: measured on 2 cores (``python
 bench/split_vs_threads.py``, docs/benchmarks.md), one cluster with 2 threads was 1.16-1.57x
@@ -47,7 +48,7 @@ from xdsl.passes import ModulePass
 
 from ramiel.attrs import CORES_ATTR, set_int
 from ramiel.clustering import GraphView, recluster
-from ramiel.cost_model import intra_op_cost_us
+from ramiel.cost_model import PARALLEL_START_US, intra_op_cost_us
 from ramiel.errors import SchedulingError
 from ramiel.scheduling import estimate_makespan, linear_clustering, merge_clusters
 from ramiel.scheduling.merge import FEWER_WORKERS_TOLERANCE
@@ -79,7 +80,10 @@ class Merge(ModulePass):
             result = merge_clusters(gv.graph, start, n, self.tolerance)
             if self.intra_op and n > 1 and len(result) > 1:
                 one, kept = intra_op_estimates(gv, result, n, cap)
-                if one < kept:
+                # one cluster also wins where its ops alone, on one thread, beat the clusters
+                # (a model of a few hundred µs: too small for threads or workers)
+                alone = gv.graph.total_work()
+                if min(one, alone) < kept + PARALLEL_START_US:
                     return [gv.graph.topo_order()]
             return result
 

@@ -72,3 +72,42 @@ def test_generated_module_runs_the_planned_threads(tmp_path, pipeline_helpers, m
     monkeypatch.setattr("ramiel.runtime.program.usable_cores", lambda: 2)
     with cls.from_safetensors() as m:
         assert m._runtime() == ("threads", 1)
+
+
+def _two_branches(rows: int) -> onnx.ModelProto:
+    """x (rows, 512) -> MatMul by two 512x512 weights in two branches -> Relu / Tanh -> Add."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    ws = [
+        numpy_helper.from_array(rng.standard_normal((512, 512)).astype(np.float32), n)
+        for n in ("w1", "w2")
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["a"]),
+        helper.make_node("Relu", ["a"], ["ra"]),
+        helper.make_node("MatMul", ["x", "w2"], ["b"]),
+        helper.make_node("Tanh", ["b"], ["tb"]),
+        helper.make_node("Add", ["ra", "tb"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "two",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 512])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 512])],
+        ws,
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.skipif(usable_cores() < 2, reason="needs 2 cores")
+def test_a_model_of_a_few_hundred_microseconds_is_not_split_by_default(tmp_path):
+    """Two branches of ~110 µs each: the clusters were estimated faster than one cluster, but a
+    program of several workers pays to start them (cost_model.PARALLEL_START_US); a small BERT
+    took 0.52 ms as 2 clusters against 0.34 ms as one. The default (clusters = cores) now keeps
+    one cluster; asking for 2 still gives 2."""
+    small = _two_branches(16)
+    res = compile_model(small, str(tmp_path / "default"), CompileOptions(layout="nchw"))
+    assert res.clusters == 1, res.report
+    asked = compile_model(small, str(tmp_path / "two"), CompileOptions(clusters=2, layout="nchw"))
+    assert asked.clusters == 2, asked.report
