@@ -199,3 +199,41 @@ def read_json_file(path: str | os.PathLike[str], what: str) -> object:
         raise RamielError(f"{where}: cannot read it: {e.strerror or e}") from None
     except json.JSONDecodeError as e:
         raise RamielError(f"{where}: not JSON: {e}") from None
+
+
+def write_text(path: str | os.PathLike[str], text: str, what: str = "output file") -> None:
+    """Write ``text`` to ``path``, replacing the file only once all of it is written: a regular
+    (or new) file gets a temporary sibling renamed over it, so that a failure leaves the old
+    file as it was; a device (``/dev/null``, ``/dev/stdout``) is written directly.
+
+    Raises:
+        RamielError: the file cannot be written (naming ``what`` and the reason).
+    """
+    p = os.fspath(path)
+    try:
+        if os.path.exists(p) and not os.path.isfile(p):
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        tmp = f"{p}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, p)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+    except OSError as e:
+        raise RamielError(f"cannot write {what} {p}: {e.strerror or e}") from None
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (the same path once resolved, or the same
+    existing file through links)."""
+    pa, pb = os.fspath(a), os.fspath(b)
+    if os.path.realpath(pa) == os.path.realpath(pb):
+        return True
+    try:
+        return os.path.samefile(pa, pb)
+    except OSError:
+        return False

@@ -15,6 +15,7 @@ time and memory, before any work (issue #13, classes 3 and 6).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -291,7 +292,7 @@ def test_binary_ir(tmp_path, capsys):
     line = _error(opt, [str(f)], capsys, 1)
     assert "not IR text (not UTF-8" in line
     renamed = tmp_path / "model.mlir"  # an ONNX model is told by its bytes, not its name
-    renamed.write_bytes(open(SQUEEZENET, "rb").read())
+    shutil.copy(SQUEEZENET, renamed)
     for tool, argv in ((opt, [str(renamed)]), (translate, ["--to-python", str(renamed)])):
         line = _error(tool, argv, capsys, 1)
         assert "an ONNX model, not IR; import it first: ramiel-translate --import-onnx" in line

@@ -8,6 +8,7 @@ entry points in a subprocess to show the same from a shell.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -400,3 +401,52 @@ def test_the_model_is_never_overwritten_by_the_output(name, tmp_path, capsys):
     line = _run(driver, ["compile", str(model), "-o", str(tmp_path)], capsys)
     assert f"is where the compiler writes its {name}" in line
     assert model.read_bytes() == data
+
+
+SMALL_IR = os.path.join(
+    os.path.dirname(__file__), "..", "lit_tests", "tools", "Inputs", "small.mlir"
+)
+
+
+def test_ramiel_opt_writes_its_output_only_once_it_succeeded(tmp_path, capsys):
+    """-o FILE was opened (emptied) before the input was read: 'ramiel-opt a.mlir -o a.mlir'
+    destroyed a.mlir and any failed run emptied an existing output (found by a fresh-user
+    check). In place now works as with mlir-opt, and a failure leaves the output as it was."""
+    a = tmp_path / "a.mlir"
+    shutil.copy(SMALL_IR, a)
+    assert opt.main([str(a), "--dce"]) == 0
+    expected = capsys.readouterr().out
+    assert opt.main([str(a), "--dce", "-o", str(a)]) == 0
+    assert a.read_text() == expected
+    keep = tmp_path / "keep.mlir"
+    keep.write_text("// mine\n")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("garbage\n")
+    assert tool_status(opt.main, [str(bad), "-o", str(keep)]) == 1
+    capsys.readouterr()
+    assert keep.read_text() == "// mine\n"
+    assert [p.name for p in tmp_path.iterdir() if ".tmp" in p.name] == []
+    assert tool_status(opt.main, [str(a), "-o", ""]) == 1
+    assert "argument -o: the path is empty" in one_error_line(capsys.readouterr().err)
+
+
+def test_ramiel_translate_refuses_to_write_over_its_input_or_one_output_over_another(
+    tmp_path, capsys
+):
+    """--import-onnx m.onnx -o m.onnx replaced the model by IR text, -o a.mlir --weights a.mlir
+    wrote the IR over its own weights; both exited 0 (found by a fresh-user check)."""
+    model = tmp_path / "m.onnx"
+    shutil.copy(os.path.join(ZOO_DIR, "light_squeezenet.onnx"), model)
+    before = model.read_bytes()
+    cases = [
+        (["--import-onnx", str(model), "-o", str(model)], "the input and -o are the same file"),
+        (
+            ["--import-onnx", str(model), "-o", str(tmp_path / "a.mlir"), "--weights",
+             str(tmp_path / "a.mlir")],
+            "-o and --weights are the same file",
+        ),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert tool_status(translate.main, argv) == 1
+        assert message in one_error_line(capsys.readouterr().err)
+    assert model.read_bytes() == before and not (tmp_path / "a.mlir").exists()

@@ -56,7 +56,7 @@ from ramiel.attrs import WEIGHTS_ATTR, get_str, set_str
 from ramiel.context import RamielContext
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
-from ramiel.files import input_file, output_file
+from ramiel.files import input_file, output_file, write_text
 from ramiel.parsing import LocatedParser, LocatedVerifyError, ir_text, verify_located
 from ramiel.passes import PASSES
 from ramiel.pipeline import DEFAULT_PIPELINE
@@ -448,7 +448,9 @@ class RamielOptMain(xDSLOptMain):
         """
         self.status = 0
         chunks, _ = self.prepare_input()
-        output = self.prepare_output()
+        # the output file is written once everything succeeded (it may be the input itself,
+        # as with mlir-opt -o in place; a failure leaves it as it was)
+        output: IO[str] = io.StringIO() if self.args.output_file is not None else sys.stdout
         name = self.get_input_name()
         mismatches: list[str] = []
         try:
@@ -475,8 +477,10 @@ class RamielOptMain(xDSLOptMain):
                 output.write(result)
                 output.flush()
         finally:
-            if output is not sys.stdout:
-                output.close()
+            for chunk, _ in chunks:
+                chunk.close()
+        if isinstance(output, io.StringIO):
+            write_text(self.args.output_file, output.getvalue())
         if self.args.time_passes:
             print(self.time_report(), file=sys.stderr)
         for line in mismatches:
@@ -740,7 +744,9 @@ def _opt(argv: list[str]) -> int:
             tool.ctx.weights_dir = os.path.dirname(os.path.abspath(tool.args.input_file))
             if not os.path.exists(tool.args.input_file):
                 raise RamielError(f"{tool.args.input_file}: no such file")
-        if tool.args.output_file:
+        if tool.args.output_file == "":
+            raise _UsageError("argument -o: the path is empty")
+        if tool.args.output_file is not None:
             output_file(tool.args.output_file)
         tool.run()
         return tool.status

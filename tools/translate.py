@@ -35,7 +35,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from ramiel.attrs import WEIGHTS_ATTR, get_str
 from ramiel.context import make_context
 from ramiel.errors import RamielError
-from ramiel.files import output_file
+from ramiel.files import output_file, same_file, write_text
 from ramiel.parsing import LocatedVerifyError
 from ramiel.tools.common import (
     ArgumentParser,
@@ -181,8 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _translate(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
 
-    if args.output:
+    if args.output is not None:
         output_file(args.output)
+    _check_distinct(args)
     try:
         text = _import_onnx(args) if args.import_onnx else _to_python(args)
     except ParseError as e:
@@ -196,11 +197,28 @@ def _translate(argv: Sequence[str] | None) -> int:
     except VerifyException as e:
         raise RamielError(str(e)) from None
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
+        write_text(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _check_distinct(args: argparse.Namespace) -> None:
+    """The input, ``-o`` and ``--weights`` name three files: writing the IR over the ONNX model
+    it comes from, or the module and its weights into one file, loses one of them.
+
+    Raises:
+        RamielError: two of them are one file.
+    """
+    named = [("the input", args.input), ("-o", args.output), ("--weights", args.weights)]
+    paths = [(what, p) for what, p in named if p and p != "-"]
+    for i, (wa, pa) in enumerate(paths):
+        for wb, pb in paths[i + 1 :]:
+            if same_file(pa, pb):
+                raise RamielError(
+                    f"{wa} and {wb} are the same file ({pb}): writing one would destroy the "
+                    "other; name another"
+                )
 
 
 if __name__ == "__main__":
