@@ -61,25 +61,25 @@ def test_prepacked_conv_is_f_conv2d(case, activation):
     torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
     assert got.is_contiguous(memory_format=CL) == ref.is_contiguous(memory_format=CL)
     assert got.shape == ref.shape and got.dtype == ref.dtype
-    assert len(getattr(w, ops._PACKED_ATTR)) == 1  # noqa: SLF001 - the cache is the point here
+    assert len(ops.packed_copies(w)) == 1
 
 
 def test_kernel_is_packed_once_and_again_after_a_write():
     x, w, b = _tensors(CASES[0])
     ops.conv2d_prepacked(x, w, b, padding=(1, 1))
-    (packed,) = getattr(w, ops._PACKED_ATTR).values()  # noqa: SLF001
+    (packed,) = ops.packed_copies(w).values()
     ops.conv2d_prepacked(x, w, b, padding=(1, 1))
-    assert next(iter(getattr(w, ops._PACKED_ATTR).values())) is packed  # noqa: SLF001
+    assert next(iter(ops.packed_copies(w).values())) is packed
     with torch.no_grad():
         w.mul_(-2.0)  # load_state_dict without assign copies in place like this
     got = ops.conv2d_prepacked(x, w, b, padding=(1, 1))
     torch.testing.assert_close(got, F.conv2d(x, w, b, padding=(1, 1)), rtol=1e-5, atol=1e-4)
-    cache = getattr(w, ops._PACKED_ATTR)  # noqa: SLF001
+    cache = ops.packed_copies(w)
     assert len(cache) == 1 and next(iter(cache.values())) is not packed
     # another input shape gets a packing of its own, the first one is kept
     x2 = torch.randn(3, 16, 28, 28).contiguous(memory_format=CL)
     ops.conv2d_prepacked(x2, w, b, padding=(1, 1))
-    assert len(getattr(w, ops._PACKED_ATTR)) == 2  # noqa: SLF001
+    assert len(ops.packed_copies(w)) == 2
 
 
 def test_each_intra_op_thread_count_gets_its_own_packing():
@@ -95,10 +95,10 @@ def test_each_intra_op_thread_count_gets_its_own_packing():
             torch.set_num_threads(n)
             got = ops.conv2d_prepacked(x, w, b, padding=(1, 1))
             torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4)
-            cache = getattr(w, ops._PACKED_ATTR)  # noqa: SLF001
+            cache = ops.packed_copies(w)
             (mine,) = [v for k, v in cache.items() if k[1] == n]
             assert packed.setdefault(n, mine) is mine  # made once per count, then reused
-        assert len(getattr(w, ops._PACKED_ATTR)) == 2  # noqa: SLF001
+        assert len(ops.packed_copies(w)) == 2
     finally:
         torch.set_num_threads(caller)
 
@@ -111,12 +111,12 @@ def test_plain_where_packing_does_not_apply():
         bb = b.to(ww.dtype)
         got = ops.conv2d_prepacked(xx, ww, bb, padding=(1, 1), activation="relu")
         torch.testing.assert_close(got, torch.relu(F.conv2d(xx, ww, bb, padding=(1, 1))))
-        assert not hasattr(ww, ops._PACKED_ATTR)  # noqa: SLF001
+        assert not ops.packed_copies(ww)
     p = torch.nn.Parameter(w.clone())
     y = ops.conv2d_prepacked(x, p, b, padding=(1, 1), activation="relu")
     y.sum().backward()
     assert p.grad is not None and p.grad.shape == p.shape
-    assert not hasattr(p, ops._PACKED_ATTR)  # noqa: SLF001
+    assert not ops.packed_copies(p)
 
 
 def test_tracing_and_compiling_see_f_conv2d():
@@ -341,3 +341,34 @@ def test_random_convs_match_onnxruntime(tmp_path_factory, pipeline_helpers):
 
     check()
     assert sum(packed) >= len(packed) // 2, packed
+
+
+class _PackedNet(torch.nn.Module):
+    def __init__(self, w: torch.Tensor, b: torch.Tensor):
+        super().__init__()
+        self.register_buffer("w", w)
+        self.register_buffer("b", b)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ops.conv2d_prepacked(x, self.w, self.b, padding=(1, 1), activation="relu")
+
+
+def test_a_module_stays_copyable_after_its_kernels_are_packed():
+    """The packed kernels were kept in the weight tensor's __dict__, which deepcopy, pickle and
+    torch.save copy: 'Cannot access storage of OpaqueTensorImpl' after the first call (found by
+    a fresh-user check). Copies run and repack their own."""
+    import copy
+    import io
+    import pickle
+
+    x, w, b = _tensors(CASES[0])
+    net = _PackedNet(w, b)
+    with torch.no_grad():
+        want = net(x)
+        assert ops.packed_copies(net.w)  # packed (where oneDNN runs it)
+        buf = io.BytesIO()
+        torch.save(net, buf)
+        for twin in (copy.deepcopy(net), pickle.loads(pickle.dumps(net))):
+            torch.testing.assert_close(twin(x), want)
+        buf.seek(0)
+        torch.testing.assert_close(torch.load(buf, weights_only=False)(x), want)

@@ -26,8 +26,6 @@ from ramiel.runtime import ops
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-_CACHE = ops._PACKED_ATTR  # noqa: SLF001 - the per-weight cache is the point of these tests
-
 
 def _pair(xs, k, n, seed=0):
     g = torch.Generator().manual_seed(seed)
@@ -41,7 +39,7 @@ def test_prepacked_matmul_is_torch_matmul(xs):
     got = ops.matmul_prepacked(x, w)
     torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
     assert got.shape == ref.shape and got.dtype == ref.dtype and got.is_contiguous()
-    assert len(getattr(w, _CACHE)) == 1
+    assert len(ops.packed_copies(w)) == 1
 
 
 @pytest.mark.parametrize("act", ["none", "relu"])
@@ -59,7 +57,7 @@ def test_fused_bias_and_relu(act, bias_shape, grad):
     got = ops.matmul_prepacked(x, w, b, activation=act)
     torch.testing.assert_close(got.detach(), ref, rtol=1e-5, atol=1e-5 * ref.abs().max().item())
     assert got.shape == ref.shape and got.is_contiguous()
-    assert hasattr(w, _CACHE) != grad  # packed on oneDNN's path only
+    assert bool(ops.packed_copies(w)) != grad  # packed on oneDNN's path only
     if grad:
         got.sum().backward()
         assert w.grad is not None and w.grad.shape == w.shape
@@ -152,17 +150,17 @@ def test_non_contiguous_input():
 def test_weight_is_packed_once_and_again_after_a_write():
     x, w = _pair((1, 16), 64, 32)
     ops.matmul_prepacked(x, w)
-    (packed,) = getattr(w, _CACHE).values()
+    (packed,) = ops.packed_copies(w).values()
     ops.matmul_prepacked(x, w)
-    assert next(iter(getattr(w, _CACHE).values())) is packed
+    assert next(iter(ops.packed_copies(w).values())) is packed
     with torch.no_grad():
         w.mul_(-2.0)  # load_state_dict without assign copies in place like this
     torch.testing.assert_close(ops.matmul_prepacked(x, w), torch.matmul(x, w), rtol=1e-5, atol=1e-4)
-    cache = getattr(w, _CACHE)
+    cache = ops.packed_copies(w)
     assert len(cache) == 1 and next(iter(cache.values())) is not packed
     # another row count gets a packing of its own, the first one is kept
     ops.matmul_prepacked(torch.randn(3, 16, 64), w)
-    assert len(getattr(w, _CACHE)) == 2
+    assert len(ops.packed_copies(w)) == 2
 
 
 def test_plain_where_packing_does_not_apply():
@@ -172,12 +170,12 @@ def test_plain_where_packing_does_not_apply():
     wb = torch.randn(2, 16, 12)
     for xx, ww in [(x.double(), w.double()), (torch.randn(2, 8, 16), wb)]:
         torch.testing.assert_close(ops.matmul_prepacked(xx, ww), torch.matmul(xx, ww))
-        assert not hasattr(ww, _CACHE)
+        assert not ops.packed_copies(ww)
     p = torch.nn.Parameter(w.clone())
     y = ops.matmul_prepacked(x, p)
     y.sum().backward()
     assert p.grad is not None and p.grad.shape == p.shape
-    assert not hasattr(p, _CACHE)
+    assert not ops.packed_copies(p)
 
 
 def test_tracing_and_compiling_see_torch_matmul():

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -95,10 +97,33 @@ def cast_e8m0(x: Tensor, saturate: bool = True, round_mode: str = "up") -> Tenso
 
 # -- convolution ------------------------------------------------------------------------------------
 
-#: The attribute of a weight tensor under which :func:`conv2d_prepacked` and
-#: :func:`matmul_prepacked` keep its packed copies (per process: each process has its own tensor
-#: objects).
-_PACKED_ATTR = "_ramiel_prepacked"
+#: The packed copies :func:`conv2d_prepacked` and :func:`matmul_prepacked` keep of each weight
+#: tensor (weight -> {key: packed copy}; per process: each process has its own tensor objects).
+#: Not an attribute of the weight: ``copy.deepcopy``, pickle and ``torch.save`` of a module copy a
+#: tensor's ``__dict__``, and a packed copy (an mkldnn ``OpaqueTensorImpl``) has no storage to
+#: copy, so a module could not be copied after its first call.
+#: Keyed by ``id(weight)`` with a weak reference to check it (a ``WeakKeyDictionary`` compares
+#: two references to one tensor with the tensor's ``==``); an entry goes when its weight does.
+_PACKED: dict[int, tuple[weakref.ref[Tensor], dict[Any, Tensor]]] = {}
+
+
+def packed_copies(weight: Tensor) -> dict[Any, Tensor]:
+    """The packed copies of ``weight`` made so far in this process (empty: none), keyed as
+    :func:`_packed` keys them."""
+    return dict(_packed_cache(weight) or {})
+
+
+def _packed_cache(weight: Tensor) -> dict[Any, Tensor] | None:
+    entry = _PACKED.get(id(weight))
+    return entry[1] if entry is not None and entry[0]() is weight else None
+
+
+def _keep_packed(weight: Tensor, cache: dict[Any, Tensor]) -> None:
+    key = id(weight)
+    entry = _PACKED.get(key)
+    if entry is None or entry[0]() is not weight:
+        weakref.finalize(weight, _PACKED.pop, key, None)
+    _PACKED[key] = (weakref.ref(weight), cache)
 
 
 def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
@@ -126,7 +151,7 @@ def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
 
 def _packed(weight: Tensor, shape_key: object, make: Callable[[], Tensor]) -> Tensor:
     """The packed copy of ``weight`` for ``shape_key`` (an input shape, a row count), made by
-    ``make`` on first use and kept on ``weight`` (attribute :data:`_PACKED_ATTR`), keyed also by
+    ``make`` on first use and kept for ``weight`` (in :data:`_PACKED`), keyed also by
     the calling thread's intra-op thread count (``torch.get_num_threads()``), its version counter
     and storage, so that an in-place write or another tensor repacks; the copies of an older
     version are dropped.
@@ -141,14 +166,14 @@ def _packed(weight: Tensor, shape_key: object, make: Callable[[], Tensor]) -> Te
     workers and ``model.sequential`` at 2, or ``torch.set_num_threads`` between calls) packs once
     per count."""
     key = (shape_key, torch.get_num_threads(), weight._version, weight.data_ptr())
-    cache = weight.__dict__.get(_PACKED_ATTR)
+    cache = _packed_cache(weight)
     packed = None if cache is None else cache.get(key)
     if packed is None:
         with torch.no_grad():
             packed = make()
         cache = {k: v for k, v in (cache or {}).items() if k[2:] == key[2:]}
         cache[key] = packed
-        setattr(weight, _PACKED_ATTR, cache)
+        _keep_packed(weight, cache)
     return packed
 
 
@@ -182,7 +207,7 @@ def conv2d_prepacked(
     (``torch.ops.mkldnn._reorder_convolution_weight``, what inductor's freezing emits for a
     frozen convolution) is an opaque mkldnn tensor that cannot be a buffer or live in a weights
     file, so it is made on the first call for an input shape and kept on ``weight`` itself
-    (attribute ``_ramiel_prepacked``): once per process and kernel, redone when the kernel is
+    (in :data:`_PACKED`, not on the tensor: the module stays copyable): once per process and kernel, redone when the kernel is
     written in place (its version counter) or replaced (another tensor); each worker process of
     the processes backend packs its own. A write that bypasses the version counter (through
     ``weight.numpy()`` or ``weight.data``) is not seen: the old packed kernel stays in use until
