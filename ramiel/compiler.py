@@ -54,7 +54,7 @@ from ramiel.files import input_file, output_dir
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
-from ramiel.omp import thread_limit, usable_cores
+from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
 from ramiel.parsing import LocatedVerifyError
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
@@ -136,8 +136,10 @@ class CompileOptions:
         :func:`compile_model` cannot take and why: a ``backend`` that is not a compilation
         target (``inline`` only runs a compiled program), a ``layout`` not in
         :data:`~ramiel.layout.LAYOUT_MODES`, a count below 1 (``clusters``, ``threads_per_worker``,
-        ``batch``, ``cores``), a ``class_name`` the generated code cannot use
-        (:func:`ramiel.printer.class_name_problem`), or an unknown name in ``disable``."""
+        ``batch``, ``cores``) or above :data:`ramiel.omp.MAX_COUNT` (1024: the command line's
+        bound; a million threads crashed libgomp), a ``class_name`` the generated code cannot use
+        (:func:`ramiel.printer.class_name_problem`), a ``disable`` that is a string instead of a
+        list, or an unknown name in it."""
         targets = get_args(Backend)
         if self.backend not in targets:
             raise RamielError(
@@ -154,10 +156,16 @@ class CompileOptions:
                 raise RamielError(f"CompileOptions.class_name: {problem}")
         for name in ("clusters", "threads_per_worker", "batch", "cores"):
             value = getattr(self, name)
-            if value is not None and (type(value) is not int or value < 1):
+            if value is not None and (type(value) is not int or not 1 <= value <= MAX_COUNT):
                 raise RamielError(
-                    f"CompileOptions.{name} must be an int of at least 1, not {value!r}"
+                    f"CompileOptions.{name} must be an int from 1 to {MAX_COUNT} (as on the "
+                    f"command line), not {value!r}"
                 )
+        if isinstance(self.disable, str):
+            raise RamielError(
+                f"CompileOptions.disable must be a list of rewrite names, not the string "
+                f"{self.disable!r} (write [{self.disable!r}])"
+            )
         self.rewrites()
 
     def rewrites(self) -> list[str]:
@@ -310,7 +318,7 @@ def _binding_misfit(
 
 
 def compile_model(
-    model: str | os.PathLike[str] | onnx.ModelProto,
+    model: str | os.PathLike[str] | onnx.ModelProto | bytes,
     out_dir: str,
     options: CompileOptions | None = None,
     progress: Callable[[str], None] | None = None,
@@ -610,14 +618,14 @@ class CompiledModel(ParallelModel):
 
 
 def compile(  # noqa: A001 - the public name the README promises
-    model: str | os.PathLike[str] | onnx.ModelProto,
+    model: str | os.PathLike[str] | onnx.ModelProto | bytes,
     clusters: int | None = None,
     backend: BackendName = "threads",
     threads_per_worker: int | None = None,
     out_dir: str | None = None,
     **options: Any,
 ) -> CompiledModel:
-    """Compile an ONNX model (path or ``ModelProto``) into a :class:`CompiledModel` (an
+    """Compile an ONNX model (path, ``ModelProto`` or its serialized bytes) into a :class:`CompiledModel` (an
     ``nn.Module``; ``.sequential`` is the sequential one).
 
     Generated files go to ``out_dir`` (default: a temporary directory kept while the object

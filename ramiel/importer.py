@@ -126,10 +126,29 @@ def parse_input_shape(spec: str) -> tuple[str, tuple[int, ...]]:
     return name, tuple(shape)
 
 
-def load_model(path_or_model: str | os.PathLike[str] | onnx.ModelProto) -> onnx.ModelProto:
-    """Read an ONNX model; raises :class:`ImportError_` for missing, non-ONNX or truncated files."""
+def load_model(
+    path_or_model: str | os.PathLike[str] | onnx.ModelProto | bytes,
+) -> onnx.ModelProto:
+    """Read an ONNX model: a file, a ``ModelProto``, or its serialized bytes. Raises
+    :class:`ImportError_` for missing, non-ONNX or truncated files or bytes, and for another
+    kind of value."""
     if isinstance(path_or_model, onnx.ModelProto):
         return path_or_model
+    if isinstance(path_or_model, bytes | bytearray | memoryview):
+        try:
+            model = onnx.load_model_from_string(bytes(path_or_model))
+        except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and friends
+            raise ImportError_(
+                f"the {len(path_or_model)} bytes given are not an ONNX model ({type(e).__name__})"
+            ) from None
+        if not model.graph.node and not model.graph.output:
+            raise ImportError_(f"the {len(path_or_model)} bytes given are not an ONNX model")
+        return model
+    if not isinstance(path_or_model, str | os.PathLike):
+        raise ImportError_(
+            "expected an ONNX model as a path, an onnx.ModelProto or its bytes, not "
+            f"{type(path_or_model).__name__}"
+        )
     path = os.fspath(path_or_model)
     if not os.path.exists(path):
         raise ImportError_(f"{path}: no such file")

@@ -20,11 +20,17 @@ from ramiel.errors import RamielError
         (CompileOptions(layout="nhwc"), r"CompileOptions\.layout must be one of auto, "),
         (
             CompileOptions(clusters=0),
-            r"CompileOptions\.clusters must be an int of at least 1, not 0",
+            r"CompileOptions\.clusters must be an int from 1 to 1024 \(as on the command line\), not 0",
         ),
-        (CompileOptions(threads_per_worker=0), r"threads_per_worker must be an int of at least 1"),
-        (CompileOptions(batch=-2), r"CompileOptions\.batch must be an int of at least 1, not -2"),
-        (CompileOptions(cores=0), r"CompileOptions\.cores must be an int of at least 1"),
+        (CompileOptions(threads_per_worker=0), r"threads_per_worker must be an int from 1 to 1024"),
+        (CompileOptions(batch=-2), r"CompileOptions\.batch must be an int from 1 to 1024 .*not -2"),
+        (CompileOptions(cores=0), r"CompileOptions\.cores must be an int from 1 to 1024"),
+        # the API took what the command line refuses: a million threads crashed libgomp, a
+        # batch of a million ran for minutes into 18 GB (found by a fresh-user check)
+        (CompileOptions(threads_per_worker=10**6), r"threads_per_worker .* not 1000000"),
+        (CompileOptions(cores=10**6), r"CompileOptions\.cores must be an int from 1 to 1024"),
+        (CompileOptions(batch=10**6), r"CompileOptions\.batch must be an int from 1 to 1024"),
+        (CompileOptions(disable="all"), r"disable must be a list .* not the string 'all'"),
         (CompileOptions(clusters=True), r"CompileOptions\.clusters must be an int .*, not True"),
         (CompileOptions(disable=["no-such-pass"]), r"unknown rewrite\(s\) to disable: no-such"),
     ],
@@ -41,3 +47,20 @@ def test_good_options_pass_the_check():
         for layout in ("auto", "channels-last", "nchw"):
             CompileOptions(backend=backend, layout=layout, clusters=2, cores=2).check()
     CompileOptions().check()
+
+
+def test_a_model_as_bytes_compiles_and_other_values_are_one_error(tmp_path):
+    """ramiel.compile(<bytes>) put the whole model into a 'no such file' message (13 million
+    characters for a 4.7 MB model), None a bare TypeError (found by a fresh-user check)."""
+    with open(ZOO_MODELS["light_squeezenet"], "rb") as f:
+        data = f.read()
+    res = compile_model(data, str(tmp_path / "ok"), CompileOptions(clusters=1))
+    assert os.path.isfile(res.sequential_path)
+    for bad, message in [
+        (data[:100], r"^the 100 bytes given are not an ONNX model"),
+        (bytearray(b"xx"), r"^the 2 bytes given are not an ONNX model"),
+        (None, r"^expected an ONNX model as a path, an onnx.ModelProto or its bytes, not NoneType"),
+    ]:
+        with pytest.raises(RamielError, match=message) as info:
+            compile_model(bad, str(tmp_path / "bad"), CompileOptions())  # type: ignore[arg-type]
+        assert len(str(info.value)) < 200

@@ -173,11 +173,11 @@ def test_timeout_must_be_finite_and_positive(value, out, capsys):
 @pytest.mark.parametrize("bad", [True, 2.5, "2", 0])
 def test_threads_per_worker_of_the_wrong_type(bad, out):
     res, par, _ = out
-    with pytest.raises(ProgramError, match="threads_per_worker must be an int of at least 1"):
+    with pytest.raises(ProgramError, match="threads_per_worker must be an int from 1 to 1024"):
         par.from_safetensors(threads_per_worker=bad)
-    with pytest.raises(RamielError, match="threads_per_worker must be an int of at least 1"):
+    with pytest.raises(RamielError, match="threads_per_worker must be an int from 1 to 1024"):
         start(par.PROGRAM, res.weights_path, threads_per_worker=bad)
-    with pytest.raises(RamielError, match="must be an int of at least 1"):
+    with pytest.raises(RamielError, match="must be an int from 1 to 1024"):
         CompileOptions(threads_per_worker=bad).check()
 
 

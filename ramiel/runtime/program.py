@@ -44,7 +44,7 @@ from pathlib import Path
 import torch
 
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.omp import thread_limit, usable_cores
+from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
 
 ClusterFn = Callable[..., None]
 
@@ -262,11 +262,13 @@ def describe(shape: Sequence[int], dtype: torch.dtype) -> str:
 
 
 def check_threads(threads_per_worker: object, what: str = "threads_per_worker") -> None:
-    """Raise :class:`ProgramError` unless ``threads_per_worker`` is an int of at least 1 (not a
-    bool, float or string: ``torch.set_num_threads`` in a worker would fail later, far from the
-    mistake)."""
-    if type(threads_per_worker) is not int or threads_per_worker < 1:
-        raise ProgramError(f"{what} must be an int of at least 1, got {threads_per_worker!r}")
+    """Raise :class:`ProgramError` unless ``threads_per_worker`` is an int from 1 to
+    :data:`ramiel.omp.MAX_COUNT` (not a bool, float or string: ``torch.set_num_threads`` in a
+    worker would fail later, far from the mistake; a million threads crashed libgomp)."""
+    if type(threads_per_worker) is not int or not 1 <= threads_per_worker <= MAX_COUNT:
+        raise ProgramError(
+            f"{what} must be an int from 1 to {MAX_COUNT}, got {threads_per_worker!r}"
+        )
 
 
 @dataclass
