@@ -357,3 +357,20 @@ def test_an_error_of_the_sequential_forward_is_one_line(embedding, tmp_path, cap
         code, _, err = _run(_main(kind, *embedding, ["--inputs", str(f)]), capsys)
         assert code == 1 and err.startswith("error: ") and err.count("\n") == 1, err
         assert "IndexError" in err or "index" in err, err
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_a_seed_out_of_range_and_outputs_over_the_inputs_are_argument_errors(
+    kind, out, tmp_path, capsys
+):
+    """--seed 10**23 ended in a traceback (OverflowError in manual_seed); --outputs naming the
+    --inputs file replaced the inputs (found by a fresh-user check)."""
+    res, par, seq = out
+    code, _, err = _run(_main(kind, *out, ["--seed", str(10**23)]), capsys)
+    assert code == 2 and "argument --seed: must be from -2**63 to 2**64 - 1" in err, err
+    f = tmp_path / "in.safetensors"
+    save_file({"x": torch.zeros(2, 3)}, str(f))
+    before = f.read_bytes()
+    code, _, err = _run(_main(kind, *out, ["--inputs", str(f), "--outputs", str(f)]), capsys)
+    assert code == 2 and "is the inputs file" in err, err
+    assert f.read_bytes() == before

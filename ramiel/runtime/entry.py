@@ -38,7 +38,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.files import output_file, stdout_reader_gone
+from ramiel.files import output_file, same_file, stdout_reader_gone
 from ramiel.omp import MAX_COUNT
 from ramiel.runtime import Weights, start
 from ramiel.runtime.compiled import segments_in, summary, take_events
@@ -113,6 +113,13 @@ def _args(
     args = p.parse_args(argv)
     if args.threads is not None and not 1 <= args.threads <= MAX_COUNT:
         p.error(f"argument --threads: must be from 1 to {MAX_COUNT}, got {args.threads}")
+    if not -(2**63) <= args.seed < 2**64:  # what torch.Generator.manual_seed takes
+        p.error(f"argument --seed: must be from -2**63 to 2**64 - 1, got {args.seed}")
+    if args.inputs and args.outputs and same_file(args.inputs, args.outputs):
+        p.error(
+            f"argument --outputs: {args.outputs} is the inputs file; writing the outputs there "
+            "would replace the inputs"
+        )
     if args.serve and (args.inputs is not None or args.outputs is not None):
         flag = "--inputs" if args.inputs is not None else "--outputs"
         p.error(f"argument {flag}: not with --serve (each request names its own files)")
