@@ -50,6 +50,7 @@ weight, an input or another output, which is copied (see :mod:`ramiel.runtime.ow
 
 from __future__ import annotations
 
+import atexit
 import queue
 import threading
 import time
@@ -79,6 +80,23 @@ from ramiel.runtime.weights import Weights
 
 #: Seconds ``close`` waits for worker threads to finish after a failure.
 SHUTDOWN_GRACE_S = 1.0
+
+#: Seconds the interpreter's exit waits for worker threads still running after their runner
+#: closed (:func:`_join_stuck_at_exit`).
+EXIT_GRACE_S = 10.0
+
+_stuck: list[threading.Thread] = []
+
+
+@atexit.register
+def _join_stuck_at_exit() -> None:
+    """Wait (at most :data:`EXIT_GRACE_S` in all) for worker threads a runner left running when
+    it closed after a failure (a Ctrl-C during a long op): they stop at their next op, but one
+    still inside PyTorch while the interpreter tears down aborted the process ('terminate called
+    without an active exception', status 134)."""
+    deadline = time.monotonic() + EXIT_GRACE_S
+    for t in _stuck:
+        t.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 def _worker_error(cluster: str, e: BaseException, skip_frames: int) -> WorkerError:
@@ -332,6 +350,7 @@ class ThreadRunner(Runner):
         for t in self._threads:
             t.join(timeout=max(0.0, deadline - time.monotonic()) if failed else None)
         self.stuck_threads = [t for t in self._threads if t.is_alive()]
+        _stuck[:] = [t for t in _stuck if t.is_alive()] + self.stuck_threads
         for slot in self._r.slots.values():
             slot.value = None
         self._release_bindings()

@@ -172,6 +172,14 @@ def test_thread_hang_times_out():
         assert info.value.clusters == ["c1", "c2"]
         assert "0.5 s" in str(info.value)
         assert [t.name for t in r.stuck_threads] == ["ramiel-hang-c1"]
+        # the interpreter's exit waits for it (a worker still inside PyTorch while the
+        # interpreter tore down aborted the process: status 134)
+        from ramiel.runtime import threads as threads_backend
+
+        assert r.stuck_threads[0] in threads_backend._stuck
+        HANG.set()
+        threads_backend._join_stuck_at_exit()
+        assert not r.stuck_threads[0].is_alive()
     finally:
         HANG.set()
         for t in r.stuck_threads:
