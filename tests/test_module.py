@@ -562,3 +562,27 @@ def test_python_api_is_discoverable():
     for n in ("compile(", "class CompiledModel", "class CompileOptions", "class RamielError",
               "class ParallelModel", "BACKENDS"):  # fmt: skip
         assert n in text, n
+
+
+def test_dtype_changes_and_tracing_are_refused_and_the_model_keeps_working(tmp_path):
+    """.to(torch.float64) was accepted and every later call failed (the runner closed);
+    torch.export of the parallel model sent fake tensors to the workers, with the same end
+    (found by a fresh-user check). Both are now one clear error and the model still runs."""
+    import ramiel
+    from ramiel.runtime import InputMismatch
+    from ramiel.runtime.program import ProgramError
+
+    path = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    with ramiel.compile(path, clusters=2, out_dir=str(tmp_path)) as m:
+        with torch.no_grad():
+            want = outputs(m(x))[0]
+        for convert in (lambda: m.to(torch.float64), m.double, m.half):
+            with pytest.raises(ProgramError, match="converting them .* is not supported"):
+                convert()
+        with pytest.raises(InputMismatch, match="cannot be traced"):
+            torch.export.export(m, (x,))
+        with torch.no_grad():
+            torch.testing.assert_close(outputs(m(x))[0], want)
+        m.float()  # no change of dtype: fine
+        assert m.sequential.double() is m.sequential  # the sequential module converts

@@ -44,7 +44,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import torch
@@ -287,12 +287,46 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         return values[0] if len(values) == 1 else values
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-        """Run the program once on inputs by ONNX name; returns the outputs by ONNX name."""
+        """Run the program once on inputs by ONNX name; returns the outputs by ONNX name.
+
+        Raises :class:`InputMismatch` (the workers stay usable) under ``torch.export``,
+        ``torch.compile`` or ``torch.jit`` tracing: the clusters run on worker threads or
+        processes, which a tracer cannot follow (its fake tensors failed in the workers and
+        closed the runner); the sequential module (``.sequential``, ``model_seq.py``) is the one
+        to export or compile."""
+        if _tracing(feeds.values()):
+            raise InputMismatch(
+                f"{type(self).__name__} cannot be traced (torch.export, torch.compile, "
+                "torch.jit): its clusters run on worker threads or processes; export or compile "
+                "the sequential module (.sequential, model_seq.py) instead"
+            )
         runner = self._start()
         try:
             return runner.run(dict(feeds))
         except InputMismatch as e:
             raise self._mismatch(e) from None
+
+    def _apply(self, fn: Any, recurse: bool = True) -> Any:
+        """``nn.Module._apply`` (behind ``.to``, ``.double()``, ``.half()``, ``.cuda()``, ...),
+        refusing a change of the weights' dtype or device before any weight is touched: the
+        program's ops and channels are compiled for the dtypes and the CPU it was made for (a
+        float64 copy of the weights made every later call fail).
+
+        Raises:
+            ProgramError: ``fn`` changes a float32 CPU tensor's dtype or device.
+        """
+        probe = torch.zeros(1)
+        moved = fn(probe)
+        if isinstance(moved, torch.Tensor) and (
+            moved.dtype != probe.dtype or moved.device != probe.device
+        ):
+            raise ProgramError(
+                f"{type(self).__name__} is compiled for its weights' dtypes on the CPU; "
+                f"converting them (to {moved.dtype} on {moved.device}) is not supported: compile "
+                "a model of that dtype, or convert the sequential module (.sequential, "
+                "model_seq.py)"
+            )
+        return super()._apply(fn, recurse)
 
     def close(self) -> None:
         """Stop the workers; later parallel calls raise ``RunnerClosed``. Idempotent."""
@@ -355,3 +389,15 @@ def generated_class(module: Any) -> Any:
             f"found {len(found)}"
         )
     return found[0]
+
+
+def _tracing(values: Iterable[Any]) -> bool:
+    """Whether a tracer is running this call: torch.compile / torch.export (dynamo), torch.jit
+    tracing, or fake tensors (torch.export's non-strict mode, ``FakeTensorMode``)."""
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        return True
+    try:
+        from torch._subclasses.fake_tensor import FakeTensor  # lazy: torch (private module)
+    except ImportError:  # pragma: no cover - another torch layout
+        return False
+    return any(isinstance(v, FakeTensor) for v in values)
