@@ -60,7 +60,7 @@ from ramiel.attrs import (
     has,
     remove,
 )
-from ramiel.dialects.onnx_traits import Broadcasting
+from ramiel.dialects.onnx_traits import Broadcasting, Elementwise
 from ramiel.dtypes import (
     ONNX_OF_ELEMENT,
     SCHEMA_TYPE_STRINGS,
@@ -480,6 +480,12 @@ class OnnxOp(IRDLOperation):
                 raise VerifyException(f"{where}: operand shapes {shapes} do not broadcast")
             if out is not None and out != b:
                 raise VerifyException(f"{where}: result shape {out} != broadcast shape {b}")
+        elif self.has_trait(Elementwise) and shapes and shapes[0] is not None:
+            # unary element-wise (Relu, Cast, Clip's data, ...): the result has X's shape
+            if out is not None and out != shapes[0]:
+                raise VerifyException(
+                    f"{where}: result shape {out} != operand shape {shapes[0]} (element-wise)"
+                )
         elif self.op_type in ("Conv", "ConvTranspose") and len(shapes) >= 2:
             x, w = shapes[0], shapes[1]
             if x is not None and w is not None:

@@ -103,6 +103,18 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<2xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// An element-wise op whose result shape is not its operand's (it verified, and the generated
+// code returned a (2,) tensor where (3,) was declared).
+// expected-error @+3 {{onnx.Relu: result shape (3,) != operand shape (2,) (element-wise)}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2xf32>) -> tensor<3xf32> {
+  %y = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+}
+
+// -----
+
 // A result shape that is not the broadcast shape.
 // expected-error @+3 {{onnx.Add: result shape (3, 3) != broadcast shape (2, 3)}}
 builtin.module attributes {onnx.opset = 17 : i64} {
