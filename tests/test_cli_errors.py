@@ -450,3 +450,17 @@ def test_ramiel_translate_refuses_to_write_over_its_input_or_one_output_over_ano
         assert tool_status(translate.main, argv) == 1
         assert message in one_error_line(capsys.readouterr().err)
     assert model.read_bytes() == before and not (tmp_path / "a.mlir").exists()
+
+
+def test_a_compiled_model_mlir_prints_back_byte_for_byte(tmp_path):
+    """ramiel-opt printed a blank line after the module, the compiler's model.mlir one newline:
+    the first print -> parse -> print of a model.mlir was not byte-identical (found by a
+    fresh-user check)."""
+    from ramiel.compiler import CompileOptions, compile_model
+
+    res = compile_model(
+        os.path.join(ZOO_DIR, "light_squeezenet.onnx"), str(tmp_path), CompileOptions(clusters=2)
+    )
+    again = tmp_path / "again.mlir"
+    assert opt.main([res.ir_path, "-o", str(again)]) == 0
+    assert again.read_bytes() == open(res.ir_path, "rb").read()  # noqa: SIM115

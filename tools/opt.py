@@ -549,7 +549,9 @@ class RamielOptMain(xDSLOptMain):
         )
         if saved is None:
             rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
-        return super().output_resulting_program(prog)
+        # one newline at the end, as mlir-opt and the compiler's model.mlir (xDSL adds a blank
+        # line: the first print -> parse -> print of a model.mlir was not byte-identical)
+        return super().output_resulting_program(prog).rstrip("\n") + "\n"
 
 
 def diagnostics_of(e: Exception, name: str) -> list[Diagnostic]:
