@@ -54,6 +54,10 @@ from ramiel.tools.common import (
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
+MAX_PAYLOAD = 1 << 30
+"""The largest payload `ramiel calibrate --sizes` takes, bytes (1 GiB: each size is allocated
+per worker; 10**14 ended in an internal error of the allocator)."""
+
 
 def default_model() -> str:
     """``light_inception_v1.onnx`` inside the installed onnx wheel (a real zoo model)."""
@@ -285,9 +289,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     cal.add_argument(
         "--sizes",
+        type=counts(1, MAX_PAYLOAD),
         default=None,
         metavar="N,M,...",
-        help="payload sizes in bytes (default: 4 B to 16 MiB)",
+        help="payload sizes in bytes, at least two, each at most 1 GiB (default: 4 B to 16 MiB)",
     )
     t = sub.add_parser(
         "tune",
@@ -861,12 +866,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from ramiel.runtime.calibrate import DEFAULT_SIZES, calibrate  # lazy: numpy,torch
 
-    try:
-        sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else list(DEFAULT_SIZES)
-    except ValueError:
-        sizes = []
-    if not sizes or min(sizes) < 1:
-        print(f"error: --sizes wants positive integers, got '{args.sizes}'", file=sys.stderr)
+    sizes = list(args.sizes) if args.sizes else list(DEFAULT_SIZES)
+    if len(set(sizes)) < 2:
+        print(
+            f"error: argument --sizes: at least two different sizes (a line through the times), "
+            f"got {','.join(map(str, sizes))}",
+            file=sys.stderr,
+        )
         return 2
     if args.repeats < 1:
         print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)

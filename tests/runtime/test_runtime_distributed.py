@@ -672,8 +672,16 @@ def test_ramiel_calibrate_writes_a_transfer_cost_file(tmp_path, capsys):
     assert rec["latency_us"] > 0 and rec["backend"] == "distributed"
     lat, per_byte = load_transfer_cost(str(out))
     assert (lat, per_byte) == (rec["latency_us"], rec["us_per_byte"])
-    assert main(["calibrate", "--sizes", "4,x"]) == 2
-    assert "--sizes wants positive integers" in capsys.readouterr().err
+    from conftest import tool_status
+
+    assert tool_status(main, ["calibrate", "--sizes", "4,x"]) == 2
+    assert "argument --sizes: expected an integer, got 'x'" in capsys.readouterr().err
+    # a size of 10**14 was an internal error of the allocator, one size a status-1 error
+    # (found by a fresh-user check)
+    assert tool_status(main, ["calibrate", "--sizes", f"4,{10**14}"]) == 2
+    assert "argument --sizes: must be from 1 to 1073741824" in capsys.readouterr().err
+    assert tool_status(main, ["calibrate", "--sizes", "64"]) == 2
+    assert "argument --sizes: at least two different sizes" in capsys.readouterr().err
 
 
 def test_bad_transfer_cost_file_is_one_error(tmp_path, capsys):
