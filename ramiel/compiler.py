@@ -303,6 +303,21 @@ OUTPUT_FILES = (
 )  # fmt: skip
 
 
+def _default_input_notes(model: onnx.ModelProto) -> list[str]:
+    """A note for the graph inputs that also have an initializer (ONNX: an input with a default
+    value): Ramiel compiles them as that constant, so the generated code takes no such input."""
+    inits = {t.name for t in model.graph.initializer}
+    fixed = [i.name for i in model.graph.input if i.name in inits]
+    if not fixed:
+        return []
+    listed = ", ".join(f"'{n}'" for n in fixed)
+    return [
+        f"graph input(s) {listed} also have an initializer (a default value): compiled as that "
+        "constant, so the generated code does not take them as inputs; remove the initializer "
+        "from the model to feed them"
+    ]
+
+
 def _binding_misfit(
     input_shapes: Mapping[str, Sequence[int]] | None, e: LocatedVerifyError
 ) -> Exception:
@@ -426,7 +441,7 @@ def compile_model(
         segments: list[ModulePass] = [CompileSegments()] if options.compile else []
         run_passes(par, [LowerToTorchpy(), *segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
-        notes = list(batch.notes)
+        notes = list(batch.notes) + _default_input_notes(onnx_model)
         dynamic: tuple[str, ...] = ()
         if batch.inputs:
             say("batch dimension")

@@ -64,3 +64,23 @@ def test_a_model_as_bytes_compiles_and_other_values_are_one_error(tmp_path):
         with pytest.raises(RamielError, match=message) as info:
             compile_model(bad, str(tmp_path / "bad"), CompileOptions())  # type: ignore[arg-type]
         assert len(str(info.value)) < 200
+
+
+def test_a_graph_input_with_an_initializer_is_noted(tmp_path):
+    """An input with a default value (an initializer of the same name) is compiled as that
+    constant; it was silent, and feeding it then failed as an unknown input (found by a
+    fresh-user check)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "xby"]
+    g = helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["y"])],
+        "g",
+        vi[:2],
+        vi[2:],
+        [numpy_helper.from_array(np.full((2, 3), 100, np.float32), "b")],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = compile_model(model, str(tmp_path), CompileOptions(clusters=1))
+    assert any("input(s) 'b' also have an initializer" in n for n in res.notes), res.notes
