@@ -285,6 +285,21 @@ def _where(op: Operation) -> str:
     return f"statement {op.name}"
 
 
+def _readers(weight: tp.WeightOp) -> str:
+    """`` (read by node 'n1', 'n2')``: the ONNX nodes of the statements that read ``weight``
+    (a folded constant is named after a node that no longer exists), or ''."""
+    names = []
+    for use in weight.result.uses:
+        name = get_str(use.operation, NODE_NAME_ATTR)
+        if name and name not in names:
+            names.append(name)
+    if not names:
+        return ""
+    shown = ", ".join(f"'{ascii(n)[1:-1]}'" for n in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f" (read by node{'s' if len(names) > 1 else ''} {shown}{more})"
+
+
 _PH = re.compile(r"\$(\d+)")
 _PH_NAME = "_ramiel_operand_"
 
@@ -409,8 +424,8 @@ def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
             assert isinstance(ob, tp.WeightOp)
             if oa.key != ob.key or oa.result.type != ob.result.type or oa.value != ob.value:
                 raise _NotPolymorphic(
-                    f"weight '{oa.key.data}' depends on the batch size (a constant computed "
-                    "from the input's shape)"
+                    f"weight '{oa.key.data}'{_readers(oa)} depends on the batch size (a constant "
+                    "computed from the input's shape)"
                 )
             continue
         if isinstance(oa, tp.CallOp | tp.MethodOp):
@@ -675,8 +690,8 @@ def _same_weights(general: ModuleOp, static: ModuleOp) -> None:
         mine = have.get(op.key.data)
         if mine is None or mine.result.type != op.result.type or mine.value != op.value:
             raise _NotPolymorphic(
-                f"weight '{op.key.data}' is not the one of the batch-{SAMPLE_BATCHES[0]} "
-                "program (a constant folded from the input's shape)"
+                f"weight '{op.key.data}'{_readers(op)} is not the one of the "
+                f"batch-{SAMPLE_BATCHES[0]} program (a constant folded from the input's shape)"
             )
 
 
