@@ -305,7 +305,11 @@ OUTPUT_FILES = (
 
 def _default_input_notes(model: onnx.ModelProto) -> list[str]:
     """A note for the graph inputs that also have an initializer (ONNX: an input with a default
-    value): Ramiel compiles them as that constant, so the generated code takes no such input."""
+    value): Ramiel compiles them as that constant, so the generated code takes no such input.
+    Not for models of IR version < 4, which had to list every initializer as an input (the
+    weights of the older zoo models)."""
+    if model.ir_version < 4:
+        return []
     inits = {t.name for t in model.graph.initializer}
     fixed = [i.name for i in model.graph.input if i.name in inits]
     if not fixed:
