@@ -485,19 +485,21 @@ def _check_batch(module: ModuleOp, names: Sequence[str], bound: int, why: str) -
             continue
         arg = block.args[order.index(name)]
         message = f"input {name!r}: this module runs batch size {bound} only ({why})"
-        chk = tp.CallOp(
-            "torch._assert",
-            [arg],
-            [f"$0.shape[0] == {bound}", repr(message).replace("$", "\\x24")],
-            None,
-            [],
-        )
-        set_str(chk, NODE_NAME_ATTR, "the batch size this module is compiled for")
-        if first is None:
-            block.add_op(chk)
-        else:
-            block.insert_op_before(chk, first)
+        _insert_assert(block, first, arg, f"$0.shape[0] == {bound}", message, "the batch size")
     return module
+
+
+def _insert_assert(
+    block: Block, before: Operation | None, arg: SSAValue, test: str, message: str, what: str
+) -> None:
+    """``torch._assert(<test on $0 = arg>, message)`` before ``before`` (``None``: at the end of
+    ``block``), labelled as the check of ``what`` this module is compiled for."""
+    chk = tp.CallOp("torch._assert", [arg], [test, repr(message).replace("$", "\\x24")], None, [])
+    set_str(chk, NODE_NAME_ATTR, f"{what} this module is compiled for")
+    if before is None:
+        block.add_op(chk)
+    else:
+        block.insert_op_before(chk, before)
 
 
 def check_input_shapes(module: ModuleOp, dynamic: Sequence[str]) -> ModuleOp:
@@ -532,14 +534,7 @@ def check_input_shapes(module: ModuleOp, dynamic: Sequence[str]) -> ModuleOp:
             test = f"$0.shape == {dims!r}"
             wanted, why = repr(dims), "compiled for it; recompile with --input-shape for another"
         message = f"input {name!r}: this module takes shape {wanted} only ({why})"
-        chk = tp.CallOp(
-            "torch._assert", [arg], [test, repr(message).replace("$", "\\x24")], None, []
-        )
-        set_str(chk, NODE_NAME_ATTR, "the input shapes this module is compiled for")
-        if first is None:
-            block.add_op(chk)
-        else:
-            block.insert_op_before(chk, first)
+        _insert_assert(block, first, arg, test, message, "the input shapes")
     return module
 
 
