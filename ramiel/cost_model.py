@@ -70,11 +70,10 @@ OP_OVERHEAD_US = 5.0
 
 PARALLEL_START_US = 100.0
 """Fixed cost per inference of a program of two or more clusters over one cluster, µs: the
-runner hands the inputs to the workers, wakes them and waits for the last. Measured on the
-threads backend (2 cores, AMD EPYC Zen 4, 2026-12-05; a 3-op model of (2, 3) tensors through
-``ramiel.compile``): 77 µs per call as 2 workers against 23 µs as one cluster run in the caller's
-thread, back to back; 299 against 138 µs after 5 ms idle pauses (the workers sleep). 100 µs sits
-between the two. The merge's default choice between one cluster and several
+runner hands the inputs to the workers, wakes them and waits for the last. Measured with
+``python bench/start_cost.py`` (docs/benchmarks.md, "What starting the workers costs"): two
+clusters of one tiny op each on the threads backend against one cluster run inline, 2 cores, AMD
+EPYC Zen 4: about 110 µs more per call back to back and after 5 ms idle pauses alike. The merge's default choice between one cluster and several
 (``--merge{intra-op=true}``) charges it to the clusters, so that a model of a few hundred µs (a
 small BERT) is not split: its 2 clusters took 0.52 ms against 0.34 ms for the one."""
 

@@ -133,6 +133,10 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         ("two_programs", ["--out", ROOT], "is a directory"),
         ("two_programs", ["--model", "no_such_model"], "unknown model 'no_such_model'"),
         ("cuda_modules", ["--device", "nowhere"], "is not a device"),
+        ("start_cost", ["--gaps", "soon"], "argument --gaps: numbers separated by commas"),
+        ("start_cost", ["--calls", "0"], "must be at least 1"),
+        ("start_cost", ["--gaps", "-1"], "gaps from 0 to 10 s"),
+        ("start_cost", ["--gaps", "nan"], "gaps from 0 to 10 s"),
     ],
 )
 def test_bad_arguments_are_one_usage_error(script, argv, message, capsys):
@@ -141,3 +145,15 @@ def test_bad_arguments_are_one_usage_error(script, argv, message, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_start_cost_times_the_three_ways(capsys):
+    """bench/start_cost.py (the measurement behind cost_model.PARALLEL_START_US) runs its three
+    configurations and prints one row each."""
+    assert _script("start_cost").main(["--calls", "3", "--rounds", "1", "--gaps", "0"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
+    assert [r.split("  ")[0] for r in rows[1:]] == [
+        "2 clusters",
+        "1 cluster (inline)",
+        "the two ops called directly",
+    ]
