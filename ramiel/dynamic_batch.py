@@ -50,7 +50,7 @@ import numpy as np
 import onnx
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -522,8 +522,7 @@ def check_input_shapes(module: ModuleOp, dynamic: Sequence[str]) -> ModuleOp:
         None,
     )
     for name, arg in zip(order, block.args, strict=False):
-        shape = getattr(arg.type, "shape", None)
-        if shape is None:
+        if not isinstance(arg.type, TensorType):
             continue
         dims = tuple(int(d) for d in arg.type.get_shape())
         if name in dynamic:
