@@ -464,3 +464,20 @@ def test_a_compiled_model_mlir_prints_back_byte_for_byte(tmp_path):
     again = tmp_path / "again.mlir"
     assert opt.main([res.ir_path, "-o", str(again)]) == 0
     assert again.read_bytes() == open(res.ir_path, "rb").read()  # noqa: SIM115
+
+
+def test_the_ir_is_never_written_over_its_weights_file(tmp_path, capsys):
+    """'ramiel-opt m.mlir -o m.safetensors' replaced the weights the IR reads by the IR, and
+    'ramiel-translate --import-onnx m.onnx -o x.safetensors' wrote the IR where its weights were
+    to go; both exited 0 and the weights were gone (found by a fresh-user check)."""
+    ir, weights = tmp_path / "m.mlir", tmp_path / "m.safetensors"
+    model = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    assert translate.main(["--import-onnx", model, "-o", str(ir)]) == 0
+    before = weights.read_bytes()
+    assert tool_status(opt.main, [str(ir), "--dce", "-o", str(weights)]) == 1
+    assert "is the weights file the IR reads" in one_error_line(capsys.readouterr().err)
+    assert weights.read_bytes() == before
+    x = tmp_path / "x.safetensors"
+    assert tool_status(translate.main, ["--import-onnx", model, "-o", str(x)]) == 1
+    assert "the IR and its weights would be one file" in one_error_line(capsys.readouterr().err)
+    assert not x.exists()

@@ -56,7 +56,7 @@ from ramiel.attrs import WEIGHTS_ATTR, get_str, set_str
 from ramiel.context import RamielContext
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
-from ramiel.files import input_file, output_file, write_text
+from ramiel.files import input_file, output_file, same_file, write_text
 from ramiel.parsing import LocatedParser, LocatedVerifyError, ir_text, verify_located
 from ramiel.passes import PASSES
 from ramiel.pipeline import DEFAULT_PIPELINE
@@ -540,6 +540,15 @@ class RamielOptMain(xDSLOptMain):
         return module
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
+        out = self.args.output_file
+        if out and (self.args.weights or os.path.splitext(out)[1] == ".safetensors"):
+            new = self.args.weights or os.path.splitext(os.path.abspath(out))[0] + ".safetensors"
+            store = self.ctx.weights.of(prog)
+            if store is not None and store.new_keys() and same_file(out, new):
+                raise RamielError(
+                    f"-o {out} is where the new weights go: the IR and its weights would be "
+                    "one file; write the IR to FILE.mlir, or name the weights with --weights"
+                )
         saved = save_new_weights(
             prog,
             self.ctx.weights.of(prog),
@@ -549,6 +558,14 @@ class RamielOptMain(xDSLOptMain):
         )
         if saved is None:
             rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
+        ref = get_str(prog, WEIGHTS_ATTR)
+        if out and ref:
+            weights = os.path.join(os.path.dirname(os.path.abspath(out)), ref)
+            if same_file(out, weights):
+                raise RamielError(
+                    f'-o {out} is the weights file the IR reads (ramiel.weights = "{ref}"): '
+                    "writing the IR there would destroy the weights; write it to another file"
+                )
         # one newline at the end, as mlir-opt and the compiler's model.mlir (xDSL adds a blank
         # line: the first print -> parse -> print of a model.mlir was not byte-identical)
         return super().output_resulting_program(prog).rstrip("\n") + "\n"

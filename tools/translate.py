@@ -87,6 +87,12 @@ def _import_onnx(args: argparse.Namespace) -> str:
         weights_path = os.path.join(scratch.name, "weights.safetensors")
     if scratch is None:
         output_file(weights_path, "weights file")
+        if args.output and same_file(args.output, weights_path):
+            raise RamielError(
+                f"-o {args.output} is where the weights go ({weights_path}): the IR and its "
+                "weights would be one file; write the IR to FILE.mlir, or name the weights "
+                "with --weights"
+            )
     out_dir = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
     ref = os.path.relpath(os.path.abspath(weights_path), out_dir)
     try:
