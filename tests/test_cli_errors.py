@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import onnx
 import pytest
 from conftest import ZOO_DIR, one_error_line, tool_status
@@ -481,3 +482,22 @@ def test_the_ir_is_never_written_over_its_weights_file(tmp_path, capsys):
     assert tool_status(translate.main, ["--import-onnx", model, "-o", str(x)]) == 1
     assert "the IR and its weights would be one file" in one_error_line(capsys.readouterr().err)
     assert not x.exists()
+
+
+def test_ramiel_run_checks_a_bool_output(tmp_path, capsys):
+    """A model with a bool output was an internal error in ramiel run (numpy cannot subtract
+    booleans) after its float outputs were checked (found by a fresh-user check)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    b = helper.make_tensor_value_info("b", TensorProto.BOOL, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["b"]),
+        helper.make_node("Relu", ["x"], ["y"]),
+    ]
+    zero = numpy_helper.from_array(np.zeros((), np.float32), "zero")
+    g = helper.make_graph(nodes, "g", [x], [b, y], [zero])
+    path = tmp_path / "bool.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    assert driver.main(["run", str(path), "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "output b: max error vs onnxruntime" in out and "check against onnxruntime: OK" in out

@@ -452,7 +452,6 @@ def _median_ms(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import numpy as np  # lazy: numpy
     import torch  # lazy: torch
 
     from ramiel.compiler import CompiledModel, compile_model  # lazy: numpy,onnx,torch,xdsl
@@ -545,7 +544,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 )
         for note in res.notes:
             print(f"note: {note}")
-        if not args.random_weights and all(np.ptp(np.asarray(r)) == 0 for r in refs[0]):
+        if not args.random_weights and all(_all_equal(r) for r in refs[0]):
             print(
                 "note: every output element is equal (constant weights, as in the zoo test "
                 "models): the check says little; rerun with --random-weights"
@@ -734,17 +733,29 @@ def _sample_names(names: Sequence[str], batch: int) -> list[dict[str, str]]:
     return out
 
 
+def _all_equal(ref) -> bool:  # type: ignore[no-untyped-def]
+    """Every element of the array ``ref`` is the same (any dtype, bool included)."""
+    import numpy as np  # lazy: numpy
+
+    r = np.asarray(ref).reshape(-1)
+    return bool(r.size == 0 or np.all(r == r[0]))
+
+
 def _rel_error(got, ref) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     """Largest absolute error of ``got`` (a tensor) against ``ref`` (an array), relative to the
     largest ``|ref|`` (1 when that is 0); returns (error, that scale)."""
     import numpy as np  # lazy: numpy
 
     r = np.asarray(ref)
+    g = got.numpy()
     if not r.size:
         return 0.0, 1.0
+    if r.dtype == np.bool_ or g.dtype == np.bool_:  # booleans: the share that differ
+        return float(np.mean(g.astype(bool) != r.astype(bool))), 1.0
+    r, g = r.astype(np.float64), g.astype(np.float64)  # no unsigned wrap-around in the difference
     scale = float(np.max(np.abs(r)))
     scale = scale if scale > 0 else 1.0
-    return float(np.max(np.abs(got.numpy() - r))) / scale, scale
+    return float(np.max(np.abs(g - r))) / scale, scale
 
 
 def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
