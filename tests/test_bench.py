@@ -488,3 +488,19 @@ def test_a_traced_bench_prints_no_profiler_chatter(tiny: str, tmp_path) -> None:
     assert p.returncode == 0, p.stderr[-2000:]
     assert (tmp_path / "traces" / "tiny.json").is_file()
     assert "USDT" not in p.stderr + p.stdout
+
+
+def test_render_of_a_results_file_with_a_mistyped_field_is_one_error(quick_run, tmp_path):
+    """A bench.json whose cp_ms is a string was an internal error of the report (TypeError);
+    other malformed files were already one error naming the file (found by a fresh-user
+    check)."""
+    from ramiel.errors import RamielError
+
+    _results, _env, _md, out, _calls = quick_run
+    data = json.loads((out / "bench.json").read_text())
+    data["models"][0]["work_ms"], data["models"][0]["cp_ms"] = None, "x"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(RamielError, match=r"bad.json is not a ramiel bench results file .*type"):
+        bench.run_bench([], out_dir=str(tmp_path / "r"), render_from=str(bad), malloc_tuning=False)
+    assert not (tmp_path / "r").exists()

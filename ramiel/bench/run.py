@@ -24,6 +24,7 @@ from ramiel.bench.report import plot_speedups, render_markdown, write_markdown
 from ramiel.bench.results import ConfigResult, Environment, ModelResult, load_json, to_json
 from ramiel.bench.trace import trace_inference
 from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, rel_error
+from ramiel.errors import RamielError
 from ramiel.layout import LayoutMode
 from ramiel.measure import (
     CpuMeter,
@@ -435,10 +436,18 @@ def run_bench(
 
     if render_from is not None:
         results, env = load_json(render_from)
-        for r in results:  # derived numbers follow the current rules
-            if r.configs and not r.error:
-                r.efficiency, r.notes = {}, []
-                _summarise(r)
+        try:
+            for r in results:  # derived numbers follow the current rules
+                if r.configs and not r.error:
+                    r.efficiency, r.notes = {}, []
+                    _summarise(r)
+            render_markdown(results, env)  # a field of the wrong type fails here, not midway
+        except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError) as e:
+            raise RamielError(
+                f"{render_from} is not a ramiel bench results file (written by --json or into "
+                f"--out as bench.json): a field has the wrong type or value "
+                f"({type(e).__name__}: {e})"
+            ) from None
         return (
             results,
             env,
