@@ -295,11 +295,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         closed the runner); the sequential module (``.sequential``, ``model_seq.py``) is the one
         to export or compile."""
         if _tracing(feeds.values()):
-            raise InputMismatch(
-                f"{type(self).__name__} cannot be traced (torch.export, torch.compile, "
-                "torch.jit): its clusters run on worker threads or processes; export or compile "
-                "the sequential module (.sequential, model_seq.py) instead"
-            )
+            raise InputMismatch(_CANNOT_TRACE.format(type(self).__name__))
         runner = self._start()
         try:
             return runner.run(dict(feeds))
@@ -391,11 +387,21 @@ def generated_class(module: Any) -> Any:
     return found[0]
 
 
+_CANNOT_TRACE = (
+    "{} cannot be traced (torch.export, torch.compile, torch.jit, torch.fx): its clusters run on "
+    "worker threads or processes; export, compile or trace the sequential module (.sequential, "
+    "model_seq.py) instead"
+)
+
+
 def _tracing(values: Iterable[Any]) -> bool:
     """Whether a tracer is running this call: torch.compile / torch.export (dynamo), torch.jit
-    tracing, or fake tensors (torch.export's non-strict mode, ``FakeTensorMode``)."""
+    tracing, or fake tensors (torch.export's non-strict mode, ``FakeTensorMode``). torch.fx's
+    symbolic tracing fails before ``forward`` runs (its proxy for ``*inputs`` cannot be
+    unpacked), with torch's own error."""
     if torch.compiler.is_compiling() or torch.jit.is_tracing():
         return True
+
     try:
         from torch._subclasses.fake_tensor import FakeTensor  # lazy: torch (private module)
     except ImportError:  # pragma: no cover - another torch layout
