@@ -959,7 +959,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(md)
-    print(f"report, JSON, plot and traces in {args.out}", file=sys.stderr)
+    written = "report and plot" if args.render else "report, JSON, plot"
+    traced = any(getattr(r, "trace_path", None) for r in results) and not args.render
+    print(f"{written}{' and traces' if traced else ''} in {args.out}", file=sys.stderr)
     return 1 if any(r.error for r in results) else 0
 
 
