@@ -68,12 +68,12 @@ from ramiel.omp import usable_cores as usable_cores  # re-exported for the compi
 OP_OVERHEAD_US = 5.0
 """Framework overhead per op (Python dispatch + ATen), µs."""
 
-PARALLEL_START_US = 100.0
+PARALLEL_START_US = 150.0
 """Fixed cost per inference of a program of two or more clusters over one cluster, µs: the
 runner hands the inputs to the workers, wakes them and waits for the last. Measured with
 ``python bench/start_cost.py`` (docs/benchmarks.md, "What starting the workers costs"): two
 clusters of one tiny op each on the threads backend against one cluster run inline, 2 cores, AMD
-EPYC Zen 4: about 110 µs more per call back to back and after 5 ms idle pauses alike. The merge's default choice between one cluster and several
+EPYC Zen 4, load 0.88: 143 µs more per call back to back, 176 µs after 5 ms idle pauses. The merge's default choice between one cluster and several
 (``--merge{intra-op=true}``) charges it to the clusters, so that a model of a few hundred µs (a
 small BERT) is not split: its 2 clusters took 0.52 ms against 0.34 ms for the one."""
 

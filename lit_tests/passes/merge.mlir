@@ -19,7 +19,7 @@
 // intra-op=true: on 2 cores the inception block's two clusters (estimated 1.5x over one thread)
 // lose to one cluster whose ops run with 2 intra-op threads (each op 1.75x faster by the analytic
 // scaling, minus the threads' start-up); on 16 cores two clusters of 8 threads are estimated 597
-// µs against 675 µs for one cluster of 16, less than the 100 µs of starting the workers
+// µs against 675 µs for one cluster of 16, less than the 150 µs of starting the workers
 // (PARALLEL_START_US), so one cluster again; on 2 cores with max-threads=1 (OMP_NUM_THREADS=1)
 // one cluster has no threads to gain, and two stay.
 // INTRAOP:     cluster.cluster @c0
