@@ -130,7 +130,7 @@ from ramiel.runtime.program import (
     WorkerTimeout,
     describe_exception,
 )
-from ramiel.runtime.runner import Runner
+from ramiel.runtime.runner import Runner, _interrupts_held
 from ramiel.runtime.weights import (
     TensorSlot,
     Weights,
@@ -1874,12 +1874,15 @@ class DistributedRunner(Runner):
             )  # fmt: skip
             # spawn/forkserver ranks never re-import the caller's main script (see processes.py)
             quiet = contextlib.nullcontext() if method == "fork" else processes._without_main()
-            with quiet:
+            # Ctrl-C while the ranks start is held until they are all known, so that the
+            # shutdown below stops them: raised inside start_processes, it left the ranks
+            # started so far (and the forkserver and resource tracker they keep) running
+            with quiet, _interrupts_held():
                 self._context = tmp.start_processes(
                     _rank_main, args=(boot,), nprocs=n, join=False, daemon=True,
                     start_method=method,
                 )  # fmt: skip
-            self._procs = list(self._context.processes)
+                self._procs = list(self._context.processes)
             start_r.close()
             done_w.close()
             del warena

@@ -728,3 +728,28 @@ def test_serve_answers_each_request(tmp_path):
     assert lines[3].startswith(f"ok {tmp_path / 'a.out.safetensors'} ")
     assert len(lines) == 4  # nothing after quit
     assert torch.equal(load_file(str(tmp_path / "o b.safetensors"))["y"], torch.full((2,), 3.0))
+
+
+def test_ctrl_c_while_the_ranks_start_stops_the_ranks(monkeypatch):
+    """Ctrl-C that landed inside torch's start_processes left the ranks started so far running
+    (with the forkserver and resource tracker they kept alive: 2 of 3 runs of a fresh-user
+    check). It is held until every rank is known, then raised, and the shutdown stops them."""
+    from ramiel.runtime import distributed as dist_mod
+
+    real = dist_mod.tmp.start_processes
+    started: list[int] = []
+
+    def start_then_ctrl_c(*args, **kwargs):  # type: ignore[no-untyped-def]
+        context = real(*args, **kwargs)
+        started.extend(p.pid for p in context.processes)
+        os.kill(os.getpid(), signal.SIGINT)  # arrives while the ranks are being started
+        return context
+
+    monkeypatch.setattr(dist_mod.tmp, "start_processes", start_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        start(three("ctrl_c", ok_c1), W, backend="distributed", timeout_s=30)
+    assert len(started) == 3
+    deadline = time.monotonic() + 10
+    while _alive(started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(started) == []
