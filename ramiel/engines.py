@@ -24,18 +24,23 @@ COMPILE_TIMEOUT_S = 1800.0
 """Seconds a configuration process with compiled segments may take to compile before it answers."""
 
 
+def output_error(out: Any, ref: Any) -> tuple[float, float]:
+    """(the largest ``|out - ref|`` relative to the largest ``|ref|``, that scale) of one output
+    (array or tensor; any dtype, booleans and integers compared as float64, so one differing
+    boolean is an error of 1). The scale is 1 where ``ref`` is all zeros; an empty output is
+    ``(0, 1)``."""
+    r = np.asarray(ref, dtype=np.float64)
+    if r.size == 0:
+        return 0.0, 1.0
+    o = np.asarray(out, dtype=np.float64)
+    scale = float(np.max(np.abs(r))) or 1.0
+    return float(np.max(np.abs(o - r))) / scale, scale
+
+
 def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
     """The largest error of the outputs ``out`` against ``ref``, each relative to the largest
-    magnitude of its reference output (0 for empty outputs)."""
-    worst = 0.0
-    for o, r in zip(out, ref, strict=True):
-        o = np.asarray(o, dtype=np.float64)
-        r = np.asarray(r, dtype=np.float64)
-        if r.size == 0:
-            continue
-        scale = float(np.max(np.abs(r))) or 1.0
-        worst = max(worst, float(np.max(np.abs(o - r))) / scale)
-    return worst
+    magnitude of its reference output (:func:`output_error`; 0 for empty outputs)."""
+    return max((output_error(o, r)[0] for o, r in zip(out, ref, strict=True)), default=0.0)
 
 
 def check_and_time(

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
+from ramiel.engines import output_error
 from ramiel.errors import InputShapeError, RamielError
 from ramiel.files import input_file, output_file
 from ramiel.omp import usable_cores
@@ -534,8 +535,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         for k, (ref, names) in enumerate(zip(refs, out_names, strict=True)):
             for base, r in zip(base_outs, ref, strict=True):
                 name = names[base]
-                e_par, scale = _rel_error(par[name], r)
-                e_seq, _ = _rel_error(seq[name], r)
+                e_par, scale = output_error(par[name], r)
+                e_seq, _ = output_error(seq[name], r)
                 worst = max(worst, e_par, e_seq)
                 what = f"{base} (sample {k})" if opts.batch > 1 else base
                 print(
@@ -681,8 +682,8 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
                 strict=True,
             )
         )
-        e_par = max(_rel_error(par[n], ref[n])[0] for n in model.output_names)
-        e_seq = max(_rel_error(seq[n], ref[n])[0] for n in model.output_names)
+        e_par = max(output_error(par[n], ref[n])[0] for n in model.output_names)
+        e_seq = max(output_error(seq[n], ref[n])[0] for n in model.output_names)
         worst = max(worst, e_par, e_seq)
         print(
             f"  step {step + 1}: max error vs onnxruntime: parallel {e_par:.2e}, sequential {e_seq:.2e}"
@@ -739,23 +740,6 @@ def _all_equal(ref) -> bool:  # type: ignore[no-untyped-def]
 
     r = np.asarray(ref).reshape(-1)
     return bool(r.size == 0 or np.all(r == r[0]))
-
-
-def _rel_error(got, ref) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """Largest absolute error of ``got`` (a tensor) against ``ref`` (an array), relative to the
-    largest ``|ref|`` (1 when that is 0); returns (error, that scale)."""
-    import numpy as np  # lazy: numpy
-
-    r = np.asarray(ref)
-    g = got.numpy()
-    if not r.size:
-        return 0.0, 1.0
-    if r.dtype == np.bool_ or g.dtype == np.bool_:  # booleans: the share that differ
-        return float(np.mean(g.astype(bool) != r.astype(bool))), 1.0
-    r, g = r.astype(np.float64), g.astype(np.float64)  # no unsigned wrap-around in the difference
-    scale = float(np.max(np.abs(r)))
-    scale = scale if scale > 0 else 1.0
-    return float(np.max(np.abs(g - r))) / scale, scale
 
 
 def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
