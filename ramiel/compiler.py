@@ -50,7 +50,7 @@ from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
 from ramiel.errors import RamielError
-from ramiel.files import input_file, output_dir
+from ramiel.files import input_file, output_dir, same_file
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
@@ -356,8 +356,7 @@ def compile_model(
         raise RamielError(f"output {out_dir} exists and is not a directory")
     if isinstance(model, str | os.PathLike) and os.path.exists(model):
         for out_name in OUTPUT_FILES:
-            target = os.path.join(out_dir, out_name)
-            if os.path.exists(target) and os.path.samefile(model, target):
+            if same_file(model, os.path.join(out_dir, out_name)):
                 raise RamielError(
                     f"the model {os.fspath(model)} is where the compiler writes its {out_name}: "
                     "choose another output directory (-o), or move the model"

@@ -40,6 +40,7 @@ from google.protobuf.message import DecodeError
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    IntegerType,
     ModuleOp,
     NoneType,
     TensorType,
@@ -496,23 +497,15 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
             for a in n.attribute:
                 if a.name == "value" and a.HasField("t"):
                     tables[n.output[0]] = list(a.t.dims)
-    ints = {
-        onnx.TensorProto.INT32,
-        onnx.TensorProto.INT64,
-        onnx.TensorProto.INT16,
-        onnx.TensorProto.INT8,
-        onnx.TensorProto.UINT8,
-        onnx.TensorProto.UINT16,
-        onnx.TensorProto.UINT32,
-        onnx.TensorProto.UINT64,
-    }
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
         for i in n.input:
             readers.setdefault(i, []).append(n)
     limits: dict[str, int] = {}
     for inp in g.input:
-        if inp.name in tables or inp.type.tensor_type.elem_type not in ints:
+        element = ELEMENT_TYPES.get(inp.type.tensor_type.elem_type)
+        integer = isinstance(element, IntegerType) and element.width.data > 1  # not bool
+        if inp.name in tables or not integer:
             continue
         names, seen, sizes = [inp.name], {inp.name}, []
         while names:

@@ -541,14 +541,6 @@ class RamielOptMain(xDSLOptMain):
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
         out = self.args.output_file
-        if out and (self.args.weights or os.path.splitext(out)[1] == ".safetensors"):
-            new = self.args.weights or os.path.splitext(os.path.abspath(out))[0] + ".safetensors"
-            store = self.ctx.weights.of(prog)
-            if store is not None and store.new_keys() and same_file(out, new):
-                raise RamielError(
-                    f"-o {out} is where the new weights go: the IR and its weights would be "
-                    "one file; write the IR to FILE.mlir, or name the weights with --weights"
-                )
         saved = save_new_weights(
             prog,
             self.ctx.weights.of(prog),
@@ -675,7 +667,7 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     that very file (``-o`` overwriting the IR it was imported with): then it gains the new
     tensors. ``store``: the module's weights in the run's context (``None`` when the module
     names no weights file). ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
-    cannot be written.
+    cannot be written, or is the output IR file itself (``-o FILE.safetensors``).
     """
     if store is None or not store.new_keys():
         return None
@@ -688,6 +680,11 @@ def save_new_weights(  # type: ignore[no-untyped-def]
             f"the passes added {len(store.new_keys())} weight tensor(s), which go to a weights "
             "file beside the IR; with the IR on stdout, name that file: --weights FILE (or "
             "write the IR with -o FILE.mlir: the weights go to FILE.safetensors)"
+        )
+    if output_file and same_file(output_file, path):
+        raise RamielError(
+            f"-o {output_file} is where the new weights go: the IR and its weights would be "
+            "one file; write the IR to FILE.mlir, or name the weights with --weights"
         )
     copy = WeightStore(None)  # not store.save(path): the input file's store stays as it is
     for key in store.keys():  # noqa: SIM118 - a WeightStore is not a dict

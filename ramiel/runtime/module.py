@@ -401,7 +401,6 @@ def _tracing(values: Iterable[Any]) -> bool:
     unpacked), with torch's own error."""
     if torch.compiler.is_compiling() or torch.jit.is_tracing():
         return True
-
     try:
         from torch._subclasses.fake_tensor import FakeTensor  # lazy: torch (private module)
     except ImportError:  # pragma: no cover - another torch layout
