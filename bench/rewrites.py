@@ -2,11 +2,12 @@
 
 For every model and every rewrite pass that changes its program, three configurations are timed
 side by side (each in a process of its own, round robin, interleaved; ``ramiel.bench``'s
-``measure_interleaved``), one intra-op thread each:
+``measure_interleaved``), ``--threads`` intra-op threads each (default 1; on 2 cores the
+default program of most models is the sequential module with 2):
 
 * ``all``: Ramiel's sequential module with every rewrite (the default program),
 * ``no-<pass>``: the same without that one pass,
-* ``ort-1t``: onnxruntime, one thread (its default graph optimisations, spinning off).
+* ``ort-<N>t``: onnxruntime, the same threads (its default graph optimisations, spinning off).
 
 The table gives medians with their 95 % intervals, the pass's speed-up (``no-<pass>`` /
 ``all``) and both against onnxruntime, and the ops the pass removed or created. The zoo models
@@ -15,6 +16,7 @@ recorded before and after: this machine is shared, so compare within one row onl
 
     python bench/rewrites.py                          # default models, every rewrite
     python bench/rewrites.py light_resnet50 hf_bert --passes fold-into-weights --out FILE.md
+    python bench/rewrites.py light_inception_v2 --passes combine-parallel-convs --threads 2
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def _feeds(path: str) -> dict[str, np.ndarray]:
     return out
 
 
-def bench_model(name: str, passes: list[str], work: str, plan) -> list[str]:  # type: ignore[no-untyped-def]
+def bench_model(name: str, passes: list[str], work: str, plan, threads: int = 1) -> list[str]:  # type: ignore[no-untyped-def]
     from ramiel.bench import Isolated, Recipe, load_average, measure_interleaved
     from ramiel.compiler import CompileOptions, compile_model
 
@@ -110,10 +112,11 @@ def bench_model(name: str, passes: list[str], work: str, plan) -> list[str]:  # 
         if inplace:
             what = (what + ", " if what else "") + f"{inplace} ops in place"
         load0 = load_average()[0]
+        ort = f"ort-{threads}t"
         fns = {
-            "all": Isolated(Recipe("seq", feeds, [], result=base)),
-            f"no-{p}": Isolated(Recipe("seq", feeds, [], result=other)),
-            "ort-1t": Isolated(Recipe("ort", feeds, [], path=path)),
+            "all": Isolated(Recipe("seq", feeds, [], result=base, threads=threads)),
+            f"no-{p}": Isolated(Recipe("seq", feeds, [], result=other, threads=threads)),
+            ort: Isolated(Recipe("ort", feeds, [], path=path, threads=threads)),
         }
         try:
             for f in fns.values():
@@ -123,7 +126,7 @@ def bench_model(name: str, passes: list[str], work: str, plan) -> list[str]:  # 
             for f in fns.values():
                 f.close()
         load1 = load_average()[0]
-        a, b, o = t["all"], t[f"no-{p}"], t["ort-1t"]
+        a, b, o = t["all"], t[f"no-{p}"], t[ort]
 
         def cell(x):  # type: ignore[no-untyped-def]
             return f"{x.median:.2f} [{x.ci[0]:.2f}, {x.ci[1]:.2f}]"
@@ -146,25 +149,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--passes", default=",".join(REWRITE_PASSES))
     ap.add_argument("--out", default="bench/results/rewrites.md")
     ap.add_argument("--budget", type=float, default=40.0, help="seconds of timing per row")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="intra-op threads of every configuration"
+    )
     args = ap.parse_args(argv)
+    if not 1 <= args.threads <= (os.cpu_count() or 1):
+        ap.error(f"--threads must be between 1 and the {os.cpu_count()} cores, not {args.threads}")
     passes = [p for p in args.passes.split(",") if p]
     plan = Plan(min_reps=15, max_reps=101, budget_s=args.budget, rel_ci=0.01, attempts=1)
     head = [
-        f"# Graph rewrites, seq-1t ({time.strftime('%Y-%m-%d %H:%M')})",
+        f"# Graph rewrites, seq-{args.threads}t ({time.strftime('%Y-%m-%d %H:%M')})",
         "",
         f"Command: `{shlex.join(['python', 'bench/rewrites.py', *(argv if argv is not None else sys.argv[1:])])}`."
         " Medians in ms with 95 % intervals, each configuration in its own process, interleaved;"
         " speed-up = no-pass / all; load = 1-minute load average before / after the row"
         f" ({os.cpu_count()} cores).",
         "",
-        "| model | pass | ops changed by the pass | all ms | no-pass ms | ort-1t ms | speed-up "
+        f"| model | pass | ops changed by the pass | all ms | no-pass ms | ort-{args.threads}t ms | speed-up "
         "| all / ort | no-pass / ort | n | load |",
         "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     rows = []
     with tempfile.TemporaryDirectory(prefix="ramiel-rewrites-") as work:
         for m in args.models:
-            rows += bench_model(m, passes, work, plan)
+            rows += bench_model(m, passes, work, plan, args.threads)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         f.write("\n".join(head + rows) + "\n")

@@ -8,11 +8,12 @@ What it does
     1. the *anchor* ops that are faster in channels-last (Conv, MaxPool and AveragePool with more
        than one output position, Resize on a 4-D input) compute in channels-last;
     2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, constant Pad, a
-       channel shuffle: the Gather of ``--fuse-channel-shuffle``) computes in channels-last when
+       channel shuffle: the Gather of ``--fuse-channel-shuffle``, a Split along the channels:
+       ``--combine-parallel-convs``'s) computes in channels-last when
        one of its 4-D activation operands is channels-last, so the format flows through
        conv/pool/element-wise/concat stacks (to a fixed point, so that values crossing clusters
        through ``cluster.send``/``cluster.recv`` count too);
-    3. every other op (Reshape, Flatten, Transpose, Split, Gemm, Softmax, global pooling, ...)
+    3. every other op (Reshape, Flatten, Transpose, other Splits, Gemm, Softmax, global pooling, ...)
        reads contiguous tensors; so do the control-flow ops (If, Loop, Scan) and every op in
        their bodies: a body is a layout boundary (the lowering converts the channels-last values
        a control-flow op reads or its bodies capture once, before the compound statement).
@@ -135,15 +136,28 @@ def _is_anchor(op: OnnxOp, node_view: _NodeViews) -> bool:
 def _is_transparent(op: OnnxOp, node_view: _NodeViews) -> bool:
     """A transparent op (a Pad only in ``constant`` mode: torch's reflect/edge padding returns
     contiguous tensors; a Gather only where it is a channel shuffle, one ``F.channel_shuffle``,
-    which keeps its input's format)."""
+    which keeps its input's format; a Split only along the channels of a 4-D value)."""
     if op.op_type == "Gather":
         from ramiel.lowering.tensor import shuffle_groups  # lazy: torch
 
         return shuffle_groups(node_view(op)) is not None
+    if op.op_type == "Split":
+        return _splits_channels(op)
     if op.op_type == "Pad":
         mode = op.attr("mode", "constant")
         return (mode.decode() if isinstance(mode, bytes) else mode) == "constant"
     return op.has_trait(LayoutTransparent)
+
+
+def _splits_channels(op: OnnxOp) -> bool:
+    """A Split of a 4-D value along the channel axis (``--combine-parallel-convs`` makes them):
+    its parts are views of a channels-last input that keep its strides; a reader that needs a
+    dense tensor copies the part (:func:`ramiel.runtime.ops.conv2d_prepacked`; torch's pooling
+    and element-wise kernels read the strided view)."""
+    shape = static_shape_of(op.operands[0])
+    if shape is None or len(shape) != 4:
+        return False
+    return int(op.attr("axis", 0)) % 4 == 1
 
 
 def _in_region_op(op: Operation) -> bool:

@@ -26,10 +26,11 @@ Op classes (for a 4-D first input; 5-D and other ranks stay contiguous):
   Resize, Upsample) are faster in channels-last: they start a channels-last region;
 * transparent ops (trait :class:`~ramiel.dialects.onnx_traits.LayoutTransparent`) run at the same
   speed in either format and keep the format of their inputs (element-wise, Concat,
-  BatchNormalization, LRN through ``ops.lrn``, constant Pad, and a channel shuffle: the
-  Gather of ``--fuse-channel-shuffle``, one ``F.channel_shuffle``); they join the region of a
-  channels-last input;
-* every other op (Reshape, Flatten, Transpose, Split, Softmax, Gemm, ...) reads contiguous
+  BatchNormalization, LRN through ``ops.lrn``, constant Pad, a channel shuffle: the
+  Gather of ``--fuse-channel-shuffle``, one ``F.channel_shuffle``, and a Split along the
+  channels, whose parts are channels-last views: ``--combine-parallel-convs``); they join the
+  region of a channels-last input;
+* every other op (Reshape, Flatten, Transpose, other Splits, Softmax, Gemm, ...) reads contiguous
   tensors.
 
 Global poolings (GlobalAveragePool, GlobalMaxPool, and pooling to a 1x1 output) are not

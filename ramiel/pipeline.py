@@ -31,7 +31,7 @@ from ramiel.passes import LATE_REWRITES, PASSES, REWRITE_PASSES
 #: ``ramiel-translate --to-python`` follow.
 DEFAULT_PIPELINE = (
     "constant-fold,dce,fuse-layer-norm,fuse-gelu,fuse-attention,fuse-channel-shuffle,"
-    "fuse-pad-into-conv,fold-into-weights,dce,"
+    "fuse-pad-into-conv,fold-into-weights,combine-parallel-convs,dce,"
     "hypercluster,assign-layout,estimate-cost,linear-cluster,merge{clusters=2},clone,dce,"
     "prepack-conv,prepack-matmul,inplace"
 )

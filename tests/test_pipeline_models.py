@@ -70,6 +70,26 @@ def test_models_branch(name, compiled):
     assert model.program.channels, "no channel at all"
 
 
+def test_inception_sends_combined_conv_parts(compiled):
+    """``--combine-parallel-convs`` runs each block's 1x1 convolutions as one, split along the
+    channels; the Split's parts (views of the combined result) cross channels to the other
+    cluster, on the threads and the processes backend alike (test_model_matches_onnxruntime
+    checks those programs' numerics)."""
+    _, model = compiled("inception")
+    counts = model.result.op_counts()
+    assert counts.get("Split", 0) >= 4, counts
+    with open(model.result.ir_path) as f:
+        ir = f.read()
+    split_values = set()
+    for line in ir.splitlines():
+        if '"onnx.Split"' in line:
+            split_values.update(v.strip() for v in line.split("=")[0].split(","))
+    sent = [ln for ln in ir.splitlines() if "cluster.send" in ln]
+    assert any(any(f"{v} " in ln or f"{v})" in ln for v in split_values) for ln in sent), (
+        "no Split part crosses a channel"
+    )
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_no_constant_subgraph_is_recomputed(name, compiled):
     """Constant folding leaves no op computed from constants alone in the compiled program (the

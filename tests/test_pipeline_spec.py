@@ -67,7 +67,7 @@ def test_default_pipeline_is_canonical_and_registered():
                 disable=("inplace", "fuse-gelu"),
             ),
             "constant-fold,dce,fuse-layer-norm,fuse-attention,fuse-channel-shuffle,"
-            'fuse-pad-into-conv,fold-into-weights,dce,hypercluster{batch=2},assign-layout{format="nchw"},'
+            'fuse-pad-into-conv,fold-into-weights,combine-parallel-convs,dce,hypercluster{batch=2},assign-layout{format="nchw"},'
             "estimate-cost,linear-cluster,"
             "merge{clusters=3},intra-op-threads{cores=2},prepack-conv,prepack-matmul",
         ),

@@ -138,6 +138,35 @@ func.func @channel_shuffle(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tens
 
 // -----
 
+// A Split along the channels (--combine-parallel-convs makes them) keeps its input's format: its
+// parts are views of the channels-last conv result, read by the next conv (which copies a part
+// into a dense tensor itself: ops.conv2d_prepacked) without a conversion. A Split along another
+// axis reads a contiguous tensor.
+// CHECK-LABEL: func.func @split_channels
+// CHECK:         %p, %q = "onnx.Split"(%a, %sizes) <{axis = 1 : si64}> {onnx_node_name = "split", ramiel.layout = "channels_last"}
+// CHECK:         %h0, %h1 = "onnx.Split"(%b, %sizes) <{axis = 2 : si64}> {onnx_node_name = "rows"}
+// LOWER:         %a = torchpy.call F.conv2d(%x_cl, %w)
+// LOWER-NEXT:    %[[PARTS:.*]] = torchpy.call torch.split(%a) [0, "4"] kwargs {dim = "1"}
+// LOWER-NEXT:    %p = torchpy.call operator.getitem(%[[PARTS]]) [0, "0"]
+// LOWER-NEXT:    %q = torchpy.call operator.getitem(%[[PARTS]]) [0, "1"]
+// LOWER-NEXT:    %b = torchpy.call F.conv2d(%q, %w4)
+// LOWER-NEXT:    %b_nchw = torchpy.method contiguous(%b) {onnx_node_name = "to contiguous for rows (Split)"
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @split_channels(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x4x16x16xf32> {onnx.name = "p"}, tensor<1x4x8x16xf32> {onnx.name = "h0"}, tensor<1x4x8x16xf32> {onnx.name = "h1"}) {
+  %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x1x1xf32>}> : () -> tensor<8x8x1x1xf32>
+  %w4 = "onnx.Constant"() <{value = dense<0.5> : tensor<4x4x1x1xf32>}> : () -> tensor<4x4x1x1xf32>
+  %sizes = "onnx.Constant"() <{value = dense<[4, 4]> : tensor<2xi64>}> : () -> tensor<2xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %a = "onnx.Conv"(%x, %w, %none) <{kernel_shape = [1 : si64, 1 : si64]}> {onnx_node_name = "a"} : (tensor<1x8x16x16xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x16x16xf32>
+  %p, %q = "onnx.Split"(%a, %sizes) <{axis = 1 : si64}> {onnx_node_name = "split"} : (tensor<1x8x16x16xf32>, tensor<2xi64>) -> (tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>)
+  %b = "onnx.Conv"(%q, %w4, %none) <{kernel_shape = [1 : si64, 1 : si64]}> {onnx_node_name = "b"} : (tensor<1x4x16x16xf32>, tensor<4x4x1x1xf32>, none) -> tensor<1x4x16x16xf32>
+  %h0, %h1 = "onnx.Split"(%b, %sizes) <{axis = 2 : si64}> {onnx_node_name = "rows"} : (tensor<1x4x16x16xf32>, tensor<2xi64>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+  func.return %p, %h0, %h1 : tensor<1x4x16x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>
+}
+}
+
+// -----
+
 // A channel between clusters carries the tensor in its producer's format: the conv's result
 // crosses channels-last (both ends say so), the ReLU in c1 reads it as it is and sends its
 // result back channels-last; only the graph input and output are converted.
