@@ -3,6 +3,9 @@ RAMIEL_MALLOC) all read their values through ramiel.envflags.switch_on."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -40,3 +43,60 @@ def test_an_odd_value_is_on_with_one_warning_naming_it() -> None:
         assert envflags.switch_on("RAMIEL_ODD_TEST", {"RAMIEL_ODD_TEST": "2"}) is True
     with pytest.warns(RuntimeWarning, match=contention.ENV_DISABLE):
         assert contention.enabled({contention.ENV_DISABLE: "perhaps"}) is True
+
+
+_WORKER_SCRIPT = """
+import torch
+from ramiel.runtime import ChannelSpec, Program, start
+
+
+def relu_c(ch, w):
+    ch.put("y0__out", ch.get("x__c0").relu())
+
+
+def sigmoid_c(ch, w):
+    ch.put("y1__out", ch.get("x__c1").sigmoid())
+
+
+if __name__ == "__main__":
+    f32, shape = torch.float32, (2, 3)
+    program = Program(
+        name="two",
+        clusters={"c0": relu_c, "c1": sigmoid_c},
+        channels={
+            "x__c0": ChannelSpec(None, "c0", shape, f32),
+            "x__c1": ChannelSpec(None, "c1", shape, f32),
+            "y0__out": ChannelSpec("c0", None, shape, f32),
+            "y1__out": ChannelSpec("c1", None, shape, f32),
+        },
+        inputs={"x": ["x__c0", "x__c1"]},
+        outputs={"y0": "y0__out", "y1": "y1__out"},
+    )
+    with start(program, None, backend="processes", threads_per_worker=1) as runner:
+        out = runner.run({"x": torch.ones(2, 3)})
+    print("ok", float(out["y0"].sum()))
+"""
+
+
+def test_the_warning_comes_once_not_once_per_worker(tmp_path) -> None:
+    """A program on the processes backend with an odd switch value: its two worker processes
+    inherit the variable, and only the program's own process warns (a fresh-user check saw the
+    warning once per worker)."""
+    script = tmp_path / "two_workers.py"
+    script.write_text(_WORKER_SCRIPT)
+    env = dict(os.environ, RAMIEL_BIND="maybe", RAMIEL_MALLOC="maybe", PYTHONWARNINGS="default")
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ok 6.0" in proc.stdout
+    for name in ("RAMIEL_BIND", "RAMIEL_MALLOC"):
+        assert proc.stderr.count(f"{name}='maybe'") == 1, proc.stderr
+
+
+def test_every_switch_is_in_the_list() -> None:
+    """check_switches reads them all: every module's ENV_DISABLE is in SWITCHES."""
+    from ramiel.runtime import compiled, memory
+
+    names = {m.ENV_DISABLE for m in (binding, contention, compiled, memory, omp)}
+    assert names == set(envflags.SWITCHES)

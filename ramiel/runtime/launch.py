@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from ramiel.envflags import check_switches
 from ramiel.runtime.compiled import program_segments
 from ramiel.runtime.distributed import DistributedRunner
 from ramiel.runtime.processes import ProcessRunner
@@ -63,6 +64,7 @@ def start(
         RuntimeFailure: a worker failed to start.
     """
     program.validate()
+    check_switches()  # an odd RAMIEL_* value warns here, not once per worker process
     w = as_weights(weights)
     if threads_per_worker is None:
         threads_per_worker = program.planned_threads()
