@@ -38,6 +38,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# Ctrl-C while a ramiel command or a generated module run as a script loads torch: one line,
+# status 130 (ramiel.interrupts); nothing changes in a program that imports ramiel as a library
+from ramiel import interrupts as _interrupts
+
 # OpenMP settings (the wait policy), effective when ramiel is imported before torch: ramiel.omp
 from ramiel import omp as _omp  # noqa: F401
 from ramiel.errors import (
@@ -49,6 +53,8 @@ from ramiel.errors import (
     SchedulingError,
     UnsupportedOpError,
 )
+
+_interrupts.install_at_start()
 
 __version__ = "0.1.0"
 

@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from ramiel.errors import RamielError, internal_error_message
 from ramiel.files import stdout_reader_gone
+from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
 
 __all__ = [
@@ -270,6 +271,11 @@ def run_command(fn: Callable[..., int], *args: Any) -> int:
 
     ``RAMIEL_DEBUG=1`` re-raises an internal error, to show its traceback.
     """
+    with keyboard_interrupts():  # before and after: Ctrl-C exits at once (ramiel.interrupts)
+        return _run_command(fn, *args)
+
+
+def _run_command(fn: Callable[..., int], *args: Any) -> int:
     try:
         status = fn(*args)
         if sys.stdout is not None:  # None: started with stdout closed (>&-)

@@ -39,6 +39,7 @@ from safetensors.torch import load_file, save_file
 
 from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.files import output_file, same_file, stdout_reader_gone
+from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
 from ramiel.runtime import Weights, start
 from ramiel.runtime.compiled import segments_in, summary, take_events
@@ -287,22 +288,25 @@ def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
     (the outputs are printed after the runner's ``with``). Stdout closed (``>&-``): nothing is
     printed; stdout full (``> /dev/full``): one ``error:`` line on stderr, status 1. Ctrl-C
     (also while ``--serve`` waits for a request): ``error: interrupted``, status 130, as the
-    ``ramiel`` tools; the workers are stopped by then (the runner's ``with``)."""
+    ``ramiel`` tools; the workers are stopped by then (the runner's ``with``). Ctrl-C while the
+    script loads torch, or after this returns, ends the process at once with the same line and
+    status (:mod:`ramiel.interrupts`)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        try:
-            fn(*args, **kwargs)
-            if sys.stdout is not None:  # None: started with stdout closed (>&-)
-                sys.stdout.flush()
-        except KeyboardInterrupt:
-            print("error: interrupted", file=sys.stderr)
-            sys.exit(130)
-        except BrokenPipeError:
-            sys.exit(stdout_reader_gone())
-        except OSError as e:  # writing the report failed (> /dev/full): files are RamielErrors
-            print(f"error: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
-            sys.exit(1)
+        with keyboard_interrupts():  # before and after: Ctrl-C exits at once (ramiel.interrupts)
+            try:
+                fn(*args, **kwargs)
+                if sys.stdout is not None:  # None: started with stdout closed (>&-)
+                    sys.stdout.flush()
+            except KeyboardInterrupt:
+                print("error: interrupted", file=sys.stderr)
+                sys.exit(130)
+            except BrokenPipeError:
+                sys.exit(stdout_reader_gone())
+            except OSError as e:  # writing the report failed (> /dev/full): files are RamielErrors
+                print(f"error: cannot write to stdout: {e.strerror or e}", file=sys.stderr)
+                sys.exit(1)
 
     return wrapper
 
