@@ -442,7 +442,8 @@ def import_onnx(
         types[vi.name] = vi.type
     _correct_inferred_shapes(model, types, opset)
 
-    store = WeightStore(options.weights_path) if options.weights_path else None
+    # a fresh store, not one on the file: an import replaces what an earlier one wrote there
+    store = WeightStore(None) if options.weights_path else None
     gi = _GraphImporter(opset, store)
     init_names = {t.name for t in g.initializer}
     graph_inputs = [i for i in g.input if i.name not in init_names]
@@ -471,7 +472,8 @@ def import_onnx(
     if limits:
         set_str(module, INDEX_LIMITS_ATTR, json.dumps(limits, ensure_ascii=False))
     if store is not None and store._pending:
-        store.save()
+        assert options.weights_path is not None
+        store.save(options.weights_path)
         set_str(module, WEIGHTS_ATTR, options.weights_ref or options.weights_path or "")
     try:  # the model as the dialects see it (a Reshape that cannot hold its input, ...)
         verify_located(module)

@@ -168,3 +168,40 @@ def test_no_module_level_mutable_state_in_weights():
         mutable.append(f"{name}: {type(value).__name__}")
     assert not mutable, mutable
     assert isinstance(ramiel.weights.SAFETENSORS_TAGS, types.MappingProxyType)
+
+
+def test_an_import_replaces_the_weights_file_it_writes(tmp_path):
+    """Importing into the path of an earlier weights file writes the new model's tensors only
+    (an earlier import's, or a folded tensor an in-place ramiel-opt added, were kept: the file
+    grew with every import of a model into the same place)."""
+    from safetensors.numpy import load_file, save_file
+
+    save_file({"stale": np.zeros(3, np.float32), "w": np.ones((6, 8), np.float32)}, str(tmp_path / "w.safetensors"))  # fmt: skip
+    w = _weights(7)
+    _write_ir(tmp_path, w)
+    got = load_file(str(tmp_path / "w.safetensors"))
+    assert sorted(got) == ["w"]
+    np.testing.assert_array_equal(got["w"], w)
+
+
+def test_ramiel_opt_writes_the_tensors_its_ir_reads(tmp_path, capsys):
+    """``--constant-fold --dce -o out.mlir``: out.safetensors holds the folded kernel alone (the
+    original, no longer read, is left out); in place the input's file gains the folded kernel
+    and keeps the original, which another IR file beside it may still read."""
+    from safetensors.numpy import load_file
+
+    from ramiel.tools import opt
+
+    ir = _write_ir(tmp_path, _weights(8))
+    assert opt.main([ir, "--constant-fold", "--dce", "-o", str(tmp_path / "out.mlir")]) == 0
+    assert sorted(load_file(str(tmp_path / "out.safetensors"))) == ["wt_folded"]
+    assert sorted(load_file(str(tmp_path / "w.safetensors"))) == ["w"]
+    m = import_onnx(
+        _model(_weights(9)),
+        ImportOptions(weights_path=str(tmp_path / "m.safetensors"), weights_ref="m.safetensors"),
+    )
+    (tmp_path / "m.mlir").write_text(str(m) + "\n")
+    ir = str(tmp_path / "m.mlir")
+    assert opt.main([ir, "--constant-fold", "--dce", "-o", ir]) == 0
+    assert sorted(load_file(str(tmp_path / "m.safetensors"))) == ["w", "wt_folded"]
+    capsys.readouterr()

@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, NoReturn
 
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import DenseResourceAttr, FileLineColLoc, ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
@@ -663,9 +663,10 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     module's weight store, held in memory (:mod:`ramiel.passes.constant_fold`). The module's
     weights, old and new, go to ``weights`` if given, else to ``<output>.safetensors`` beside
     ``-o FILE``; with the IR on stdout and no ``weights`` it is an error (no file is written
-    where the user did not ask). ``ramiel.weights`` names that file. The input weights file is left as it is, unless it is
-    that very file (``-o`` overwriting the IR it was imported with): then it gains the new
-    tensors. ``store``: the module's weights in the run's context (``None`` when the module
+    where the user did not ask). ``ramiel.weights`` names that file, which holds the tensors the
+    module reads (not the ones a pass such as ``--dce`` left unread). The input weights file is
+    left as it is, unless it is that very file (``-o`` overwriting the IR it was imported with):
+    then it gains the new tensors and keeps the others, which another IR file may read. ``store``: the module's weights in the run's context (``None`` when the module
     names no weights file). ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
     cannot be written, or is the output IR file itself (``-o FILE.safetensors``).
     """
@@ -686,13 +687,29 @@ def save_new_weights(  # type: ignore[no-untyped-def]
             f"-o {output_file} is where the new weights go: the IR and its weights would be "
             "one file; write the IR to FILE.mlir, or name the weights with --weights"
         )
-    copy = WeightStore(None)  # not store.save(path): the input file's store stays as it is
+    # not store.save(path): the input file's store stays as it is. A new file gets the tensors
+    # the IR reads; the input's own file (in place) keeps the others too, which other IR files
+    # beside it may read
+    in_place = store.path is not None and same_file(store.path, path)
+    used = None if in_place else _resource_keys(module)
+    copy = WeightStore(None)
     for key in store.keys():  # noqa: SIM118 - a WeightStore is not a dict
-        copy.add(key, store.get(key))
+        if used is None or key in used:
+            copy.add(key, store.get(key))
     copy.save(path)
     out_dir = os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd()
     set_str(module, WEIGHTS_ATTR, os.path.relpath(path, out_dir))
     return path
+
+
+def _resource_keys(module) -> set[str]:  # type: ignore[no-untyped-def]
+    """The weight keys the ``dense_resource`` constants of ``module`` name."""
+    return {
+        v.resource_handle.data
+        for op in module.walk()
+        for v in op.properties.values()
+        if isinstance(v, DenseResourceAttr)
+    }
 
 
 def rebase_weights_ref(module, input_file: str | None, output_file: str | None) -> None:  # type: ignore[no-untyped-def]
