@@ -24,7 +24,10 @@ What it does
     channels-last tensor first (:func:`ramiel.runtime.ops.conv2d_prepacked`), the other readers
     (``torch.cat``, element-wise ops, pooling) read the view. The combined convolution is one
     task where there were several: the clustering can no longer put the branches' first
-    convolutions on different cores (the ops after the Split still can).
+    convolutions on different cores (the ops after the Split still can). ``ramiel compile
+    --trainable`` leaves the pass out: the combined kernel and bias are new Parameters (a
+    convolution without a bias would train its zeros; a kernel two convolutions share would no
+    longer be tied).
 
 When (every condition, else the convolutions stay as they are)
     * the convolutions are in one block and read the same value as their input ``X``;

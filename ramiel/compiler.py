@@ -174,7 +174,10 @@ class CompileOptions:
         Sigmoid output a SiLU's Mul overwrites) would make ``backward()`` fail; and
         ``prepack-conv`` and ``prepack-matmul``: the packed oneDNN convolution and MKL product
         have no backward pass (Parameters would take the plain ``F.conv2d`` and
-        ``torch.matmul`` anyway).
+        ``torch.matmul`` anyway); and ``combine-parallel-convs``: its concatenated kernel and
+        bias are new Parameters, so a convolution without a bias would train the zeros it gets,
+        and a kernel two convolutions share would no longer be tied (found by a fresh-user
+        check).
 
         Raises :class:`~ramiel.errors.RamielError` for a name in ``disable`` that is neither
         one of them nor ``all``.
@@ -187,7 +190,11 @@ class CompileOptions:
             )
         if "all" in self.disable:
             return []
-        training_off = ["inplace", "prepack-conv", "prepack-matmul"] if self.trainable else []
+        training_off = (
+            ["inplace", "prepack-conv", "prepack-matmul", "combine-parallel-convs"]
+            if self.trainable
+            else []
+        )
         off = {*self.disable, *training_off}
         return [p for p in REWRITE_PASSES if p not in off]
 

@@ -126,3 +126,12 @@ def test_prepacked_conv_of_a_channel_slice():
     want = torch.relu(F.conv2d(part.contiguous(), w, b, padding=1))
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     assert got.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_trainable_keeps_the_convolutions_apart(tmp_path):
+    """``trainable=True``: the pass is left out, so a convolution without a bias gets no
+    trainable zeros and each keeps its own Parameter (found by a fresh-user check)."""
+    opts = CompileOptions(trainable=True)
+    assert "combine-parallel-convs" not in opts.rewrites()
+    res = compile_model(CASES["three_with_relu"][0], str(tmp_path), opts)
+    assert res.op_counts().get("Conv") == 4 and "Split" not in res.op_counts()
