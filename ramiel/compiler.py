@@ -302,11 +302,12 @@ def _keep_ir_weights(module: ModuleOp, lowered: Sequence[ModuleOp]) -> None:
                 block.insert_op_before(w, block.first_op)
 
 
-#: The files :func:`compile_model` writes into its output directory (and the scratch file of
-#: the import's weights, removed at the end).
+#: The files :func:`compile_model` writes into its output directory, and the weights file of
+#: an older Ramiel's output, which it removes (the scratch file of the import's weights has a
+#: name of its own each time, ``.ramiel-import-*.safetensors``, and is removed at the end).
 OUTPUT_FILES = (
     "model.py", "model_seq.py", WEIGHTS_FILE, "model.mlir", "schedule.txt", "schedule.json",
-    ".ramiel-import.safetensors", "model.ir.safetensors",
+    "model.ir.safetensors",
 )  # fmt: skip
 
 
@@ -340,19 +341,22 @@ def _written_by_ramiel(path: str) -> bool:
 def foreign_outputs(out_dir: str) -> list[str]:
     """The files in ``out_dir`` that :func:`compile_model` would replace but did not write: a
     code or report file of :data:`OUTPUT_FILES` whose content is not Ramiel's (a user's own
-    ``model.py``), anything of those names that is not a plain file, and the weights file when
-    no Ramiel-generated module or IR lies beside it. Empty for a new directory or an earlier
-    output."""
+    ``model.py``), anything of those names that is not a plain file or is a symbolic link
+    (writing through it would replace its target, which may be another directory's output), and
+    the weights files when no Ramiel-generated module or IR lies beside them. Empty for a new
+    directory or an earlier output."""
     if not os.path.isdir(out_dir):
         return []
     present = [n for n in OUTPUT_FILES if os.path.lexists(os.path.join(out_dir, n))]
-    code = [n for n in present if not n.endswith(".safetensors")]  # the code and reports
+    links = [n for n in present if os.path.islink(os.path.join(out_dir, n))]
+    code = [n for n in present if not n.endswith(".safetensors") and n not in links]
     ours = {n for n in code if _written_by_ramiel(os.path.join(out_dir, n))}
-    foreign = [n for n in code if n not in ours]
-    if WEIGHTS_FILE in present:  # the other two names are Ramiel's own scratch files
-        path = os.path.join(out_dir, WEIGHTS_FILE)
-        if not os.path.isfile(path) or not ours & {"model.py", "model_seq.py", "model.mlir"}:
-            foreign.append(WEIGHTS_FILE)
+    foreign = [n for n in code if n not in ours] + [f"{n} (a symbolic link)" for n in links]
+    beside = ours & {"model.py", "model_seq.py", "model.mlir"}
+    for n in present:  # weights: Ramiel's where its generated module or IR lies beside them
+        weights = n.endswith(".safetensors") and n not in links
+        if weights and (not os.path.isfile(os.path.join(out_dir, n)) or not beside):
+            foreign.append(n)
     return foreign
 
 
@@ -438,7 +442,10 @@ def compile_model(
     name = options.class_name or model_class_name(onnx_model, path)
     batch = batch_inputs(onnx_model, options.input_shapes, options.dynamic_batch, options.batch)
     # the importer's weights go to a scratch file: the output has one weights file, written last
-    scratch = os.path.join(os.path.abspath(out_dir), ".ramiel-import.safetensors")
+    # (a name of its own: never a file of the user's, nor another compilation's scratch file)
+    fd, scratch = tempfile.mkstemp(".safetensors", ".ramiel-import-", os.path.abspath(out_dir))
+    os.close(fd)
+    os.remove(scratch)  # the importer writes it only when the model has large initializers
     # the compilation's context: its weight stores hold the scratch file and the tensors the
     # passes add, until write_weights writes the one weights file
     ctx = make_context(out_dir)

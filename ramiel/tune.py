@@ -36,7 +36,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ramiel.compiler import CompiledModel, CompileOptions, CompileResult, compile_model
+from ramiel.compiler import (
+    CompiledModel,
+    CompileOptions,
+    CompileResult,
+    compile_model,
+    foreign_outputs,
+)
 from ramiel.cost_model import usable_cores
 from ramiel.engines import COMPILE_TIMEOUT_S, Recipe
 from ramiel.errors import RamielError, RuntimeFailure
@@ -187,6 +193,7 @@ def tune(
         profile = os.path.abspath(profile)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise RamielError(f"ramiel tune: output {out_dir} exists and is not a directory")
+    _check_own_outputs(out_dir, profile is None)
     out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     # an earlier run's candidates (maybe of another model) must not be mistaken for this one's
@@ -279,6 +286,46 @@ def tune(
         json.dump(res.to_json(), f, indent=2)
         f.write("\n")
     return res
+
+
+def _check_own_outputs(out_dir: str, profiles: bool) -> None:
+    """Raise :class:`RamielError` when ``out_dir`` holds files ``tune`` would replace or remove
+    but Ramiel did not write (a fresh-user check lost a ``model.py``): the program's files as
+    ``ramiel compile`` checks them (:func:`ramiel.compiler.foreign_outputs`), and a
+    ``tune.json``, ``profile.json`` (when ``tune`` profiles) or ``candidates`` that no earlier
+    ``ramiel tune`` left (by their content: the JSON files' first key, only candidate
+    directories in ``candidates``)."""
+    if not os.path.isdir(out_dir):
+        return
+
+    def starts(name: str, head: bytes) -> bool:
+        path = os.path.join(out_dir, name)
+        if not os.path.isfile(path) or os.path.islink(path):
+            return False
+        with open(path, "rb") as f:
+            return f.read(len(head)) == head
+
+    def candidates_dir(path: str) -> bool:  # only candidate directories inside
+        if not os.path.isdir(path) or os.path.islink(path):
+            return False
+        return all(e.is_dir(follow_symlinks=False) for e in os.scandir(path))
+
+    foreign = foreign_outputs(out_dir)
+    checks = {
+        "tune.json": lambda: starts("tune.json", b'{\n  "choice"'),
+        "candidates": lambda: candidates_dir(os.path.join(out_dir, "candidates")),
+    }
+    if profiles:
+        checks["profile.json"] = lambda: starts("profile.json", b'{\n "meta"')
+    foreign += [
+        n for n, ours in checks.items() if os.path.lexists(os.path.join(out_dir, n)) and not ours()
+    ]
+    if foreign:
+        raise RamielError(
+            f"ramiel tune: output directory {out_dir} holds {', '.join(foreign)}, which Ramiel "
+            "did not write and tuning would replace: choose another output directory (-o), or "
+            "move " + ("it" if len(foreign) == 1 else "them")
+        )
 
 
 def _moved(r: CompileResult, out_dir: str) -> CompileResult:

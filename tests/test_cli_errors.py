@@ -430,6 +430,30 @@ def test_files_ramiel_did_not_write_are_never_replaced(files, tmp_path, capsys):
         assert (tmp_path / name).read_text() == text
 
 
+def test_links_in_the_output_directory_are_not_written_through(tmp_path, capsys):
+    """A symbolic link under an output name (here to another directory's output) is refused:
+    writing through it replaced the other directory's files (found by a fresh-user check)."""
+    other = tmp_path / "other"
+    assert driver.main(["compile", SQUEEZENET, "-o", str(other)]) == 0
+    before = {p.name: p.read_bytes() for p in other.iterdir()}
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "model.py").symlink_to(other / "model.py")
+    line = _run(driver, ["compile", SQUEEZENET, "-o", str(out)], capsys)
+    assert "model.py (a symbolic link)" in line
+    assert {p.name: p.read_bytes() for p in other.iterdir()} == before
+
+
+def test_the_import_scratch_file_never_takes_a_users_name(tmp_path, capsys):
+    """The compiler's scratch file has a name of its own each time: a file of the user's named
+    like an older one stays (it was read as weights, an internal error, then deleted)."""
+    (tmp_path / ".ramiel-import.safetensors").write_text("data")
+    assert driver.main(["compile", SQUEEZENET, "-o", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert (tmp_path / ".ramiel-import.safetensors").read_text() == "data"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ramiel-import-")]
+
+
 def test_an_earlier_output_is_replaced(tmp_path, capsys):
     out = tmp_path / "out"
     for _ in range(2):

@@ -8,9 +8,11 @@ to the sequential module (also in ``--serve``), stdout or stdin closed or full, 
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -374,3 +376,31 @@ def test_a_seed_out_of_range_and_outputs_over_the_inputs_are_argument_errors(
     code, _, err = _run(_main(kind, *out, ["--inputs", str(f), "--outputs", str(f)]), capsys)
     assert code == 2 and "is the inputs file" in err, err
     assert f.read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+@pytest.mark.parametrize(
+    "target", ["weights.safetensors", "model.py", "model_seq.py", "model.mlir"]
+)
+def test_outputs_never_replace_the_programs_own_files(kind, target, out, capsys):
+    """--outputs (and a --serve request) naming the program's weights, source, the other module
+    or the IR: one error, the file unchanged (a fresh-user check destroyed the weights with
+    --outputs weights.safetensors, and the next run failed)."""
+    res = out[0]
+    path = os.path.join(res.out_dir, target)
+    before = Path(path).read_bytes()
+    code, _, err = _run(_main(kind, *out, ["--outputs", path]), capsys)
+    assert code == 1 and "writing the outputs there would destroy it" in err, err
+    assert Path(path).read_bytes() == before
+    inputs = os.path.join(os.path.dirname(res.out_dir), "in.safetensors")
+    save_file({"x": torch.zeros(2, 3)}, inputs)
+    answers = io.StringIO()
+    entry.serve(
+        lambda feeds: {"y": feeds["x"]},
+        {"x": ((2, 3), torch.float32)},
+        stdin=io.StringIO(f"{inputs} {path}\nquit\n"),
+        stdout=answers,
+        protected=entry.program_files(res.sequential_path, res.weights_path),
+    )
+    assert answers.getvalue().startswith("error: outputs file "), answers.getvalue()
+    assert Path(path).read_bytes() == before

@@ -198,3 +198,19 @@ def test_stale_candidates_are_removed(tuned, tmp_path):
         model, str(tmp_path / "o"), cores=1, profile=os.path.join(out, "profile.json"), budget_s=0.5
     )
     assert sorted(os.listdir(tmp_path / "o" / "candidates")) == ["1x1"]
+
+
+def test_files_ramiel_did_not_write_are_never_replaced(tmp_path, capsys):
+    """``ramiel tune -o DIR`` with a user's own model.py, tune.json or a file in ``candidates``
+    there: one error before any work, nothing changed (a fresh-user check lost a model.py)."""
+    model = _fork_join(str(tmp_path / "m.onnx"))
+    for name, text in (("model.py", "print('mine')\n"), ("tune.json", "{}\n"), ("candidates/x", "notes\n")):  # fmt: skip
+        out = tmp_path / f"o_{name.replace('/', '_')}"
+        (out / name).parent.mkdir(parents=True)
+        (out / name).write_text(text)
+        assert main(["tune", model, "-o", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert "which Ramiel did not write and tuning would replace" in err, err
+        assert name.split("/")[0] in err
+        assert (out / name).read_text() == text
+        assert sorted(p.name for p in out.iterdir()) == [name.split("/")[0]]

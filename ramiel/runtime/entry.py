@@ -188,19 +188,44 @@ def save_outputs(path: str, outputs: Mapping[str, torch.Tensor]) -> None:
         raise RamielError(f"outputs file {path}: cannot write it: {e}") from None
 
 
+def program_files(module_file: str, weights_file: str) -> dict[str, str]:
+    """The files an outputs file must not replace: what -> path of the generated module run
+    (``module_file``), its weights file and the other files ``ramiel compile`` wrote beside it
+    (the other module, the IR). Overwriting one destroyed the program (a fresh-user check wrote
+    ``--outputs weights.safetensors``)."""
+    here = os.path.dirname(os.path.abspath(module_file))
+    files = {"source": module_file, "weights file": weights_file}
+    for name in ("model.py", "model_seq.py", "model.mlir"):
+        files.setdefault(f"{name}", os.path.join(here, name))
+    return files
+
+
+def check_outputs_file(path: str, protected: Mapping[str, str]) -> None:
+    """Raise :class:`~ramiel.errors.RamielError` when ``path`` is one of the program's own
+    files (:func:`program_files`)."""
+    for what, other in protected.items():
+        if os.path.exists(other) and same_file(path, other):
+            raise RamielError(
+                f"outputs file {path}: is this program's {what}; writing the outputs there "
+                "would destroy it (choose another file)"
+            )
+
+
 def serve(
     infer: Callable[[dict[str, torch.Tensor]], Mapping[str, torch.Tensor]],
     specs: Mapping[str, tuple[Sequence[int], torch.dtype]],
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
+    protected: Mapping[str, str] | None = None,
 ) -> int:
     """Answer inference requests, one per line, until ``quit`` or the end of ``stdin``.
 
     A request is ``IN.safetensors [OUT.safetensors]`` (shell quoting; the output defaults to
     ``IN.out.safetensors``): the inputs are read from ``IN``, the outputs written to ``OUT``, and
     the answer is one line, ``ok OUT <ms> ms`` or ``error: <message>``. A bad request (a missing
-    file, wrong shapes) is answered with an error and the loop goes on; a failure of the workers
-    ends it.
+    file, wrong shapes, an output file that is one of ``protected``, the program's own files:
+    :func:`program_files`) is answered with an error and the loop goes on; a failure of the
+    workers ends it.
 
     Returns:
         The exit status: 0 after ``quit``/end of input, 1 after a failure of the workers.
@@ -231,6 +256,7 @@ def serve(
         dst = words[1] if len(words) == 2 else os.path.splitext(src)[0] + ".out.safetensors"
         try:
             output_file(dst, "outputs file")
+            check_outputs_file(dst, protected or {})
             feeds = load_inputs(src, specs)
             t0 = time.perf_counter()
             outs = infer(feeds)
@@ -337,9 +363,11 @@ def main(
         if chs
     }
     rank = int(os.environ.get("RANK", "0")) if args.backend == "distributed" else 0
+    protected = program_files(module_file, weights_file)
     try:
         if args.outputs is not None:
             output_file(args.outputs, "outputs file")  # before the work, not after it
+            check_outputs_file(args.outputs, protected)
         inputs = (
             load_inputs(args.inputs, specs)
             if args.inputs
@@ -391,7 +419,7 @@ def main(
         with runner:
             events = runner.compile_report()
             if args.serve:
-                status = serve(runner.run, specs)
+                status = serve(runner.run, specs, protected=protected)
                 if status:
                     sys.exit(status)
                 return
@@ -447,11 +475,13 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
         results = result if isinstance(result, tuple) else (result,)
         return dict(zip(outputs, results, strict=False))  # type: ignore[arg-type]
 
+    protected = program_files(module_file, path)
     try:
         if args.serve:
-            sys.exit(serve(infer, inputs))
+            sys.exit(serve(infer, inputs, protected=protected))
         if args.outputs is not None:
             output_file(args.outputs, "outputs file")  # before the work, not after it
+            check_outputs_file(args.outputs, protected)
         feeds = (
             load_inputs(args.inputs, inputs)
             if args.inputs
