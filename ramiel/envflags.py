@@ -4,8 +4,9 @@ Every switch of Ramiel is on by default and read the same way: ``0``, ``false``,
 ``off`` (any case, surrounding blanks ignored) turn it off; ``1``, ``true``, ``yes``, ``on`` or an
 empty or unset variable leave it on. Any other value (``RAMIEL_BIND=maybe``) also leaves it on,
 with one ``RuntimeWarning`` per variable and value naming both, so a typo is seen instead of
-silently taken as a choice; in the program's own process only, not again in each worker process
-of the processes backend (which inherit the variable). Imports nothing heavy: :mod:`ramiel.omp` reads its switch before
+silently taken as a choice: once per program, in its own process, not again in each worker
+process it starts (they inherit the variable, and :data:`WARNED_ENV`), and under ``torchrun`` on
+rank 0 only. Imports nothing heavy: :mod:`ramiel.omp` reads its switch before
 torch starts.
 """
 
@@ -30,11 +31,20 @@ SWITCHES = ("RAMIEL_ADAPT_THREADS", "RAMIEL_BIND", "RAMIEL_COMPILE", "RAMIEL_MAL
 
 _warned: set[tuple[str, str]] = set()
 
+WARNED_ENV = "RAMIEL_WARNED"
+"""Set by the process that warned, for the processes it starts later (the workers of the
+processes backend inherit the switches too): ``NAME=value`` lines they do not warn about again."""
 
-def check_switches(environ: Mapping[str, str] | None = None) -> None:
+
+def check_switches(environ: Mapping[str, str] | None = None, warn: bool = True) -> None:
     """Read every switch of :data:`SWITCHES` once, so that an odd value warns here, in the
-    program's own process (``ramiel.runtime.start`` calls it), whichever of them its workers
-    read."""
+    program's own process (``ramiel.runtime.start`` and a generated module's command line call
+    it), whichever of them its workers read; ``warn=False`` (a torchrun rank but rank 0) takes
+    them as warned without a word."""
+    if not warn:
+        env = os.environ if environ is None else environ
+        _warned.update((n, env[n]) for n in SWITCHES if n in env)
+        return
     for name in SWITCHES:
         switch_on(name, environ)
 
@@ -52,8 +62,11 @@ def switch_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
         return False
     if value not in ON and (name, raw) not in _warned:
         _warned.add((name, raw))
-        if _in_worker_process():
-            return True  # the program's own process warns: once, not once per worker
+        if environ is None:  # the process's own environment: once per program (WARNED_ENV)
+            seen = os.environ.get(WARNED_ENV, "").split("\n")
+            if f"{name}={raw}" in seen:
+                return True  # the process that started this one warned
+            os.environ[WARNED_ENV] = "\n".join([*filter(None, seen), f"{name}={raw}"])
         warnings.warn(
             f"{name}={raw!r} is none of 0/1, false/true, no/yes, off/on: taken as on "
             f"(the default); set {name}=0 to turn it off",
@@ -61,12 +74,3 @@ def switch_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
             stacklevel=2,
         )
     return True
-
-
-def _in_worker_process() -> bool:
-    """Whether this process was started by :mod:`multiprocessing` (a worker of the processes
-    backend, or a rank the distributed backend started itself; ``multiprocessing.parent_process``
-    is None in a program started otherwise, e.g. by ``torchrun``)."""
-    from multiprocessing import parent_process  # lazy: only for an odd value
-
-    return parent_process() is not None

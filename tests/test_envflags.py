@@ -81,10 +81,12 @@ if __name__ == "__main__":
 def test_the_warning_comes_once_not_once_per_worker(tmp_path) -> None:
     """A program on the processes backend with an odd switch value: its two worker processes
     inherit the variable, and only the program's own process warns (a fresh-user check saw the
-    warning once per worker)."""
+    warning once per worker, then, with the first fix, none in a user's own multiprocessing
+    worker)."""
     script = tmp_path / "two_workers.py"
     script.write_text(_WORKER_SCRIPT)
     env = dict(os.environ, RAMIEL_BIND="maybe", RAMIEL_MALLOC="maybe", PYTHONWARNINGS="default")
+    env.pop(envflags.WARNED_ENV, None)
     proc = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
     )
@@ -100,3 +102,43 @@ def test_every_switch_is_in_the_list() -> None:
 
     names = {m.ENV_DISABLE for m in (binding, contention, compiled, memory, omp)}
     assert names == set(envflags.SWITCHES)
+
+
+_POOL_SCRIPT = """
+import multiprocessing
+
+
+def work(_):
+    from ramiel import envflags
+    return envflags.switch_on("RAMIEL_BIND")
+
+
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        print("ok", pool.map(work, [0]))
+"""
+
+
+def test_a_users_own_worker_process_warns(tmp_path) -> None:
+    """A program of the user's reads the switches in a multiprocessing worker of its own (its
+    main process never imports Ramiel): that worker warns."""
+    script = tmp_path / "pool.py"
+    script.write_text(_POOL_SCRIPT)
+    env = dict(os.environ, RAMIEL_BIND="maybe", PYTHONWARNINGS="default")
+    env.pop(envflags.WARNED_ENV, None)
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and "ok [True]" in proc.stdout, proc.stderr
+    assert proc.stderr.count("RAMIEL_BIND='maybe'") == 1, proc.stderr
+
+
+def test_torchrun_ranks_but_rank_0_take_the_values_as_warned(monkeypatch) -> None:
+    monkeypatch.delenv(envflags.WARNED_ENV, raising=False)
+    monkeypatch.setenv("RAMIEL_COMPILE", "sure")
+    monkeypatch.setattr(envflags, "_warned", set())
+    envflags.check_switches(warn=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert envflags.switch_on("RAMIEL_COMPILE") is True

@@ -37,6 +37,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.files import output_file, same_file, stdout_reader_gone
 from ramiel.interrupts import keyboard_interrupts
@@ -363,6 +364,7 @@ def main(
         if chs
     }
     rank = int(os.environ.get("RANK", "0")) if args.backend == "distributed" else 0
+    check_switches(warn=rank == 0 or not in_torchrun())  # an odd RAMIEL_* value: one warning
     protected = program_files(module_file, weights_file)
     try:
         if args.outputs is not None:
@@ -451,6 +453,7 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
     """Run a sequential module class (``<Name>`` of ``model_seq.py``) once on random inputs and
     print its outputs, or serve."""
     args = _args(argv, parallel=False)
+    check_switches()  # an odd RAMIEL_* value warns here, whichever the module reads
     torch.set_num_threads(args.threads)
     inputs, outputs = cls.INPUTS, cls.OUTPUTS
     path = os.path.join(os.path.dirname(os.path.abspath(module_file)), cls.WEIGHTS_FILE)
