@@ -169,7 +169,7 @@ def _combine(x: SSAValue, convs: list[_Conv], consts: ConstantMaker) -> None:
     attrs = dict(first.properties)
     attrs["kernel_shape"] = attr_from_python(OpSchema.AttrType.INTS, list(weight.shape[2:]))
     conv = create_op("Conv", operands, [out_t], attrs, first)
-    set_str(conv, NODE_NAME_ATTR, " + ".join(c.op.node_name or c.op.op_type for c in convs))
+    set_str(conv, NODE_NAME_ATTR, _joined_name([c.op.node_name or c.op.op_type for c in convs]))
     new_ops: list[OnnxOp] = [conv]
     combined = conv.results[0]
     combined.name_hint = f"{base}_convs"
@@ -194,6 +194,16 @@ def _combine(x: SSAValue, convs: list[_Conv], consts: ConstantMaker) -> None:
         res.name_hint = end.results[0].name_hint
         end.results[0].replace_all_uses_with(res)
     erase_dead([*ends, *(c.op for c in convs if c.relu is not None)])
+
+
+MAX_NAME_CHARS = 120
+"""The combined convolution's node name joins its parts' (``a + b + c``, the generated code's
+comment) up to this length; longer, it is the first part's and a count (``a + 2 more``)."""
+
+
+def _joined_name(names: list[str]) -> str:
+    joined = " + ".join(names)
+    return joined if len(joined) <= MAX_NAME_CHARS else f"{names[0]} + {len(names) - 1} more"
 
 
 def _axis1() -> Attribute:

@@ -135,3 +135,12 @@ def test_trainable_keeps_the_convolutions_apart(tmp_path):
     assert "combine-parallel-convs" not in opts.rewrites()
     res = compile_model(CASES["three_with_relu"][0], str(tmp_path), opts)
     assert res.op_counts().get("Conv") == 4 and "Split" not in res.op_counts()
+
+
+def test_long_node_names_are_shortened_in_the_combined_name():
+    from ramiel.passes.combine_parallel_convs import MAX_NAME_CHARS, _joined_name
+
+    assert _joined_name(["a", "b"]) == "a + b"
+    long = [f"/groups/groups.0/branch{i}/Conv" + "x" * 40 for i in range(3)]
+    assert _joined_name(long) == f"{long[0]} + 2 more"
+    assert len(_joined_name(long)) <= MAX_NAME_CHARS
