@@ -476,8 +476,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     source = load_model(model_path)
     if args.random_weights:
         source = randomize_weights(source, seed=0)
-    with console.status("compiling"):
-        res = compile_model(source, out_dir, opts, progress=say)
+    with console.status("compiling"):  # the file where it is one: the code names it
+        res = compile_model(
+            model_path if not args.random_weights else source, out_dir, opts, progress=say
+        )
     model = CompiledModel(res, opts)
     try:
         feeds = random_inputs(model.input_specs, 0, model.index_limits)
