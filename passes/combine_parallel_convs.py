@@ -1,9 +1,9 @@
-"""``--combine-parallel-convs``: run the convolutions that read the same input with the same
+"""``--combine-parallel-convs``: run the 1x1 convolutions that read the same input with the same
 geometry as one convolution, and split its result.
 
 What it does
-    Convolutions that read the same activation ``x``, each with a constant kernel and the same
-    kernel size, strides, pads, dilations and one group, are one convolution with their kernels
+    1x1 convolutions that read the same activation ``x``, each with a constant kernel and the
+    same strides, pads, dilations and one group, are one convolution with their kernels
     (and biases; a missing bias is zeros) concatenated along the output channels, followed by an
     ``onnx.Split`` along the channel axis into the original results::
 
@@ -24,7 +24,11 @@ What it does
     channels-last tensor first (:func:`ramiel.runtime.ops.conv2d_prepacked`), the other readers
     (``torch.cat``, element-wise ops, pooling) read the view. The combined convolution is one
     task where there were several: the clustering can no longer put the branches' first
-    convolutions on different cores (the ops after the Split still can). ``ramiel compile
+    convolutions on different cores (the ops after the Split still can). That is why larger
+    kernels stay apart: two 3x3 convolutions that start two branches are the heavy work the
+    clustering puts on two cores (a fork-join of two such branches, compiled for 2 clusters,
+    became one cluster when they were combined), while the 1x1 reductions of an inception block
+    are cheap next to the convolutions after them, which stay parallel. ``ramiel compile
     --trainable`` leaves the pass out: the combined kernel and bias are new Parameters (a
     convolution without a bias would train its zeros; a kernel two convolutions share would no
     longer be tied).
@@ -33,9 +37,9 @@ When (every condition, else the convolutions stay as they are)
     * the convolutions are in one block and read the same value as their input ``X``;
     * each has a constant kernel (an ``onnx.Constant``: a weight) and a constant bias or none,
       float, all of one element type;
-    * each has ``group = 1``, ``auto_pad = NOTSET`` (explicit pads), and the same
-      ``kernel_shape``, ``strides``, ``pads`` and ``dilations`` (defaults filled in), and a
-      static 4-D result of one type but the channel count.
+    * each has a 1x1 kernel, ``group = 1``, ``auto_pad = NOTSET`` (explicit pads), and the
+      same ``strides``, ``pads`` and ``dilations`` (defaults filled in), and a static 4-D
+      result of one type but the channel count.
 
 Options
     None.
@@ -132,7 +136,7 @@ def _candidate(op: OnnxOp, store: WeightStore | None) -> tuple[tuple[object, ...
         if bias is None or bias.shape != (weight.shape[0],) or bias.dtype != weight.dtype:
             return None
     geometry = _geometry(op, tuple(int(d) for d in weight.shape[2:]))
-    if geometry is None or shape[1] != weight.shape[0]:
+    if geometry is None or shape[1] != weight.shape[0] or weight.shape[2:] != (1, 1):
         return None
     relu = _sole_relu(op)
     key = (
@@ -237,7 +241,7 @@ def combine_parallel_convs(module: ModuleOp, store: WeightStore | None) -> int:
 
 @dataclass(frozen=True)
 class CombineParallelConvs(ModulePass):
-    """Combine the convolutions of one input and one geometry (see the module doc)."""
+    """Combine the 1x1 convolutions of one input and one geometry (see the module doc)."""
 
     name = "combine-parallel-convs"
 

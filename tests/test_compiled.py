@@ -39,9 +39,7 @@ from ramiel.runtime.entry import random_inputs
 
 def fork_join(c: int = 8, hw: int = 16, seed: int = 0) -> onnx.ModelProto:
     """A stem convolution, two branches of two convolutions each (ReLU, sigmoid), a concat and a
-    classifier: the compiler makes two clusters of it, with channels between them (compiled
-    without ``--combine-parallel-convs``, which would run the branches' first convolutions, two
-    3x3 ones of the stem's result, as one)."""
+    classifier: the compiler makes two clusters of it, with channels between them."""
     rng = np.random.default_rng(seed)
     inits: list[onnx.TensorProto] = []
     nodes: list[onnx.NodeProto] = []
@@ -104,8 +102,7 @@ def inductor_cache(tmp_path_factory):
 def fj_result(tmp_path_factory):
     """The fork-join model compiled for 2 clusters with compiled segments."""
     out = tmp_path_factory.mktemp("fj")
-    opts = CompileOptions(clusters=2, compile=True, disable=("combine-parallel-convs",))
-    return compile_model(fork_join(), str(out), opts)
+    return compile_model(fork_join(), str(out), CompileOptions(clusters=2, compile=True))
 
 
 def _dynamo_counts() -> tuple[int, int, int]:
@@ -332,7 +329,7 @@ def test_ramiel_run_compile_reports_segments(tmp_path):
     onnx.save(fork_join(), str(path))
     p = subprocess.run(
         [sys.executable, "-m", "ramiel.tools.driver", "run", str(path), "--compile",
-         "--clusters", "2", "--repeat", "3", "--no-combine-parallel-convs"],
+         "--clusters", "2", "--repeat", "3"],
         capture_output=True,
         text=True,
         timeout=900,

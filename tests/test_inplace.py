@@ -222,9 +222,7 @@ def test_sum_joins_in_place(tmp_path, pipeline_helpers, backend):
         )
     }
     ref = pipeline_helpers.ort_run(model, feeds)
-    # c2 and c3 are the same convolution of y: --combine-parallel-convs would make them one
-    # convolution and a Split, whose parts (views of one tensor) never run in place
-    opts = CompileOptions(clusters=2, backend=backend, disable=("combine-parallel-convs",))
+    opts = CompileOptions(clusters=2, backend=backend)
     res = compile_model(model, str(tmp_path), opts)
     with open(res.sequential_path) as f:
         code = f.read()

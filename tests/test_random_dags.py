@@ -222,9 +222,7 @@ def test_generator_makes_parallel_graphs():
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        # without --combine-parallel-convs, which runs the two 3x3 convolutions of node 0 as one
-        opts = CompileOptions(clusters=2, disable=("combine-parallel-convs",))
-        res = compile_model(model, d, opts)
+        res = compile_model(model, d, CompileOptions(clusters=2))
     assert res.report.parallelism > 1.0
     assert res.clusters == 2
 
