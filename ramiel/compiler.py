@@ -51,7 +51,7 @@ from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
 from ramiel.errors import RamielError
 from ramiel.files import input_file, output_dir, same_file
-from ramiel.importer import ImportOptions, import_onnx, load_model
+from ramiel.importer import ImportOptions, import_onnx, load_model, parse_input_shape
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
@@ -139,7 +139,8 @@ class CompileOptions:
         ``batch``, ``cores``) or above :data:`ramiel.omp.MAX_COUNT` (1024: the command line's
         bound; a million threads crashed libgomp), a ``class_name`` the generated code cannot use
         (:func:`ramiel.printer.class_name_problem`), a ``disable`` that is a string instead of a
-        list, or an unknown name in it."""
+        list, or an unknown name in it, ``input_shapes`` that are not a dict of input names to
+        lists of positive ints (as ``--input-shape`` takes them)."""
         targets = get_args(Backend)
         if self.backend not in targets:
             raise RamielError(
@@ -166,6 +167,8 @@ class CompileOptions:
                 f"CompileOptions.disable must be a list of rewrite names, not the string "
                 f"{self.disable!r} (write [{self.disable!r}])"
             )
+        if self.input_shapes is not None:
+            _check_input_shapes(self.input_shapes)
         self.rewrites()
 
     def rewrites(self) -> list[str]:
@@ -309,6 +312,33 @@ OUTPUT_FILES = (
     "model.py", "model_seq.py", WEIGHTS_FILE, "model.mlir", "schedule.txt", "schedule.json",
     "model.ir.safetensors",
 )  # fmt: skip
+
+
+def _check_input_shapes(shapes: object) -> None:
+    """``CompileOptions.input_shapes``: a mapping of input names to sequences of positive ints,
+    each what ``--input-shape NAME=D0,D1,...`` accepts (:func:`ramiel.importer.parse_input_shape`:
+    the size bound too). Raises :class:`RamielError` naming the input and the value (a fresh-user
+    check got a ValueError, a TypeError, an AttributeError, or a float or bool taken)."""
+    if not isinstance(shapes, Mapping):
+        raise RamielError(
+            "CompileOptions.input_shapes must be a dict of input name -> shape (a list of ints), "
+            f"not {type(shapes).__name__} {shapes!r:.80}"
+        )
+    for name, shape in shapes.items():
+        ok = isinstance(name, str) and isinstance(shape, list | tuple)
+        if ok:
+            ok = all(type(d) is int for d in shape)  # not bool, float, str
+        if not ok:
+            raise RamielError(
+                f"CompileOptions.input_shapes: {name!r}: {shape!r:.80} is not a shape (a list "
+                "of ints, e.g. [1, 3, 224, 224]; [] for a scalar)"
+            )
+        try:
+            parse_input_shape(f"{name}={','.join(str(d) for d in shape)}")
+        except ValueError as e:
+            raise RamielError(
+                f"CompileOptions.input_shapes: {name!r}: {str(e).split(': ', 1)[-1]}"
+            ) from None
 
 
 def _head(path: str, n: int = 512) -> bytes:

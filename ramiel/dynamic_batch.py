@@ -589,7 +589,7 @@ def generalize_batch(
         listed = ", ".join(f"'{n}'" for n in names)
         note = f"the sequential module keeps batch size {plan.bound} for input(s) {listed}: {why}"
         checked = _check_batch(
-            static, names, plan.bound, "the model fixes it; see the compile notes"
+            static, names, plan.bound, "compiled for it; the compile notes say why"
         )
         return Generalized(checked, (), [note])
     return Generalized(general, tuple(names), [])

@@ -62,7 +62,7 @@ def switch_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
         return False
     if value not in ON and (name, raw) not in _warned:
         _warned.add((name, raw))
-        if environ is None:  # the process's own environment: once per program (WARNED_ENV)
+        if environ is None or environ is os.environ:  # once per program (WARNED_ENV)
             seen = os.environ.get(WARNED_ENV, "").split("\n")
             if f"{name}={raw}" in seen:
                 return True  # the process that started this one warned

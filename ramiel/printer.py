@@ -83,9 +83,14 @@ def class_name_problem(name: str) -> str | None:
     generated modules or Python's builtins already use), or ``None``."""
     if not tp.is_python_name(name):
         return f"class name {name!r} is not a Python identifier"
-    if name in RESERVED or f"{name}Parallel" in RESERVED:
+    if name in RESERVED or f"{name}Parallel" in RESERVED or _GENERATED_FUNCTION.fullmatch(name):
         return f"class name {name!r} is taken by the generated code or Python's builtins"
     return None
+
+
+#: The names of the generated functions (``cluster_c0``, ``c0_seg0``, ``forward_seg0``): a
+#: class of such a name would clash with one (found by a fresh-user check: an internal error).
+_GENERATED_FUNCTION = re.compile(r"cluster_\w+|\w+_seg\d+")
 
 
 WEIGHTS_FILE = "weights.safetensors"

@@ -36,7 +36,8 @@ from ramiel.clustering import compute_ops, is_ambient, main_func
 from ramiel.context import make_context
 from ramiel.cost_model import ProfileDB, profile_key, threads_key, usable_cores
 from ramiel.dialects.onnx import OnnxOp
-from ramiel.importer import ImportOptions, import_onnx
+from ramiel.dynamic_batch import batch_inputs
+from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import CHANNELS_LAST, has_format
 from ramiel.lowering.api import lower_node
 from ramiel.lowering.eval_emitter import EvalEmitter, EvalValue
@@ -151,12 +152,15 @@ def profile_model(
     counts = sorted({1, *(threads or (1, usable_cores()))})
     caller_threads = torch.get_num_threads()
     gen = torch.Generator().manual_seed(0)
+    # a dynamic batch dimension is bound as ramiel compile binds it (to 1, or --input-shape)
+    onnx_model = load_model(model)
+    plan = batch_inputs(onnx_model, input_shapes, None)
     with tempfile.TemporaryDirectory() as d:
         ctx = make_context(d)
         module = import_onnx(
-            model,
+            plan.model or onnx_model,
             ImportOptions(
-                input_shapes=input_shapes,
+                input_shapes=plan.bound_shapes,
                 weights_path=os.path.join(d, "w.safetensors"),
                 weights_ref="w.safetensors",
             ),

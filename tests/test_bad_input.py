@@ -106,6 +106,8 @@ def test_bad_values(command, extra, argument, message, tmp_path, capsys):
         (["compile", SQUEEZENET, "-o", ""], "-o/--output", "the path is empty"),
         (["compile", "", "-o", "out"], "model", "the path is empty"),
         (["run", SQUEEZENET, "--repeat", "0"], "--repeat", "must be from 1 to 1000000, got 0"),
+        # checked at the end of the run (found by a fresh-user check)
+        (["run", SQUEEZENET, "--steps", "2", "--state", "h0"], "--state", "expected IN=OUT"),
         (["profile", SQUEEZENET, "-o", "p.json", "--threads", "0,1"], "--threads", "got 0"),
         (["profile", SQUEEZENET, "-o", "p.json", "--threads", "1,,2"], "--threads", "commas"),
         (["profile", SQUEEZENET, "-o", "p.json", "--repeat", "-1"], "--repeat", "got -1"),

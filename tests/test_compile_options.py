@@ -33,6 +33,16 @@ from ramiel.errors import RamielError
         (CompileOptions(disable="all"), r"disable must be a list .* not the string 'all'"),
         (CompileOptions(clusters=True), r"CompileOptions\.clusters must be an int .*, not True"),
         (CompileOptions(disable=["no-such-pass"]), r"unknown rewrite\(s\) to disable: no-such"),
+        # the generated functions' names (an internal error; found by a fresh-user check)
+        (CompileOptions(class_name="cluster_c0"), r"class name 'cluster_c0' is taken by the"),
+        (CompileOptions(class_name="c0_seg0"), r"class name 'c0_seg0' is taken by the"),
+        # input_shapes: a ValueError, a TypeError, an AttributeError, a float or a bool taken
+        (CompileOptions(input_shapes={"x": "1,4"}), r"input_shapes: 'x': '1,4' is not a shape"),
+        (CompileOptions(input_shapes={"x": None}), r"input_shapes: 'x': None is not a shape"),
+        (CompileOptions(input_shapes=[("x", [1, 4])]), r"input_shapes must be a dict of input"),  # type: ignore[arg-type]
+        (CompileOptions(input_shapes={"x": [1.5, 4]}), r"'x': \[1\.5, 4\] is not a shape"),  # type: ignore[list-item]
+        (CompileOptions(input_shapes={"x": [True, 4]}), r"'x': \[True, 4\] is not a shape"),
+        (CompileOptions(input_shapes={"x": [0, 4]}), r"input_shapes: 'x': dimensions must be pos"),
     ],
 )
 def test_bad_option_is_one_error_before_any_work(tmp_path, options, message):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -404,3 +405,37 @@ def test_outputs_never_replace_the_programs_own_files(kind, target, out, capsys)
     )
     assert answers.getvalue().startswith("error: outputs file "), answers.getvalue()
     assert Path(path).read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["parallel", "sequential"])
+def test_outputs_replace_only_an_earlier_outputs_file(kind, out, tmp_path, capsys):
+    """--outputs over an existing file that is not a safetensors file (a tune.json, a schedule
+    report, a source) is refused; an earlier run's outputs file is replaced, and the new file is
+    readable as the umask allows (safetensors writes 0600; found by a fresh-user check)."""
+    report = tmp_path / "tune.json"
+    report.write_text('{"choice": "1x1"}\n')
+    code, _, err = _run(_main(kind, *out, ["--outputs", str(report)]), capsys)
+    assert code == 1 and "exists and is not a safetensors file" in err, err
+    assert report.read_text() == '{"choice": "1x1"}\n'
+    outs = tmp_path / "outs.safetensors"
+    for _ in range(2):
+        code, _, err = _run(_main(kind, *out, ["--outputs", str(outs)]), capsys)
+        assert code == 0, err
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(outs.stat().st_mode) == 0o666 & ~mask
+
+
+def test_a_serve_request_never_writes_over_its_inputs(tmp_path):
+    inputs = tmp_path / "in.safetensors"
+    save_file({"x": torch.zeros(2, 3)}, str(inputs))
+    before = inputs.read_bytes()
+    answers = io.StringIO()
+    entry.serve(
+        lambda feeds: {"y": feeds["x"] + 1},
+        {"x": ((2, 3), torch.float32)},
+        stdin=io.StringIO(f"{inputs} {inputs}\nquit\n"),
+        stdout=answers,
+    )
+    assert "is the request's inputs file" in answers.getvalue(), answers.getvalue()
+    assert inputs.read_bytes() == before

@@ -214,3 +214,23 @@ def test_files_ramiel_did_not_write_are_never_replaced(tmp_path, capsys):
         assert name.split("/")[0] in err
         assert (out / name).read_text() == text
         assert sorted(p.name for p in out.iterdir()) == [name.split("/")[0]]
+
+
+def test_a_dynamic_batch_is_bound_as_compile_binds_it(tmp_path, capsys):
+    """``ramiel tune`` and ``ramiel profile`` of a model whose batch dimension is symbolic bind it
+    to 1, as ``ramiel compile`` and ``ramiel run`` do (they refused it; found by a fresh-user
+    check)."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = str(tmp_path / "dyn.onnx")
+    onnx.save(m, path)
+    assert main(["profile", path, "-o", str(tmp_path / "p.json"), "--repeat", "2"]) == 0
+    assert main(["tune", path, "-o", str(tmp_path / "t"), "--budget", "0.5"]) == 0
+    capsys.readouterr()
+    assert json.loads((tmp_path / "t" / "tune.json").read_text())["choice"]

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
+from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, internal_error_message
 from ramiel.files import stdout_reader_gone
 from ramiel.interrupts import keyboard_interrupts
@@ -272,6 +273,7 @@ def run_command(fn: Callable[..., int], *args: Any) -> int:
     ``RAMIEL_DEBUG=1`` re-raises an internal error, to show its traceback.
     """
     with keyboard_interrupts():  # before and after: Ctrl-C exits at once (ramiel.interrupts)
+        check_switches()  # an odd RAMIEL_* value: one warning, not one per process it starts
         return _run_command(fn, *args)
 
 

@@ -212,6 +212,7 @@ def _parser() -> argparse.ArgumentParser:
         "--state",
         action="append",
         default=[],
+        type=_state_spec,
         metavar="IN=OUT",
         help="with --steps: the output fed back as input IN (default: inputs and outputs of the "
         "same shape and type, paired in order)",
@@ -452,6 +453,17 @@ def _median_ms(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     return times[len(times) // 2]
 
 
+def _state_spec(text: str) -> str:
+    """An argparse type: ``IN=OUT``, two non-empty names (which ones the model has is checked
+    once it is compiled, before it runs)."""
+    name, sep, out = text.partition("=")
+    if not sep or not name or not out:
+        raise argparse.ArgumentTypeError(
+            f"expected IN=OUT (an input and an output name), not {text!r}"
+        )
+    return text
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import torch  # lazy: torch
 
@@ -482,6 +494,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     model = CompiledModel(res, opts)
     try:
+        if args.steps > 1:  # the state's names, before any work runs
+            state_pairs(model, args.state)
         feeds = random_inputs(model.input_specs, 0, model.index_limits)
         ort_model = _ort_model(source, opts)
 

@@ -39,7 +39,7 @@ from safetensors.torch import load_file, save_file
 
 from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.files import output_file, same_file, stdout_reader_gone
+from ramiel.files import make_readable, output_file, same_file, stdout_reader_gone
 from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
 from ramiel.runtime import Weights, start
@@ -180,9 +180,12 @@ def load_inputs(
 
 
 def save_outputs(path: str, outputs: Mapping[str, torch.Tensor]) -> None:
-    """Write the outputs to a ``.safetensors`` file (``RamielError`` when it cannot)."""
+    """Write the outputs to a ``.safetensors`` file (``RamielError`` when it cannot), readable
+    as the umask allows (safetensors alone writes mode 0600)."""
     try:
         save_file({k: v.detach().contiguous() for k, v in outputs.items()}, path)
+        if os.path.isfile(path):
+            make_readable(path)
     except OSError as e:
         raise RamielError(f"outputs file {path}: cannot write it: {e.strerror or e}") from None
     except SafetensorError as e:  # safetensors reports an I/O error as its own type
@@ -201,15 +204,35 @@ def program_files(module_file: str, weights_file: str) -> dict[str, str]:
     return files
 
 
+def _is_safetensors(path: str) -> bool:
+    """Whether ``path`` starts as a safetensors file does: an 8-byte little-endian header
+    length, then a JSON object."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(9)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return False
+    if len(head) < 9 or head[8:9] != b"{":
+        return False
+    return 8 + int.from_bytes(head[:8], "little") <= size
+
+
 def check_outputs_file(path: str, protected: Mapping[str, str]) -> None:
     """Raise :class:`~ramiel.errors.RamielError` when ``path`` is one of the program's own
-    files (:func:`program_files`)."""
+    files (:func:`program_files`), or an existing file that is not a safetensors file (an
+    earlier run's outputs may be replaced; a report, a source or a ``tune.json`` may not)."""
     for what, other in protected.items():
         if os.path.exists(other) and same_file(path, other):
             raise RamielError(
                 f"outputs file {path}: is this program's {what}; writing the outputs there "
                 "would destroy it (choose another file)"
             )
+    if os.path.isfile(path) and not _is_safetensors(path):
+        raise RamielError(
+            f"outputs file {path}: exists and is not a safetensors file; writing the outputs "
+            "there would replace it (choose another file, or remove it)"
+        )
 
 
 def serve(
@@ -257,6 +280,11 @@ def serve(
         dst = words[1] if len(words) == 2 else os.path.splitext(src)[0] + ".out.safetensors"
         try:
             output_file(dst, "outputs file")
+            if os.path.exists(src) and same_file(src, dst):
+                raise RamielError(
+                    f"outputs file {dst}: is the request's inputs file; writing the outputs "
+                    "there would replace the inputs"
+                )
             check_outputs_file(dst, protected or {})
             feeds = load_inputs(src, specs)
             t0 = time.perf_counter()
