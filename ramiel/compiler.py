@@ -29,6 +29,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import math
+import numbers
 import os
 import re
 import sys
@@ -49,9 +51,9 @@ from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
-from ramiel.errors import RamielError
+from ramiel.errors import MAX_TENSOR_BYTES, RamielError
 from ramiel.files import input_file, output_dir, same_file
-from ramiel.importer import ImportOptions, import_onnx, load_model, parse_input_shape
+from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
@@ -140,7 +142,7 @@ class CompileOptions:
         bound; a million threads crashed libgomp), a ``class_name`` the generated code cannot use
         (:func:`ramiel.printer.class_name_problem`), a ``disable`` that is a string instead of a
         list, or an unknown name in it, ``input_shapes`` that are not a dict of input names to
-        lists of positive ints (as ``--input-shape`` takes them)."""
+        lists of ints of at least 0."""
         targets = get_args(Backend)
         if self.backend not in targets:
             raise RamielError(
@@ -315,10 +317,12 @@ OUTPUT_FILES = (
 
 
 def _check_input_shapes(shapes: object) -> None:
-    """``CompileOptions.input_shapes``: a mapping of input names to sequences of positive ints,
-    each what ``--input-shape NAME=D0,D1,...`` accepts (:func:`ramiel.importer.parse_input_shape`:
-    the size bound too). Raises :class:`RamielError` naming the input and the value (a fresh-user
-    check got a ValueError, a TypeError, an AttributeError, or a float or bool taken)."""
+    """``CompileOptions.input_shapes``: a mapping of input names to sequences of ints of at
+    least 0 (an empty tensor is a size to compile for here; the command line's
+    ``--input-shape`` takes positive ones), and of fewer elements than any machine holds
+    (:data:`~ramiel.errors.MAX_TENSOR_BYTES`). Raises :class:`RamielError` naming the input and
+    the value (a fresh-user check got a ValueError, a TypeError, an AttributeError, or a float or
+    bool taken)."""
     if not isinstance(shapes, Mapping):
         raise RamielError(
             "CompileOptions.input_shapes must be a dict of input name -> shape (a list of ints), "
@@ -327,18 +331,22 @@ def _check_input_shapes(shapes: object) -> None:
     for name, shape in shapes.items():
         ok = isinstance(name, str) and isinstance(shape, list | tuple)
         if ok:
-            ok = all(type(d) is int for d in shape)  # not bool, float, str
+            ok = all(isinstance(d, numbers.Integral) and not isinstance(d, bool) for d in shape)
         if not ok:
             raise RamielError(
                 f"CompileOptions.input_shapes: {name!r}: {shape!r:.80} is not a shape (a list "
                 "of ints, e.g. [1, 3, 224, 224]; [] for a scalar)"
             )
-        try:
-            parse_input_shape(f"{name}={','.join(str(d) for d in shape)}")
-        except ValueError as e:
+        if any(d < 0 for d in shape):
             raise RamielError(
-                f"CompileOptions.input_shapes: {name!r}: {str(e).split(': ', 1)[-1]}"
-            ) from None
+                f"CompileOptions.input_shapes: {name!r}: {list(shape)} has a negative dimension "
+                "(a size to compile for; -1 is what the model may say for an unknown one)"
+            )
+        if math.prod(shape) > MAX_TENSOR_BYTES:
+            raise RamielError(
+                f"CompileOptions.input_shapes: {name!r}: {math.prod(shape)} elements, more than "
+                f"any machine can hold ({MAX_TENSOR_BYTES} bytes)"
+            )
 
 
 def _head(path: str, n: int = 512) -> bytes:

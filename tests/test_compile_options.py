@@ -42,7 +42,10 @@ from ramiel.errors import RamielError
         (CompileOptions(input_shapes=[("x", [1, 4])]), r"input_shapes must be a dict of input"),  # type: ignore[arg-type]
         (CompileOptions(input_shapes={"x": [1.5, 4]}), r"'x': \[1\.5, 4\] is not a shape"),  # type: ignore[list-item]
         (CompileOptions(input_shapes={"x": [True, 4]}), r"'x': \[True, 4\] is not a shape"),
-        (CompileOptions(input_shapes={"x": [0, 4]}), r"input_shapes: 'x': dimensions must be pos"),
+        (
+            CompileOptions(input_shapes={"x": [-1, 4]}),
+            r"input_shapes: .x.: \[-1, 4\] has a negative",
+        ),
     ],
 )
 def test_bad_option_is_one_error_before_any_work(tmp_path, options, message):
