@@ -468,7 +468,24 @@ def compile_model(
         input_file(model, "ONNX model")
     if options.profile is not None:
         ProfileDB.load(options.profile)
+    created = not os.path.lexists(out_dir)
     output_dir(out_dir)
+    try:
+        return _compile_into(model, out_dir, options, say)
+    except BaseException:
+        if created:  # a directory this call made and nothing was written to: not left behind
+            with contextlib.suppress(OSError):
+                os.rmdir(out_dir)
+        raise
+
+
+def _compile_into(
+    model: str | os.PathLike[str] | onnx.ModelProto | bytes,
+    out_dir: str,
+    options: CompileOptions,
+    say: Callable[[str], None],
+) -> CompileResult:
+    """The work of :func:`compile_model` once its checks passed and ``out_dir`` exists."""
     timings: dict[str, float] = {}
     n = options.clusters if options.clusters is not None else usable_cores()
     path = os.fspath(model) if isinstance(model, str | os.PathLike) else None

@@ -28,6 +28,7 @@ per model (``budget_s`` caps it), against the tens of minutes of search-based pl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -195,7 +196,30 @@ def tune(
         raise RamielError(f"ramiel tune: output {out_dir} exists and is not a directory")
     _check_own_outputs(out_dir, profile is None)
     out_dir = os.path.abspath(out_dir)
+    created = not os.path.lexists(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    try:
+        return _tune_into(model, out_dir, p, profile, base, budget_s, say, compile, progress)
+    except BaseException:
+        if created:  # a directory this call made: removed when an error left it empty
+            with contextlib.suppress(OSError):
+                os.rmdir(out_dir)
+        raise
+
+
+def _tune_into(
+    model: str,
+    out_dir: str,
+    p: int,
+    profile: str | None,
+    base: CompileOptions | None,
+    budget_s: float,
+    say: Callable[[str], None],
+    compile: bool,  # noqa: A002
+    progress: Callable[[int, int], None] | None,
+) -> TuneResult:
+    """The work of :func:`tune` once its checks passed and ``out_dir`` exists (``p``: the
+    cores)."""
     # an earlier run's candidates (maybe of another model) must not be mistaken for this one's
     shutil.rmtree(os.path.join(out_dir, "candidates"), ignore_errors=True)
     steps = [0, 2]  # done, total (the total grows once the candidates are known)
