@@ -617,6 +617,14 @@ def _compile_into(
             os.remove(scratch)
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(out_dir, "model.ir.safetensors"))  # an older Ramiel's
+    tuned = [n for n in ("tune.json", "profile.json", "candidates") if _exists(out_dir, n)]
+    if (
+        "tune.json" in tuned
+    ):  # compiled into a ramiel tune's directory (found by a fresh-user check)
+        notes.append(
+            f"{', '.join(tuned)} in {out_dir} are from an earlier 'ramiel tune': they describe the "
+            "program it chose, not this one"
+        )
     return CompileResult(
         out_dir=out_dir,
         parallel_path=par_path,
@@ -630,6 +638,10 @@ def _compile_into(
         dynamic_batch=dynamic,
         notes=notes,
     )
+
+
+def _exists(directory: str, name: str) -> bool:
+    return os.path.lexists(os.path.join(directory, name))
 
 
 def _load_generated(path: str, kind: str) -> Any:

@@ -593,3 +593,18 @@ def test_a_failed_command_leaves_no_directory_it_made(command, tmp_path, capsys)
     kept.mkdir()
     _run(driver, [command, str(bad), "-o", str(kept)], capsys)
     assert kept.is_dir()
+
+
+def test_compiling_into_a_tune_directory_notes_its_files(tmp_path, capsys):
+    """The tune.json, profile.json and candidates/ of an earlier ramiel tune stay, with a note
+    that they describe another program (a fresh-user check found them silently kept)."""
+    out = tmp_path / "t"
+    assert driver.main(["compile", SQUEEZENET, "-o", str(out)]) == 0
+    (out / "tune.json").write_text('{\n  "choice": "1x2"\n}\n')
+    (out / "candidates").mkdir()
+    capsys.readouterr()
+    assert driver.main(["compile", SQUEEZENET, "-o", str(out)]) == 0
+    text = capsys.readouterr()
+    assert "tune.json, candidates in " in text.out + text.err
+    assert "are from an earlier 'ramiel tune'" in text.out + text.err
+    assert (out / "tune.json").exists()
