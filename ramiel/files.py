@@ -22,6 +22,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 
 from ramiel.errors import RamielError
 
@@ -237,3 +238,31 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return os.path.samefile(pa, pb)
     except OSError:
         return False
+
+
+def file_head(path: str | os.PathLike[str], n: int) -> bytes | None:
+    """The first ``n`` bytes of the regular file ``path`` (through links), or ``None`` where it
+    is not one or cannot be read: what recognises a file by its content (a generated module, a
+    ``tune.json``, a safetensors header) before a command replaces it."""
+    try:
+        if not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Around a command that makes the output directory ``path``: when it fails (any exception,
+    Ctrl-C too), the directory is removed if this command made it and it is still empty; one
+    that was there before stays."""
+    created = not os.path.lexists(path)
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise

@@ -54,12 +54,18 @@ def _ignore_late_interrupts() -> None:
     """The last exit handler (registered first): from here on the interpreter restores the
     default SIGINT action for Python handlers and tears down its modules; a Ctrl-C then would
     kill it with nothing said (status -2), so the last part ignores it."""
-    if _may_install() and signal.getsignal(signal.SIGINT) is _exit_interrupted:
+    if _exiting_on_interrupt():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _may_install() -> bool:
     return threading.current_thread() is threading.main_thread()
+
+
+def _exiting_on_interrupt() -> bool:
+    """Whether :func:`exit_on_interrupt` is on (and this is the main thread, which may change
+    it)."""
+    return _may_install() and signal.getsignal(signal.SIGINT) is _exit_interrupted
 
 
 def exit_on_interrupt() -> None:
@@ -74,7 +80,7 @@ def exit_on_interrupt() -> None:
 def raise_on_interrupt() -> None:
     """Undo :func:`exit_on_interrupt`: Ctrl-C raises ``KeyboardInterrupt`` again (Python's
     default), for the part of a command that stops its workers on it."""
-    if _may_install() and signal.getsignal(signal.SIGINT) is _exit_interrupted:
+    if _exiting_on_interrupt():
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
@@ -106,9 +112,8 @@ def keyboard_interrupts() -> Iterator[None]:
     ends the process at once again, for its shutdown. Changes nothing where
     :func:`exit_on_interrupt` was not on at the start (a program calling ``main`` itself, a
     test)."""
-    ours = _may_install() and signal.getsignal(signal.SIGINT) is _exit_interrupted
-    if ours:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    ours = _exiting_on_interrupt()
+    raise_on_interrupt()
     try:
         yield
     finally:

@@ -28,7 +28,6 @@ per model (``budget_s`` caps it), against the tens of minutes of search-based pl
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -43,10 +42,12 @@ from ramiel.compiler import (
     CompileResult,
     compile_model,
     foreign_outputs,
+    foreign_outputs_message,
 )
 from ramiel.cost_model import usable_cores
 from ramiel.engines import COMPILE_TIMEOUT_S, Recipe
 from ramiel.errors import RamielError, RuntimeFailure
+from ramiel.files import file_head, removed_if_left_empty
 from ramiel.measure import Isolated, Plan, measure_interleaved
 from ramiel.profiler import profile_model
 from ramiel.runtime.entry import random_inputs
@@ -196,15 +197,9 @@ def tune(
         raise RamielError(f"ramiel tune: output {out_dir} exists and is not a directory")
     _check_own_outputs(out_dir, profile is None)
     out_dir = os.path.abspath(out_dir)
-    created = not os.path.lexists(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
-    try:
+    with removed_if_left_empty(out_dir):
+        os.makedirs(out_dir, exist_ok=True)
         return _tune_into(model, out_dir, p, profile, base, budget_s, say, compile, progress)
-    except BaseException:
-        if created:  # a directory this call made: removed when an error left it empty
-            with contextlib.suppress(OSError):
-                os.rmdir(out_dir)
-        raise
 
 
 def _tune_into(
@@ -324,10 +319,7 @@ def _check_own_outputs(out_dir: str, profiles: bool) -> None:
 
     def starts(name: str, head: bytes) -> bool:
         path = os.path.join(out_dir, name)
-        if not os.path.isfile(path) or os.path.islink(path):
-            return False
-        with open(path, "rb") as f:
-            return f.read(len(head)) == head
+        return not os.path.islink(path) and file_head(path, len(head)) == head
 
     def candidates_dir(path: str) -> bool:  # only candidate directories inside
         if not os.path.isdir(path) or os.path.islink(path):
@@ -345,11 +337,7 @@ def _check_own_outputs(out_dir: str, profiles: bool) -> None:
         n for n, ours in checks.items() if os.path.lexists(os.path.join(out_dir, n)) and not ours()
     ]
     if foreign:
-        raise RamielError(
-            f"ramiel tune: output directory {out_dir} holds {', '.join(foreign)}, which Ramiel "
-            "did not write and tuning would replace: choose another output directory (-o), or "
-            "move " + ("it" if len(foreign) == 1 else "them")
-        )
+        raise RamielError("ramiel tune: " + foreign_outputs_message(out_dir, foreign, "tuning"))
 
 
 def _moved(r: CompileResult, out_dir: str) -> CompileResult:

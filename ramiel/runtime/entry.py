@@ -200,7 +200,7 @@ def program_files(module_file: str, weights_file: str) -> dict[str, str]:
     here = os.path.dirname(os.path.abspath(module_file))
     files = {"source": module_file, "weights file": weights_file}
     for name in ("model.py", "model_seq.py", "model.mlir"):
-        files.setdefault(f"{name}", os.path.join(here, name))
+        files.setdefault(name, os.path.join(here, name))
     return files
 
 
