@@ -46,45 +46,31 @@ def test_an_odd_value_is_on_with_one_warning_naming_it() -> None:
 
 
 _WORKER_SCRIPT = """
+import sys
+
 import torch
-from ramiel.runtime import ChannelSpec, Program, start
 
+sys.path.insert(0, {bench!r})
+from start_cost import _programs  # two clusters of one op each (relu, sigmoid)
 
-def relu_c(ch, w):
-    ch.put("y0__out", ch.get("x__c0").relu())
-
-
-def sigmoid_c(ch, w):
-    ch.put("y1__out", ch.get("x__c1").sigmoid())
-
+from ramiel.runtime import start
 
 if __name__ == "__main__":
-    f32, shape = torch.float32, (2, 3)
-    program = Program(
-        name="two",
-        clusters={"c0": relu_c, "c1": sigmoid_c},
-        channels={
-            "x__c0": ChannelSpec(None, "c0", shape, f32),
-            "x__c1": ChannelSpec(None, "c1", shape, f32),
-            "y0__out": ChannelSpec("c0", None, shape, f32),
-            "y1__out": ChannelSpec("c1", None, shape, f32),
-        },
-        inputs={"x": ["x__c0", "x__c1"]},
-        outputs={"y0": "y0__out", "y1": "y1__out"},
-    )
-    with start(program, None, backend="processes", threads_per_worker=1) as runner:
-        out = runner.run({"x": torch.ones(2, 3)})
+    two, _ = _programs()
+    with start(two, None, backend="processes", threads_per_worker=1) as runner:
+        out = runner.run({{"x": torch.ones(2, 3)}})
     print("ok", float(out["y0"].sum()))
 """
 
 
 def test_the_warning_comes_once_not_once_per_worker(tmp_path) -> None:
-    """A program on the processes backend with an odd switch value: its two worker processes
-    inherit the variable, and only the program's own process warns (a fresh-user check saw the
-    warning once per worker, then, with the first fix, none in a user's own multiprocessing
-    worker)."""
+    """A program on the processes backend (bench/start_cost.py's two clusters) with an odd
+    switch value: its two worker processes inherit the variable, and only the program's own
+    process warns (a fresh-user check saw the warning once per worker, then, with the first
+    fix, none in a user's own multiprocessing worker)."""
     script = tmp_path / "two_workers.py"
-    script.write_text(_WORKER_SCRIPT)
+    bench = os.path.join(os.path.dirname(__file__), "..", "bench")
+    script.write_text(_WORKER_SCRIPT.format(bench=os.path.abspath(bench)))
     env = dict(os.environ, RAMIEL_BIND="maybe", RAMIEL_MALLOC="maybe", PYTHONWARNINGS="default")
     env.pop(envflags.WARNED_ENV, None)
     proc = subprocess.run(
