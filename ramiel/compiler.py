@@ -57,7 +57,7 @@ from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
-from ramiel.parsing import LocatedVerifyError
+from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import CompileSegments
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
@@ -429,7 +429,7 @@ def _binding_misfit(
     if not input_shapes:
         return e
     bound = ", ".join(f"{k} {tuple(int(d) for d in v)}" for k, v in input_shapes.items())
-    reason = re.sub(r"^IR invalid after pass '[^']*': ", "", e.reason)
+    reason = re.sub(r"^IR invalid after (pass '[^']*'|the passes [^:]*): ", "", e.reason)
     return RamielError(f"the model does not fit the bound input shapes ({bound}): {reason}")
 
 
@@ -496,6 +496,7 @@ def _compile_into(
     # the compilation's context: its weight stores hold the scratch file and the tensors the
     # passes add, until write_weights writes the one weights file
     ctx = make_context(out_dir)
+    verifier = IncrementalVerifier()  # the import's check, then each pass's
     try:
         module = import_onnx(
             batch.model or onnx_model,
@@ -505,6 +506,7 @@ def _compile_into(
                 weights_ref=scratch,
                 ort_optimize=options.ort_optimize,
             ),
+            verifier,
         )
         if not has(module, WEIGHTS_ATTR):
             # every initializer was inline; give the weights constant folding adds a file anyway
@@ -541,13 +543,13 @@ def _compile_into(
             )
         )
         try:
-            run_passes(module, clean_up, ctx)
+            run_passes(module, clean_up, ctx, verifier)
         except LocatedVerifyError as e:
             raise _binding_misfit(options.input_shapes, e) from None
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
         check_lowerable(module, ctx.weights.of(module))
-        run_passes(module, passes, ctx)
+        run_passes(module, passes, ctx, verifier)
         report = schedule_report(module)
         timings["passes"] = time.perf_counter() - t
 

@@ -66,7 +66,7 @@ from ramiel.errors import (
 )
 from ramiel.files import input_file
 from ramiel.naming import name_hint
-from ramiel.parsing import LocatedVerifyError, verify_located
+from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.weights import WeightStore, resource_key, value_attr
 
 __all__ = ["ImportOptions", "import_onnx", "load_model", "prepare_model", "parse_input_shape"]
@@ -422,12 +422,16 @@ def _all_nodes(g: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.NodeProto, 
 
 
 def import_onnx(
-    path_or_model: str | os.PathLike[str] | onnx.ModelProto, options: ImportOptions | None = None
+    path_or_model: str | os.PathLike[str] | onnx.ModelProto,
+    options: ImportOptions | None = None,
+    verifier: IncrementalVerifier | None = None,
 ) -> ModuleOp:
     """Import an ONNX model as a module holding ``func.func @main`` in the ``onnx`` dialect.
 
     Raises :class:`~ramiel.errors.RamielError` subclasses for every kind of bad input. Large
     initializers are written to ``options.weights_path`` (safetensors) if given, else kept inline.
+    The module is verified, with ``verifier`` if given (which then remembers what it checked, so
+    that :func:`ramiel.pipeline.run_passes` with it checks only what the first pass changes).
     """
     options = options or ImportOptions()
     model = load_model(path_or_model)
@@ -476,7 +480,7 @@ def import_onnx(
         store.save(options.weights_path)
         set_str(module, WEIGHTS_ATTR, options.weights_ref or options.weights_path or "")
     try:  # the model as the dialects see it (a Reshape that cannot hold its input, ...)
-        verify_located(module)
+        (verifier or IncrementalVerifier()).verify_all(module)
     except LocatedVerifyError as e:
         raise ImportError_(f"the model is invalid: {e.reason}") from None
     return module

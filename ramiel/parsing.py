@@ -63,6 +63,7 @@ from xdsl.utils.mlir_lexer import MLIRTokenKind
 from ramiel.errors import RamielError
 
 __all__ = [
+    "IncrementalVerifier",
     "LocatedOpError",
     "LocatedParser",
     "LocatedVerifyError",
@@ -301,17 +302,97 @@ def verify_located(module: Operation) -> None:
     block or an enclosing one (MLIR's dominance rule for single-block regions, which xDSL does
     not check: swapping two ops in the text gave Python that reads a name before assigning it).
     """
-    order = {op: i for i, op in enumerate(module.walk())}
-    for op in module.walk():
-        _verify_defined_before(op, order)
-        try:
-            op.verify(verify_nested_ops=False)
-        except LocatedVerifyError as e:  # a module-level rule that names the op at fault
-            raise LocatedVerifyError(e.reason, e.op or op) from None
-        except VerifyException as e:
-            reason = str(e.args[0] if e.args else e)
-            reason = reason.removeprefix(_PREFIX)
-            raise LocatedVerifyError(reason, op) from None
+    IncrementalVerifier().verify(module)
+
+
+def _verify_op(op: Operation) -> None:
+    try:
+        op.verify(verify_nested_ops=False)
+    except LocatedVerifyError as e:  # a module-level rule that names the op at fault
+        raise LocatedVerifyError(e.reason, e.op or op) from None
+    except VerifyException as e:
+        reason = str(e.args[0] if e.args else e)
+        reason = reason.removeprefix(_PREFIX)
+        raise LocatedVerifyError(reason, op) from None
+
+
+def _fingerprint(op: Operation) -> tuple[object, ...]:
+    """What an op's own verifier reads of it, by identity: where it sits, its operands, result
+    types, attributes and properties, successors, and for an op with regions the ops and
+    argument types of its blocks. Attributes are immutable in xDSL, so an op whose fingerprint
+    holds the same objects has not changed; the tuple keeps them alive (no reused ``id``)."""
+    parts: list[object] = [op.parent, len(op.operands), *op.operands, len(op.results)]
+    parts += [r.type for r in op.results]
+    parts += op.attributes.keys()
+    parts += op.attributes.values()
+    parts.append(len(op.properties))
+    parts += op.properties.keys()
+    parts += op.properties.values()
+    parts.append(len(op.successors))
+    parts += op.successors
+    for region in op.regions:
+        for block in region.blocks:
+            parts.append(block)
+            parts += [a.type for a in block.args]
+            parts += block.ops
+        parts.append(None)
+    return tuple(parts)
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+class IncrementalVerifier:
+    """:func:`verify_located` for a module that passes rewrite one after another: the first
+    :meth:`verify` checks every op; each later one checks the ops that are new or changed since
+    (:func:`_fingerprint`) and those whose verifier may read them: the ops that enclose them,
+    define their operands, or use the same values or their results (an in-place claim, for one,
+    holds only while its operand has no other use). The defined-before rule is checked for every
+    op each time (it is cheap). On light_densenet121 a pass changed a few of 1,200 ops; checking
+    them all after each of the compile's 22 passes was 0.97 s of its 2.1 s.
+
+    :meth:`verify_all` checks every op again (the end of a pipeline), so that a rule reading
+    further than that is still enforced, only less precisely located to a pass."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Operation, tuple[object, ...]] = {}
+
+    def verify(self, module: Operation) -> bool:
+        """Verify ``module`` as :func:`verify_located` does, skipping the ops no pass touched
+        since the last call. Returns whether every op was checked. Raises
+        :class:`LocatedVerifyError` at the first invalid op in textual order."""
+        ops = list(module.walk())
+        order = {op: i for i, op in enumerate(ops)}
+        fresh: dict[Operation, tuple[object, ...]] = {}
+        dirty: set[Operation] = set()
+        for op in ops:
+            fp = _fingerprint(op)
+            fresh[op] = fp
+            old = self._seen.get(op)
+            if old is not None and _same(old, fp):
+                continue
+            dirty.add(op)
+            parent = op.parent_op()
+            while parent is not None:
+                dirty.add(parent)
+                parent = parent.parent_op()
+            for v in (*op.operands, *op.results):
+                if isinstance(v.owner, Operation):
+                    dirty.add(v.owner)
+                dirty.update(use.operation for use in v.uses)
+        full = len(dirty) >= len(ops)
+        for op in ops:
+            _verify_defined_before(op, order)
+            if op in dirty:
+                _verify_op(op)
+        self._seen = fresh  # only once all of it verified: a failed op stays to be checked
+        return full
+
+    def verify_all(self, module: Operation) -> None:
+        """Verify every op of ``module`` (:func:`verify_located`), and remember them."""
+        self._seen = {}
+        self.verify(module)
 
 
 _COMMENT = re.compile(r"//[^\n]*")

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 
-from ramiel.parsing import LocatedVerifyError, verify_located
+from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.passes import LATE_REWRITES, PASSES, REWRITE_PASSES
 
 #: ``ramiel compile``'s passes from the imported ``onnx`` IR to the clustered ``cluster`` IR, with
@@ -102,21 +102,42 @@ def split_clean_up(passes: Sequence[ModulePass]) -> tuple[list[ModulePass], list
     return list(passes[:at]), list(passes[at:])
 
 
-def run_passes(module: ModuleOp, passes: Sequence[ModulePass], ctx: Context) -> None:
-    """Apply ``passes`` to ``module`` in order, verifying the IR after each one. ``ctx``: the
-    session's context (:func:`ramiel.context.make_context`), whose weight stores the passes read
-    the module's weights from and add new tensors to (the caller writes them with the IR).
+def run_passes(
+    module: ModuleOp,
+    passes: Sequence[ModulePass],
+    ctx: Context,
+    verifier: IncrementalVerifier | None = None,
+) -> None:
+    """Apply ``passes`` to ``module`` in order, verifying the IR after each one (the ops the pass
+    changed and their neighbours: :class:`~ramiel.parsing.IncrementalVerifier`; every op after
+    the last pass). ``ctx``: the session's context (:func:`ramiel.context.make_context`), whose
+    weight stores the passes read the module's weights from and add new tensors to (the caller
+    writes them with the IR). ``verifier``: one that has verified ``module`` as it is (after
+    the import, or an earlier stage), so that the first pass's check covers only what it
+    changed; default a fresh one.
 
     Raises:
         LocatedVerifyError: the IR is invalid after a pass; the reason starts with
-            ``IR invalid after pass '<name>'`` and the error is located at the failing op.
+            ``IR invalid after pass '<name>'`` (``IR invalid after the passes '<a>', ...``
+            where only the final check of every op finds it) and the error is located at the
+            failing op.
     """
+    verifier = verifier or IncrementalVerifier()
+    full = True
     for p in passes:
         p.apply(ctx, module)
         try:
-            verify_located(module)
+            full = verifier.verify(module)
         except LocatedVerifyError as e:
             e.reason = f"IR invalid after pass '{p.name}': {e.reason}"
+            e.args = (e.reason,)
+            raise
+    if not full:
+        try:
+            verifier.verify_all(module)
+        except LocatedVerifyError as e:
+            names = ", ".join(f"'{p.name}'" for p in passes)
+            e.reason = f"IR invalid after the passes {names}: {e.reason}"
             e.args = (e.reason,)
             raise
 

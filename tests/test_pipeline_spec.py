@@ -85,9 +85,9 @@ def test_compile_runs_the_default_pipeline(options, expected, tmp_path, monkeypa
     runs: list[str] = []
     real = compiler.run_passes
 
-    def record(module, passes, ctx):  # type: ignore[no-untyped-def]
+    def record(module, passes, ctx, verifier=None):  # type: ignore[no-untyped-def]
         runs.append(_spec(passes))
-        return real(module, passes, ctx)
+        return real(module, passes, ctx, verifier)
 
     monkeypatch.setattr(compiler, "run_passes", record)
     compile_model(_model_file(tmp_path), str(tmp_path / "out"), options)

@@ -57,7 +57,12 @@ from ramiel.context import RamielContext
 from ramiel.dialects.registry import register_dialects
 from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file, same_file, write_text
-from ramiel.parsing import LocatedParser, LocatedVerifyError, ir_text, verify_located
+from ramiel.parsing import (
+    IncrementalVerifier,
+    LocatedParser,
+    LocatedVerifyError,
+    ir_text,
+)
 from ramiel.passes import PASSES
 from ramiel.pipeline import DEFAULT_PIPELINE
 from ramiel.printer import print_python
@@ -395,8 +400,10 @@ class RamielOptMain(xDSLOptMain):
 
         args = self.args
         self.timings: dict[str, float] = {}
+        self._verifier = IncrementalVerifier()
         clock = [time.perf_counter()]
         position = [0]  # the pass's place in the pipeline: a pass that runs twice is two rows
+        full = [True]  # whether the last verification checked every op
         before: list[str | None] = [None]  # the IR before the pass (for --print-ir-after-change)
         after_all = args.print_ir_after_all or (
             args.print_ir_after_change and not args.print_ir_after
@@ -410,10 +417,17 @@ class RamielOptMain(xDSLOptMain):
                 position[0] += 1
                 self._time(f"{prev.name}" + _nth(position[0], self.pipeline), now - clock[0])
                 if not args.disable_verify:
-                    try:
-                        verify_located(module)
+                    try:  # what the pass changed (every op after the last pass)
+                        full[0] = self._verifier.verify(module)
                     except LocatedVerifyError as e:
                         e.reason = f"IR invalid after pass '{prev.name}': {e.reason}"
+                        raise
+                    try:
+                        if nxt is None and not full[0]:
+                            self._verifier.verify_all(module)
+                    except LocatedVerifyError as e:
+                        names = ", ".join(f"'{p.name}'" for p in self.pipeline.passes)
+                        e.reason = f"IR invalid after the passes {names}: {e.reason}"
                         raise
                     finally:
                         self._time("(verification)", time.perf_counter() - now)
@@ -535,8 +549,9 @@ class RamielOptMain(xDSLOptMain):
         text = self._decode(chunk.read())
         parser = LocatedParser(self.ctx, text, self.get_input_name(), start_offset)
         module = parser.parse_module(not self.args.no_implicit_module)
+        self._verifier = IncrementalVerifier()  # then each pass's check covers what it changed
         if not self.args.disable_verify:
-            verify_located(module)
+            self._verifier.verify_all(module)
         return module
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
