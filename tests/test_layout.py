@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
+import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
@@ -391,6 +392,27 @@ def test_lrn_matches_the_spec(size, beta, fmt, pipeline_helpers):
     for ref in refs:
         pipeline_helpers.assert_close(y, ref, 1e-5, f"LRN size {size} beta {beta} {fmt}")
         pipeline_helpers.assert_close(y16.float(), ref, 5e-3, f"LRN float16 size {size}")
+
+
+@pytest.mark.parametrize("beta", [0.75, 0.5, 1.3])
+@pytest.mark.parametrize("fmt", ["nchw", "channels_last"])
+def test_lrn_differentiates(beta, fmt):
+    """ops.lrn under autograd (a --trainable module's LRN, or an input gradient): the gradient
+    of the spec's formula written out in float64 torch ops (torch.autograd.gradcheck's numbers
+    would be float32 ones here). The in-place power of beta = 0.75 had made backward() fail."""
+    from ramiel.runtime import ops
+
+    x = torch.from_numpy(np.random.default_rng(3).standard_normal((1, 7, 5, 6)) * 3)
+    if fmt == "channels_last":
+        x = x.contiguous(memory_format=CL)
+    xs = x.float().requires_grad_(True)
+    ops.lrn(xs, 5, alpha=0.02, beta=beta, bias=1.5).pow(2).sum().backward()
+    xd = x.clone().requires_grad_(True)
+    sq = F.pad(xd * xd, [0, 0, 0, 0, 2, 2])
+    total = sum(sq[:, i : i + 7] for i in range(5))
+    (xd / (1.5 + 0.02 / 5 * total) ** beta).pow(2).sum().backward()
+    assert xs.grad is not None and xd.grad is not None
+    np.testing.assert_allclose(xs.grad.double().numpy(), xd.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
 # -- pooling with one window -------------------------------------------------------------------

@@ -495,7 +495,8 @@ def lrn(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: flo
     t = total.mul_(alpha / size).add_(bias)
     if beta == 0.75:
         r = t.rsqrt_()
-        y = v * r.mul_(r.sqrt())
+        # in place only where autograd does not record: sqrt saves r for its backward
+        y = v * (r * r.sqrt() if r.requires_grad else r.mul_(r.sqrt()))
     elif beta == 0.5:
         y = v * t.rsqrt_()
     else:
