@@ -795,6 +795,18 @@ def _scalar_of(t: Attribute, element: Attribute) -> bool:
     )
 
 
+def _may_be_scalar_of(t: Attribute, element: Attribute) -> bool:
+    """Can ``t`` be a one-element tensor of ``element``: :func:`_scalar_of`, or a shape the
+    import could not infer (unranked, or dynamic dimensions with every static one 1: onnx's
+    shape inference leaves them so after a Loop), which the ONNX run checks, as onnxruntime
+    does."""
+    if not isinstance(t, (TensorType, UnrankedTensorType)) or t.element_type != element:
+        return False
+    if isinstance(t, UnrankedTensorType):
+        return True
+    return all(d == 1 or d == DYNAMIC_INDEX for d in t.get_shape())
+
+
 def fits(value: Attribute, declared: Attribute) -> bool:
     """May a value of type ``value`` flow where ``declared`` is expected? The same element
     type and rank, and every static dimension of ``declared`` equal (``?`` accepts any)."""
@@ -861,7 +873,7 @@ def verify_regions(op: OnnxOp, where: str, opset: int) -> None:
 
 
 def _verify_if(op: OnnxOp, where: str) -> None:
-    if not _scalar_of(op.operands[0].type, i1):
+    if not _may_be_scalar_of(op.operands[0].type, i1):
         raise VerifyException(f"{where}: cond must be one bool, got {op.operands[0].type}")
     for name, region in zip(REGION_ATTRS["If"], op.regions, strict=True):
         if region.block.args:

@@ -552,6 +552,9 @@ class _GraphImporter:
         self.opset = opset
         self.store = store
         self.keys: set[str] = set()
+        # values (of the graph and its subgraphs: ONNX names are unique across them) whose IR
+        # type the import made more static than onnx's inference (see reinfer)
+        self.refined: set[str] = set()
         self.none_builder: Builder | None = None
         self._none: SSAValue | None = None
 
@@ -612,8 +615,11 @@ class _GraphImporter:
                     [("<initializer>", init.name, self.opset, "string tensor")]
                 )
             env[init.name] = self.constant(b, init.name, arr)
+        refined = self.refined
         for idx, node in enumerate(g.node):
             node_name = node.name or f"{path}{node.op_type}_{idx}"
+            if refined & set(node.input):
+                self.reinfer(node, types, env, refined)
             if node.op_type == "Constant":
                 value = _constant_node_value(node)
                 env[node.output[0]] = self.constant(b, node.output[0], value, node_name)
@@ -642,6 +648,9 @@ class _GraphImporter:
                         )
                     )
                 result_types = _region_result_types(node, node_name, result_types, regions)
+                for name, t in zip(node.output, result_types, strict=False):
+                    if name and _set_static_type(types, name, t):
+                        refined.add(name)
             op = onnx_d.create(node.op_type, operands, result_types, attrs, node_name, regions)
             b.insert(op)
             for name, res in zip(node.output, op.results, strict=True):
@@ -654,6 +663,55 @@ class _GraphImporter:
                 raise ImportError_(f"graph output '{o.name}' is never produced")
             outs.append(env[o.name])
         return outs
+
+    def reinfer(
+        self,
+        node: onnx.NodeProto,
+        types: ChainMap[str, onnx.TypeProto],
+        env: Mapping[str, SSAValue],
+        refined: set[str],
+    ) -> None:
+        """Infer ``node``'s output types again (``onnx.shape_inference.infer_node_outputs``)
+        from inputs whose types the import made static after onnx's inference left them
+        dynamic (the results of an If or Loop: :func:`_region_result_types`), and mark the
+        outputs that became static too. Without it a Loop's result was static and the ops
+        after it were not (a ReduceSum of it unranked, an If on that refused)."""
+        if node.domain not in ("", "ai.onnx") or node.op_type in onnx_d.REGION_ATTRS:
+            return
+        inputs: dict[str, onnx.TypeProto] = {}
+        for n in node.input:
+            if n in types:
+                inputs[n] = types[n]
+            elif n in env:  # an initializer or a constant: its IR type
+                t = env[n].type
+                shape = onnx_d.static_shape(t)
+                if shape is not None and isinstance(t, TensorType):
+                    inputs[n] = onnx.helper.make_tensor_type_proto(
+                        onnx_dtype_of(t.element_type), shape
+                    )
+        try:
+            schema = onnx.defs.get_schema(node.op_type, self.opset, "")
+            out = onnx.shape_inference.infer_node_outputs(
+                schema,
+                node,
+                inputs,
+                opset_imports=[onnx.helper.make_opsetid("", self.opset)],
+            )
+        except Exception:  # noqa: BLE001 - keep the graph-level inference for this node
+            return
+        for name, t in out.items():
+            if not name or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+                continue
+            dims = t.tensor_type.shape.dim
+            if all(d.HasField("dim_value") for d in dims) and name in types:
+                old = types[name]
+                if not (
+                    old.HasField("tensor_type")
+                    and old.tensor_type.HasField("shape")
+                    and all(d.HasField("dim_value") for d in old.tensor_type.shape.dim)
+                ):
+                    types[name] = t
+                    refined.add(name)
 
     def emit_region(
         self,
@@ -793,6 +851,26 @@ def _infer_subgraph(
         for vi in [*inferred.graph.value_info, *inferred.graph.output]
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
     }
+
+
+def _set_static_type(types: ChainMap[str, onnx.TypeProto], name: str, t: Attribute) -> bool:
+    """Record in ``types`` the static shape of the IR type ``t`` of ``name`` where onnx's
+    inference left it dynamic or unknown; returns whether it did."""
+    shape = onnx_d.static_shape(t)
+    old = types.get(name)
+    if shape is None or old is None or not old.HasField("tensor_type"):
+        return False
+    if old.tensor_type.HasField("shape") and all(
+        d.HasField("dim_value") for d in old.tensor_type.shape.dim
+    ):
+        return False
+    new = onnx.TypeProto()
+    new.CopyFrom(old)
+    new.tensor_type.shape.Clear()
+    for d in shape:
+        new.tensor_type.shape.dim.add().dim_value = d
+    types[name] = new
+    return True
 
 
 def _region_result_types(
