@@ -288,6 +288,13 @@ def _func_text(
     doc = doc if doc is not None else _func_doc(f)
     if doc:
         lines.append(f'{indent}    """{doc}"""')
+    if kind == "sequential" and block.args and writes_in_place(f):
+        args = ", ".join(names[a] for a in block.args)
+        lines += [
+            f"{indent}    if ops.records_autograd({args}):  # backward(): the in-place"
+            " statements below as copies",
+            f"{indent}        return torch.func.functionalize(type(self).forward)(self, {args})",
+        ]
     for op in block.ops:
         if isinstance(op, tp.GetOp):
             channels[op.channel.data] = ("get", op.result.type, _format_of(op))
@@ -295,6 +302,25 @@ def _func_text(
             channels[op.channel.data] = ("put", op.value.type, _format_of(op))
     lines += _block_lines(block, names, indent + "    ")
     return "\n".join(lines) + "\n", channels
+
+
+def writes_in_place(f: Operation) -> bool:
+    """Whether ``f`` has a statement that overwrites a tensor: a torch function or method
+    whose name ends in ``_`` (``torch.relu_``, ``x.add_``; what ``--inplace`` prints), not a
+    Ramiel helper (``ops.slice_`` is named for the keyword)."""
+    for op in f.walk():
+        if isinstance(op, tp.CallOp):
+            name = op.callee.data
+            if name.startswith("ops."):
+                continue
+        elif isinstance(op, tp.MethodOp):
+            name = op.method.data
+        else:
+            continue
+        last = name.rsplit(".", 1)[-1]
+        if last.endswith("_") and not last.startswith("_"):
+            return True
+    return False
 
 
 def _block_lines(block: Block, names: Names, indent: str) -> list[str]:

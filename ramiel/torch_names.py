@@ -45,16 +45,16 @@ ops.Any ops.Callable ops.Sequence ops.Tensor ops.arg_last ops.avg_pool ops.batch
 ops.cast_e8m0 ops.compress ops.conv1x1_grouped ops.conv2d_prepacked ops.cumulative
 ops.div_uint64 ops.eye_like ops.gather_elements ops.gather_nd ops.hardmax ops.layer_norm
 ops.lp_pool ops.lrn ops.matmul_prepacked ops.max_pool_indices ops.mean_variance_normalization
-ops.one_hot ops.packed_copies ops.pad ops.pool_output_size ops.range_ ops.recurrent ops.reshape
-ops.resize ops.reverse_sequence ops.rms_norm ops.rnn_params ops.scatter_elements ops.scatter_nd
-ops.shape ops.shrink ops.size ops.slice_ ops.tile ops.to_float32_round_to_odd ops.topk ops.trilu
-torch.AcceleratorError torch.AggregationType torch.AliasDb torch.AnyType torch.Argument
-torch.ArgumentSpec torch.AwaitType torch.BFloat16Storage torch.BFloat16Tensor
-torch.BenchmarkConfig torch.BenchmarkExecutionStats torch.Block torch.BoolStorage
-torch.BoolTensor torch.BoolType torch.BufferDict torch.ByteStorage torch.ByteTensor
-torch.CallStack torch.Capsule torch.CharStorage torch.CharTensor torch.ClassType torch.Code
-torch.CompilationUnit torch.CompleteArgumentSpec torch.ComplexDoubleStorage
-torch.ComplexFloatStorage torch.ComplexType torch.ConcreteModuleType
+ops.one_hot ops.packed_copies ops.pad ops.pool_output_size ops.range_ ops.records_autograd
+ops.recurrent ops.reshape ops.resize ops.reverse_sequence ops.rms_norm ops.rnn_params
+ops.scatter_elements ops.scatter_nd ops.shape ops.shrink ops.size ops.slice_ ops.tile
+ops.to_float32_round_to_odd ops.topk ops.trilu torch.AcceleratorError torch.AggregationType
+torch.AliasDb torch.AnyType torch.Argument torch.ArgumentSpec torch.AwaitType
+torch.BFloat16Storage torch.BFloat16Tensor torch.BenchmarkConfig torch.BenchmarkExecutionStats
+torch.Block torch.BoolStorage torch.BoolTensor torch.BoolType torch.BufferDict torch.ByteStorage
+torch.ByteTensor torch.CallStack torch.Capsule torch.CharStorage torch.CharTensor
+torch.ClassType torch.Code torch.CompilationUnit torch.CompleteArgumentSpec
+torch.ComplexDoubleStorage torch.ComplexFloatStorage torch.ComplexType torch.ConcreteModuleType
 torch.ConcreteModuleTypeBuilder torch.DeepCopyMemoTable torch.DeserializationStorageContext
 torch.DeviceObjType torch.DictType torch.DisableTorchFunction torch.DisableTorchFunctionSubclass
 torch.DispatchKey torch.DispatchKeySet torch.DoubleStorage torch.DoubleTensor torch.EnumType

@@ -233,3 +233,65 @@ def test_sum_joins_in_place(tmp_path, pipeline_helpers, backend):
     for k, (name, r) in enumerate(zip(["out1", "c4"], ref, strict=True)):
         pipeline_helpers.assert_close(par[name], r, 1e-4, f"{name} parallel")
         pipeline_helpers.assert_close(seq[k], r, 1e-4, f"{name} sequential")
+
+
+def _saved_result_model() -> onnx.ModelProto:
+    """``relu(sigmoid(x) + 1) * 3``: --inplace writes the Add into the Sigmoid's result, which
+    autograd saves for the Sigmoid's backward, and the Mul into the Relu's, saved for its."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = helper.make_graph(
+        [
+            helper.make_node("Sigmoid", ["x"], ["s"]),
+            helper.make_node("Add", ["s", "one"], ["a"]),
+            helper.make_node("Relu", ["a"], ["r"]),
+            helper.make_node("Mul", ["r", "three"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [
+            numpy_helper.from_array(np.array(1, np.float32), "one"),
+            numpy_helper.from_array(np.array(3, np.float32), "three"),
+        ],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_backward_through_in_place_statements(tmp_path):
+    """An input gradient (a saliency map) through a module with in-place statements: the
+    module runs them as copies under autograd (ops.records_autograd, then
+    torch.func.functionalize) and gives torch's own gradient; without autograd it runs them in
+    place, as printed. backward() had failed: the Sigmoid's saved result was overwritten."""
+    options = CompileOptions(clusters=1)
+    res = compile_model(_saved_result_model(), str(tmp_path / "out"), options)
+    with open(tmp_path / "out" / "model_seq.py") as f:
+        src = f.read()
+    assert ".add_(" in src and "if ops.records_autograd(x):" in src
+    with CompiledModel(res, options) as m:
+        x = torch.randn(2, 3, requires_grad=True)
+        y = m.sequential(x)
+        y.sum().backward()
+        ref_x = x.detach().clone().requires_grad_(True)
+        ref = torch.relu(torch.sigmoid(ref_x) + 1) * 3
+        ref.sum().backward()
+        torch.testing.assert_close(y, ref)
+        assert x.grad is not None and ref_x.grad is not None
+        torch.testing.assert_close(x.grad, ref_x.grad)
+        with torch.no_grad():
+            torch.testing.assert_close(m.sequential(x), ref.detach())
+        # torch.fx follows the straight-line code: the check is plain Python, not a leaf
+        traced = torch.fx.symbolic_trace(m.sequential)
+        assert "records_autograd" not in traced.code
+        torch.testing.assert_close(traced(x.detach()), ref.detach())
+
+
+def test_no_check_without_in_place_statements(tmp_path):
+    compile_model(
+        _saved_result_model(),
+        str(tmp_path / "out"),
+        CompileOptions(clusters=1, disable=["inplace"]),
+    )
+    with open(tmp_path / "out" / "model_seq.py") as f:
+        src = f.read()
+    assert "records_autograd" not in src and "_(" not in src.split("def forward")[1]

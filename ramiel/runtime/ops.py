@@ -146,6 +146,30 @@ def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
         or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad))
         or not _ONEDNN
         or weight.is_inference()
+        or _is_functional(x)  # under records_autograd's functionalize: autograd records above
+    )
+
+
+_is_functional = torch._C._functorch.is_functionaltensor
+
+
+def records_autograd(*inputs: object) -> bool:
+    """Whether autograd records a call of a generated module on ``inputs`` (its graph inputs):
+    grad mode is on and one of them is a plain tensor that requires grad, outside tracing and
+    compiling (``torch.compile`` and ``torch.export`` functionalize on their own; ``torch.fx``
+    passes Proxies) and outside :func:`torch.func.functionalize`.
+
+    A sequential module whose ``forward`` writes intermediate results in place (``--inplace``:
+    ``x.add_(y)``, ``torch.relu_(x)``) starts with ``if ops.records_autograd(<inputs>): return
+    torch.func.functionalize(type(self).forward)(self, <inputs>)``: the in-place statements then
+    run as copies, because autograd's saved results (a Sigmoid's output, which a later
+    ``add_`` overwrote) would fail ``backward()``. Without autograd the module runs in place as
+    printed. Not a ``torch.fx`` leaf: it is plain Python, false on a Proxy, so that
+    ``symbolic_trace`` follows the straight-line code."""
+    if not torch.is_grad_enabled() or torch.compiler.is_compiling() or torch.jit.is_tracing():
+        return False
+    return any(
+        type(t) is torch.Tensor and t.requires_grad and not _is_functional(t) for t in inputs
     )
 
 
@@ -1151,6 +1175,11 @@ def recurrent(
 # torch.fx.symbolic_trace records a call of these helpers as one node (a leaf) instead of tracing
 # into them: they compute geometry from static shapes with Python ints, which a traced Proxy is not.
 for _name, _fn in list(globals().items()):
-    if callable(_fn) and getattr(_fn, "__module__", None) == __name__ and _name[0] != "_":
+    if (
+        callable(_fn)
+        and getattr(_fn, "__module__", None) == __name__
+        and _name[0] != "_"
+        and _name != "records_autograd"  # plain Python for the tracer (see there)
+    ):
         torch.fx.wrap(_name)
 del _name, _fn
