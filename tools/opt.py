@@ -189,7 +189,12 @@ def _pipeline_syntax_error(spec: str, e: ArgSpecParseError) -> _UsageError:
     col = re.search(r":\d+:(\d+)$", lines[1].strip()) if len(lines) > 1 else None
     where = f" at column {col.group(1)}" if col else ""
     hint = ""
-    if reason == "Unknown token":
+    if reason == "Unknown token" and "(" in spec:
+        hint = (
+            " (-p takes a flat list such as 'constant-fold,dce'; the nested MLIR form "
+            "'builtin.module(...)' is --pass-pipeline's)"
+        )
+    elif reason == "Unknown token" and "{" in spec:
         hint = ' (quote option values that hold characters such as . or /: profile="a.json")'
     return _UsageError(f"bad pass pipeline '{spec}': {reason[:1].lower()}{reason[1:]}{where}{hint}")
 
