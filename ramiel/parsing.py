@@ -103,7 +103,14 @@ class LocatedParser(Parser):
         self._name = name
         self._line_offset = line_offset
         self._starts: list[tuple[Operation, int]] = []
+        self._first_use: dict[str, Span] = {}  # a value used before (or without) its definition
         self.lexer._unescaped_characters_regex = _STRING_LITERAL  # type: ignore[attr-defined]
+
+    def resolve_operand(self, operand, type):  # type: ignore[no-untyped-def]
+        name = operand.operand_name
+        if name not in self.ssa_values:
+            self._first_use.setdefault(name, operand.span)
+        return super().resolve_operand(operand, type)
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.start
@@ -120,6 +127,19 @@ class LocatedParser(Parser):
                 Span(token.start, token.end, token.input),
                 "the IR nests too deeply to parse (more levels of brackets or regions than "
                 f"Python's recursion limit of {sys.getrecursionlimit()} frames allows)",
+            ) from None
+        except ParseError as e:
+            # xDSL reports values used but never defined at the end of the input: at the
+            # first such use instead
+            undefined = [n for n in self.forward_ssa_references if n in self._first_use]
+            if not undefined or "values used but not defined" not in str(e):
+                raise
+            names = ", ".join(f"%{n}" for n in undefined)
+            first = min((self._first_use[n] for n in undefined), key=lambda sp: sp.start)
+            raise ParseError(
+                first,
+                f"value(s) used but never defined: {names} (in this region or one that "
+                "encloses it)",
             ) from None
         except (ValueError, VerifyException) as e:
             # xDSL's attribute constructors reject values that parse but do not fit (an

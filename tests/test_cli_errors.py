@@ -218,6 +218,42 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 """
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        # a name defined nowhere
+        (ONNX_DIALECT.replace('"onnx.Relu"(%x)', '"onnx.Relu"(%nope)'), "3:20"),
+        # a value of an If's branch read after the If: not in scope there
+        (
+            """builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = "onnx.If"(%c) ({
+    %nope = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    "onnx.Yield"(%nope) : (tensor<2xf32>) -> ()
+  }, {
+    "onnx.Yield"(%x) : (tensor<2xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<2xf32>
+  %z = "onnx.Add"(%y, %nope) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return %z : tensor<2xf32>
+}
+}
+""",
+            "9:23",
+        ),
+    ],
+    ids=["nowhere", "out-of-scope"],
+)
+def test_opt_value_never_defined_is_located_at_its_use(text, where, tmp_path, capsys):
+    """xDSL reports such values at the end of the file; ramiel-opt at the first use."""
+    f = tmp_path / "undef.mlir"
+    f.write_text(text)
+    line = _run(opt, [str(f)], capsys)
+    assert line == (
+        f"{f}:{where}: error: value(s) used but never defined: %nope (in this region or one "
+        "that encloses it)"
+    )
+
+
 def test_translate_syntax_error(tmp_path, capsys):
     f = tmp_path / "bad.mlir"
     f.write_text(TORCHPY_SYNTAX_ERROR)
