@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import inspect
 import itertools
 import math
 import numbers
@@ -66,6 +67,7 @@ from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
 from ramiel.printer import (
     WEIGHTS_FILE,
     class_name_problem,
+    forward_parameters,
     make_class_name,
     print_python,
     write_weights,
@@ -578,7 +580,9 @@ def _compile_into(
         say("printing Python")
         par_path = os.path.join(out_dir, "model.py")
         seq_path = os.path.join(out_dir, "model_seq.py")
-        par_text = print_python(par, src_name, class_name=name)  # both before either is written
+        par_text = print_python(  # both before either is written
+            par, src_name, class_name=name, arg_names=forward_parameters(seq)
+        )
         seq_text = print_python(
             seq, src_name, class_name=name, trainable=options.trainable, dynamic_batch=dynamic
         )
@@ -674,6 +678,10 @@ class CompiledModel(ParallelModel):
         #: integer input -> the size of the table it indexes (random inputs stay inside it)
         self.index_limits: dict[str, int] = dict(getattr(seq_cls, "INDEX_LIMITS", {}))
         self.DYNAMIC_BATCH = tuple(getattr(seq_cls, "DYNAMIC_BATCH", ()))
+        # the sequential forward's parameter names as keywords too (ParallelModel.ARG_NAMES)
+        params_in_order = list(inspect.signature(seq_cls.forward).parameters)[1:]
+        arg_names = dict(zip(params_in_order, seq_cls.INPUTS, strict=False))
+        self.ARG_NAMES = {} if all(p == o for p, o in arg_names.items()) else arg_names
         with torch.device("meta"):
             seq = seq_cls()
         params = set(seq._parameters)

@@ -37,7 +37,7 @@ import keyword
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -490,6 +490,18 @@ def _weight_decls(
     return lines
 
 
+def _arg_names_text(arg_names: Mapping[str, str] | None) -> str:
+    """The parallel class's ``ARG_NAMES`` (the sequential module's parameter name -> ONNX
+    name; '' where every one is its ONNX name)."""
+    items = dict(arg_names or {})
+    if all(k == v for k, v in items.items()):
+        return ""
+    body = "".join(f"        {k!r}: {v!r},\n" for k, v in items.items())
+    return (
+        "    ARG_NAMES = {  # forward's keywords as in the sequential module\n" + body + "    }\n"
+    )
+
+
 def _index_limits_text(module: ModuleOp) -> str:
     """The class attribute ``INDEX_LIMITS`` (integer input -> the size of the table it indexes,
     for random inputs that stay inside it; :data:`~ramiel.attrs.INDEX_LIMITS_ATTR`), or ''."""
@@ -571,6 +583,20 @@ def _loader_text(formats: bool) -> str:
     )
 
 
+def forward_parameters(module: ModuleOp) -> dict[str, str]:
+    """The ``forward`` parameter names :func:`print_python` gives the sequential ``torchpy``
+    module ``module`` (sanitised ONNX names) -> the ONNX names of those graph inputs; empty for
+    a module without a sequential function."""
+    funcs = [op for op in module.ops if isinstance(op, tp.FuncOp)]
+    seq = next((f for f in funcs if f.kind.data == "sequential"), None)
+    prog = next((op for op in module.ops if isinstance(op, tp.ProgramOp)), None)
+    if seq is None or prog is None:
+        return {}
+    names = Names({f.sym_name.data for f in funcs}, weights="self")
+    params = [names[a] for a in seq.body.block.args]
+    return dict(zip(params, (_text(a) for a in prog.input_order.data), strict=False))
+
+
 def print_python(
     module: ModuleOp,
     source: str = "",
@@ -578,6 +604,7 @@ def print_python(
     trainable: bool = False,
     dynamic_batch: Sequence[str] = (),
     weights_file: str = WEIGHTS_FILE,
+    arg_names: Mapping[str, str] | None = None,
 ) -> str:
     """Python source of a ``torchpy`` module (see the module docstring).
 
@@ -585,7 +612,9 @@ def print_python(
     floating-point weights of the sequential class are parameters; ``dynamic_batch``: the ONNX
     names of the graph inputs whose dimension 0 the sequential module takes at any size (listed
     in its ``DYNAMIC_BATCH``, for ``torch.export`` users); ``weights_file``: the name of the
-    weights file the classes load from their module's directory (their ``WEIGHTS_FILE``).
+    weights file the classes load from their module's directory (their ``WEIGHTS_FILE``);
+    ``arg_names``: for a parallel module, the sequential module's :func:`forward_parameters`
+    (its ``ARG_NAMES``, the keywords its ``forward`` takes besides the ONNX names).
 
     Raises ``ValueError`` for a module without ``torchpy.func``, a function name used twice or
     reserved, or a class name that is not a Python identifier.
@@ -679,6 +708,7 @@ def print_python(
             + backend_line
             + _index_limits_text(module)
             + ("    WEIGHT_FORMATS = WEIGHT_FORMATS\n" if formats else "")
+            + _arg_names_text(arg_names)
             + f"    WEIGHTS_FILE = {weights_file!r}\n\n"
             "    def __init__(self, **runtime_options):\n"
             "        super().__init__(**runtime_options)\n" + "".join(d + "\n" for d in decls)

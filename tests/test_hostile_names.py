@@ -143,7 +143,13 @@ def test_generated_code_is_safe(compiled, which):
             for item in node.body[1:]:  # after the docstring
                 if isinstance(item, ast.Assign):
                     targets = [t.id for t in item.targets if isinstance(t, ast.Name)]
-                    assert targets[0] in ("INPUTS", "OUTPUTS", "WEIGHTS_FILE", "PROGRAM")
+                    assert targets[0] in (
+                        "INPUTS",
+                        "OUTPUTS",
+                        "WEIGHTS_FILE",
+                        "PROGRAM",
+                        "ARG_NAMES",
+                    )
                 else:
                     assert isinstance(item, ast.FunctionDef), ast.unparse(item)[:80]
                     assert item.name in ("__init__", "from_safetensors", "forward"), item.name
@@ -224,6 +230,30 @@ def test_hostile_model_computes_the_model(compiled, mode, pipeline_helpers):
             outs = [got[n] for n in HOSTILE_OUTPUTS]
     for name, o, r in zip(HOSTILE_OUTPUTS, outs, ref, strict=True):
         pipeline_helpers.assert_close(o, r, 1e-4, f"output {name!r} ({mode})")
+
+
+def test_keywords_work_on_both_modules(compiled):
+    """Keyword arguments written for the sequential module (its parameter names, sanitised
+    from the ONNX names) work on the parallel one, which also takes the ONNX names; the parallel
+    class prints the correspondence (ARG_NAMES). The two modules took different keywords."""
+    import inspect
+
+    _, result = compiled
+    with open(result.parallel_path) as f:
+        assert "ARG_NAMES = {" in f.read()
+    rng = np.random.default_rng(2)
+    feeds = {n: torch.from_numpy(rng.standard_normal((1, C, HW, HW)).astype(np.float32))
+             for n in HOSTILE_INPUTS}  # fmt: skip
+    with CompiledModel(result, CompileOptions(clusters=2)) as m:
+        params = list(inspect.signature(m.sequential.forward).parameters)
+        assert len(params) == 3 and params != HOSTILE_INPUTS  # 'a-b' is no Python name
+        by_param = dict(zip(params, feeds.values(), strict=True))
+        seq = m.sequential(**by_param)
+        par_params = m(**by_param)
+        par_onnx = m(**feeds)
+        for a, b, c in zip(seq, par_params, par_onnx, strict=True):
+            torch.testing.assert_close(b, c)
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
 
 
 def test_hostile_model_is_parallel(compiled):

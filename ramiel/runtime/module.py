@@ -108,6 +108,11 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     #: ONNX names of the inputs whose dimension 0 the *sequential* module takes at any size (the
     #: generated class sets it; a ``CompiledModel`` per instance, from its sequential module).
     DYNAMIC_BATCH: tuple[str, ...] = ()
+    #: The sequential module's ``forward`` parameter names (sanitised ONNX names) -> the ONNX
+    #: names they stand for (empty where every one is its ONNX name): ``forward`` takes either
+    #: set as keywords, so that a call written for one module works on the other (the
+    #: generated class sets it). Keywords that are all ONNX names are read as those.
+    ARG_NAMES: ClassVar[Mapping[str, str]] = {}
 
     def __init__(
         self,
@@ -265,7 +270,8 @@ class ParallelModel(ProgramNames, torch.nn.Module):
 
     def forward(self, *inputs: Any, **named: Any) -> Any:
         """Run the program once on the graph inputs (positional in ``input_names`` order, or by
-        ONNX name); returns one tensor for a one-output graph, else a tuple in graph order.
+        ONNX name or by the sequential module's parameter name, :attr:`ARG_NAMES`); returns one
+        tensor for a one-output graph, else a tuple in graph order.
 
         Raises:
             InputMismatch: missing, unknown or misshapen inputs (the workers stay usable).
@@ -278,6 +284,10 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 f"got {len(inputs)}"
             )
         feeds = dict(zip(names, inputs, strict=False))
+        aliases = self.ARG_NAMES
+        if aliases and not set(named) <= set(names) and set(named) <= set(aliases):
+            # the sequential module's keywords (one may be another input's ONNX name)
+            named = {aliases[k]: v for k, v in named.items()}
         for k, v in named.items():
             if k in feeds:
                 raise InputMismatch(f"input '{k}' given twice (by position and by name)")
