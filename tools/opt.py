@@ -65,7 +65,7 @@ from ramiel.parsing import (
 )
 from ramiel.passes import PASSES
 from ramiel.pipeline import DEFAULT_PIPELINE
-from ramiel.printer import print_python
+from ramiel.printer import WEIGHTS_FILE, module_weights, print_python, write_weights
 from ramiel.tools.common import HelpFormatter, add_version, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
@@ -231,15 +231,45 @@ class RamielOptMain(xDSLOptMain):
         }
 
     def _emit_python(self, module: ModuleOp, output: IO[str]) -> None:
-        """``-t python``: torchpy IR as Python source, as ``ramiel-translate --to-python``."""
+        """``-t python``: torchpy IR as Python source, as ``ramiel-translate --to-python``: the
+        module's weights go to ``--weights FILE``, else beside ``-o``'s file and named after it
+        (``gen/seq.py``: ``gen/seq.safetensors``), the name the classes load from their own
+        directory (``WEIGHTS_FILE``); on stdout a note says none was written."""
         if not any(op.name.startswith("torchpy.") for op in module.walk()):
             raise RamielError(
                 "-t python prints torchpy IR; this module holds none (run --lower-to-torchpy)"
             )
+        weights = self.args.weights
+        if weights is None and self.args.output_file:
+            weights = os.path.splitext(os.path.abspath(self.args.output_file))[0] + ".safetensors"
         try:
-            output.write(print_python(module, os.path.basename(self.get_input_name())))
+            source = print_python(
+                module,
+                os.path.basename(self.get_input_name()),
+                weights_file=os.path.basename(weights) if weights else WEIGHTS_FILE,
+            )
         except ValueError as e:
             raise RamielError(str(e)) from None
+        store = self.ctx.weights.of(module)
+        if weights is not None:
+            read_from = getattr(store, "path", None)
+            if read_from and same_file(read_from, weights):
+                raise RamielError(
+                    f"the weights file {weights} is the one the IR reads its weights from "
+                    "(module attribute ramiel.weights): writing the module's weights there "
+                    "would break the IR; name another with --weights FILE, or write the module "
+                    "under another name (-o NAME.py writes NAME.safetensors)"
+                )
+            output_file(weights, "weights file")
+            write_weights([module], store, weights)
+        elif module_weights(module):
+            print(
+                "note: no weights file written (the source went to stdout); name one with "
+                "--weights FILE, or write the module with -o FILE.py (its weights: "
+                f"FILE.safetensors); the classes look for {WEIGHTS_FILE} beside their module",
+                file=sys.stderr,
+            )
+        output.write(source)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         # Ramiel's own list (not xdsl-opt's): only what Ramiel supports, each with its help.
@@ -560,6 +590,8 @@ class RamielOptMain(xDSLOptMain):
         return module
 
     def output_resulting_program(self, prog):  # type: ignore[no-untyped-def]
+        if self.args.target == "python":  # its own weights file (_emit_python), not the IR's
+            return super().output_resulting_program(prog)
         out = self.args.output_file
         saved = save_new_weights(
             prog,
