@@ -401,6 +401,7 @@ class OnnxOp(IRDLOperation):
         self._verify_attributes(info, where)
         self._verify_types(info, where)
         self._verify_shapes(where)
+        self._verify_ranges(where)
         if self.op_type in REGION_ATTRS:
             verify_regions(self, where, opset)
 
@@ -471,6 +472,9 @@ class OnnxOp(IRDLOperation):
             check("result", i, info.outputs[min(i, len(info.outputs) - 1)], r.type)
             _verify_dims(where, f"result #{i}", r.type)
 
+    def _verify_ranges(self, where: str) -> None:
+        _verify_ranges(self, where)
+
     def _verify_shapes(self, where: str) -> None:
         shapes = [static_shape(v.type) for v in self.operands if not isinstance(v.type, NoneType)]
         out = static_shape(self.results[0].type) if self.results else None
@@ -521,6 +525,54 @@ class OnnxOp(IRDLOperation):
                     raise VerifyException(
                         f"{where}: operand shapes {shapes} differ off axis {axis}"
                     )
+
+
+_AXIS_OPS = frozenset(
+    ["Concat", "Gather", "GatherElements", "Split", "ArgMax", "ArgMin", "CumSum", "Compress"]
+)
+"""Ops whose ``axis`` names a dimension of their first input: in [-r, r - 1] (Softmax,
+LogSoftmax and Hardmax too from opset 13, Flatten in [-r, r])."""
+
+_WINDOW_OPS = frozenset(["Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"])
+
+
+def _verify_ranges(op: OnnxOp, where: str) -> None:
+    """Attribute values the spec bounds by the operand ranks (an ``axis``) or by themselves (a
+    window's strides, dilations and pads), and a Conv's ``kernel_shape`` against its kernel:
+    values no exporter writes, but a hand-edited IR file can, and whose Python then failed deep
+    inside torch (``Dimension out of range``, ``non-positive stride``) or silently ignored the
+    attribute (found by a fresh-user check)."""
+    t = op.operands[0].type if op.operands else None
+    rank = len(t.get_shape()) if isinstance(t, TensorType) else None
+    kind = op.op_type
+    if rank is not None and "axis" in op.properties:
+        axis = op.attr("axis")
+        lo, hi = -rank, rank - 1
+        if kind == "Flatten":
+            hi = rank
+        checked = (
+            kind in _AXIS_OPS
+            or kind == "Flatten"
+            or (kind in ("Softmax", "LogSoftmax", "Hardmax") and opset_of(op) >= 13)
+        )
+        if checked and isinstance(axis, int) and not lo <= axis <= hi:
+            raise VerifyException(
+                f"{where}: axis {axis} is out of range for an operand of rank {rank} ([{lo}, {hi}])"
+            )
+    if kind not in _WINDOW_OPS:
+        return
+    for name, least in (("strides", 1), ("dilations", 1), ("pads", 0)):
+        values = op.attr(name)
+        if values is not None and any(int(v) < least for v in values):
+            raise VerifyException(f"{where}: {name} {list(values)} must each be >= {least}")
+    kernel = op.attr("kernel_shape")
+    if kind in ("Conv", "ConvTranspose") and kernel is not None and len(op.operands) > 1:
+        w = static_shape(op.operands[1].type)
+        if w is not None and list(w[2:]) != [int(k) for k in kernel]:
+            raise VerifyException(
+                f"{where}: kernel_shape {list(kernel)} differs from the kernel's spatial "
+                f"shape {list(w[2:])}"
+            )
 
 
 def _verify_dims(where: str, what: str, t: Attribute) -> None:

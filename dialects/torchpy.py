@@ -998,6 +998,18 @@ class ProgramOp(IRDLOperation):
             raise VerifyException("torchpy.program: outputs and output_order differ in length")
         if not all(isinstance(a, ArrayAttr) for a in self.inputs.data):
             raise VerifyException("torchpy.program: each input has an array of channels")
+        for what, order in (("input", self.input_order), ("output", self.output_order)):
+            seen: set[str] = set()
+            for a in order.data:
+                name = attr_text(a)
+                if not name:
+                    raise VerifyException(f"torchpy.program: a graph {what} has an empty name")
+                if name in seen:
+                    raise VerifyException(
+                        f"torchpy.program: graph {what} name {name!r} is listed twice (the "
+                        f"module's {what}s are keyed by name)"
+                    )
+                seen.add(name)
         _verify_module_if_last(self)
 
 

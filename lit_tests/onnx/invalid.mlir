@@ -261,3 +261,49 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %y : tensor<2xf32>
 }
 }
+
+// -----
+
+// An axis out of the operand's rank (the Python said "Dimension out of range" at run time).
+// expected-error @+3 {{onnx.Concat: axis 7 is out of range for an operand of rank 2 ([-2, 1])}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2x2xf32>) -> tensor<2x4xf32> {
+  %y = "onnx.Concat"(%x, %x) <{axis = 7 : si64}> : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+}
+
+// -----
+
+// A window's strides, dilations and pads: >= 1, >= 1 and >= 0.
+// expected-error @+4 {{onnx.Conv: strides [0, 1] must each be >= 1}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x6x6xf32> {
+  %w = "onnx.Constant"() <{value = dense<1.0> : tensor<8x3x3x3xf32>}> : () -> tensor<8x3x3x3xf32>
+  %y = "onnx.Conv"(%x, %w) <{strides = [0 : si64, 1 : si64]}> : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32>
+  func.return %y : tensor<1x8x6x6xf32>
+}
+}
+
+// -----
+
+// expected-error @+4 {{onnx.MaxPool: pads [-2, 2, 2, 2] must each be >= 0}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x10x10xf32> {
+  %c = "onnx.Relu"(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
+  %y = "onnx.MaxPool"(%c) <{kernel_shape = [3 : si64, 3 : si64], pads = [-2 : si64, 2 : si64, 2 : si64, 2 : si64]}> : (tensor<1x3x8x8xf32>) -> tensor<1x3x10x10xf32>
+  func.return %y : tensor<1x3x10x10xf32>
+}
+}
+
+// -----
+
+// A Conv's kernel_shape must be its kernel's (it was ignored).
+// expected-error @+4 {{onnx.Conv: kernel_shape [3, 3] differs from the kernel's spatial shape [5, 5]}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
+  %w = "onnx.Constant"() <{value = dense<1.0> : tensor<8x3x5x5xf32>}> : () -> tensor<8x3x5x5xf32>
+  %y = "onnx.Conv"(%x, %w) <{kernel_shape = [3 : si64, 3 : si64]}> : (tensor<1x3x8x8xf32>, tensor<8x3x5x5xf32>) -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
+}
+}

@@ -468,3 +468,17 @@ builtin.module {
     "torchpy.return"() : () -> ()
   }) : () -> ()
 }
+
+// -----
+
+// Graph outputs are keyed by name: two of one name (the module's OUTPUTS lost one).
+// expected-error @+8 {{torchpy.program: graph output name 'y' is listed twice (the module's outputs are keyed by name)}}
+builtin.module {
+  "torchpy.func"() <{sym_name = "cluster_c0", kind = "cluster"}> ({
+    %x = "torchpy.get"() <{channel = "x__c0"}> : () -> tensor<2xf32>
+    "torchpy.put"(%x) <{channel = "y__out"}> : (tensor<2xf32>) -> ()
+    "torchpy.put"(%x) <{channel = "z__out"}> : (tensor<2xf32>) -> ()
+    "torchpy.return"() : () -> ()
+  }) : () -> ()
+  "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = ["y__out", "z__out"], input_order = ["x"], output_order = ["y", "y"]}> : () -> ()
+}
