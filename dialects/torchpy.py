@@ -162,6 +162,7 @@ MODULE_ATTRIBUTES = frozenset(
         "type", "xpu", "zero_grad",
         # the generated classes, ParallelModel and CompiledModel
         "INPUTS", "OUTPUTS", "DYNAMIC_BATCH", "PROGRAM", "BACKEND", "WEIGHTS_FILE", "WEIGHT_FORMATS",
+        "ARG_NAMES",
         "from_safetensors",
         "run", "close", "closed", "runner", "backend", "threads_per_worker", "timeout_s",
         "options", "runtime_options", "program", "sequential", "result", "report",

@@ -505,7 +505,9 @@ def _insert_assert(
 def check_input_shapes(module: ModuleOp, dynamic: Sequence[str]) -> ModuleOp:
     """``module`` (the sequential module, modified in place) with a shape check of every tensor
     input first in ``forward``: ``torch._assert(x.shape[1:] == (8, 16), ...)`` for the inputs
-    in ``dynamic`` (any batch size), ``x.shape == (1, 8, 16)`` for the others. The module is
+    in ``dynamic`` (any batch size), ``x.shape == (1, 8, 16)`` for the others; and of the dtype
+    of an integer or bool input (``x.dtype == torch.int64``: a float tensor there ran and gave
+    a float result; floating-point inputs follow the module's own dtype, ``.double()``). The module is
     compiled for those shapes (shape computations folded into constants): another size of a
     bound dimension made wrong-shaped results without an error, or a torch error deep inside
     ``forward``. ``torch._assert`` is what ``torch.fx`` and ``torch.export`` keep; a check costs
@@ -534,6 +536,10 @@ def check_input_shapes(module: ModuleOp, dynamic: Sequence[str]) -> ModuleOp:
             wanted, why = repr(dims), "compiled for it; recompile with --input-shape for another"
         message = f"input {name!r}: this module takes shape {wanted} only ({why})"
         _insert_assert(block, first, arg, test, message, "the input shapes")
+        dt = numpy_dtype_of(arg.type.element_type).name
+        if not dt.startswith(("float", "bfloat")):  # an integer or bool input: exactly its type
+            message = f"input {name!r}: this module takes {dt} (the model's type) only"
+            _insert_assert(block, first, arg, f"$0.dtype == torch.{dt}", message, "the input types")
     return module
 
 

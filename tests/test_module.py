@@ -381,6 +381,34 @@ def test_the_sequential_module_checks_every_compiled_dimension(tmp_path, pipelin
         assert compiled.sequential(torch.zeros(2, 8, 16)).shape == (2, 16)
 
 
+def test_the_sequential_module_checks_integer_input_types(tmp_path):
+    """An integer (or bool) input takes exactly the model's dtype: a float index tensor had run
+    and given a float result where ONNX says int64 (found by a fresh-user check); the parallel
+    module refused it already. Floating-point inputs follow the module's own dtype."""
+    from onnx import TensorProto, helper
+
+    import ramiel
+
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["t", "i"], ["y"], axis=0)],
+        "gather",
+        [
+            helper.make_tensor_value_info("t", TensorProto.FLOAT, [5, 3]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    t, i = torch.randn(5, 3), torch.tensor([0, 4])
+    with ramiel.compile(model, clusters=1, out_dir=str(tmp_path)) as compiled:
+        torch.testing.assert_close(compiled.sequential(t, i), t[i])
+        for bad in (i.float(), i.int(), i.bool()):
+            with pytest.raises(AssertionError, match=r"input 'i': this module takes int64"):
+                compiled.sequential(t, bad)
+        seq64 = compiled.sequential.double()
+        assert seq64(t.double(), i).dtype == torch.float64
+
+
 # --------------------------------------------------------------------------- standalone modules
 
 
