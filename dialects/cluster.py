@@ -170,22 +170,25 @@ def _is_ambient(value: SSAValue, block: Block) -> bool:
 
 
 def verify_program(block: Block) -> None:
-    """Check the clustered program in ``block`` (see the module docstring); raises VerifyException."""
+    """Check the clustered program in ``block`` (see the module docstring); raises
+    :class:`~ramiel.parsing.LocatedVerifyError` at the op at fault (an op outside the clusters,
+    a use before its definition, a channel's send or recv), not at the first cluster."""
     clusters = clusters_of(block)
     for op in block.ops:
         if not isinstance(op, ClusterOp | YieldOp) and not (
             op.has_trait(IsTerminator) or is_ambient(op)
         ):
-            raise VerifyException(
+            raise LocatedVerifyError(
                 f"{op.name} is outside every cluster; in a clustered function every compute "
-                "op belongs to a cluster.cluster"
+                "op belongs to a cluster.cluster",
+                op,
             )
     names: set[str] = set()
     sends: dict[str, tuple[SendOp, ClusterOp]] = {}
     recvs: dict[str, tuple[RecvOp, ClusterOp]] = {}
     for c in clusters:
         if c.cluster_name in names:
-            raise VerifyException(f"duplicate cluster name @{c.cluster_name}")
+            raise LocatedVerifyError(f"duplicate cluster name @{c.cluster_name}", c)
         names.add(c.cluster_name)
         inner = c.body.block
         defined: set[Operation] = set()
@@ -194,14 +197,16 @@ def verify_program(block: Block) -> None:
                 owner = v.owner
                 local = (owner is inner) if isinstance(owner, Block) else owner.parent is inner
                 if not local and not _is_ambient(v, block):
-                    raise VerifyException(
+                    raise LocatedVerifyError(
                         f"cluster @{c.cluster_name}: {op.name} uses a value defined in another "
-                        f"cluster; it must arrive through cluster.recv"
+                        f"cluster; it must arrive through cluster.recv",
+                        op,
                     )
                 if local and isinstance(owner, Operation) and owner not in defined:
-                    raise VerifyException(
+                    raise LocatedVerifyError(
                         f"cluster @{c.cluster_name}: {op.name} uses a value before the op that "
-                        "defines it"
+                        "defines it",
+                        op,
                     )
             defined.add(op)
             if isinstance(op, SendOp | RecvOp):
@@ -219,33 +224,34 @@ def verify_program(block: Block) -> None:
                 if problem is None and not isinstance(t, TensorType):
                     problem = f"a channel carries a tensor, not {t}"
                 if problem is not None:
-                    raise VerifyException(f"channel '{op.channel.data}': {problem}")
+                    raise LocatedVerifyError(f"channel '{op.channel.data}': {problem}", op)
             if isinstance(op, SendOp):
                 ch = op.channel.data
                 if ch in sends:
-                    raise VerifyException(f"channel '{ch}' has more than one cluster.send")
+                    raise LocatedVerifyError(f"channel '{ch}' has more than one cluster.send", op)
                 sends[ch] = (op, c)
             elif isinstance(op, RecvOp):
                 ch = op.channel.data
                 if ch in recvs:
-                    raise VerifyException(f"channel '{ch}' has more than one cluster.recv")
+                    raise LocatedVerifyError(f"channel '{ch}' has more than one cluster.recv", op)
                 recvs[ch] = (op, c)
     for ch, (s, sc) in sends.items():
         if ch not in recvs:
-            raise VerifyException(
-                f"channel '{ch}' is sent by @{sc.cluster_name} but never received"
+            raise LocatedVerifyError(
+                f"channel '{ch}' is sent by @{sc.cluster_name} but never received", s
             )
         r, rc = recvs[ch]
         if rc is sc:
-            raise VerifyException(f"channel '{ch}' is sent and received in the same cluster")
+            raise LocatedVerifyError(f"channel '{ch}' is sent and received in the same cluster", r)
         if r.result.type != s.value.type:
-            raise VerifyException(
-                f"channel '{ch}': received type {r.result.type} differs from sent {s.value.type}"
+            raise LocatedVerifyError(
+                f"channel '{ch}': received type {r.result.type} differs from sent {s.value.type}",
+                r,
             )
-    for ch, (_, rc) in recvs.items():
+    for ch, (r, rc) in recvs.items():
         if ch not in sends:
-            raise VerifyException(
-                f"channel '{ch}' is received by @{rc.cluster_name} but never sent"
+            raise LocatedVerifyError(
+                f"channel '{ch}' is received by @{rc.cluster_name} but never sent", r
             )
     _check_deadlock_free(clusters)
 

@@ -5,7 +5,7 @@
 // RUN: ramiel-opt --verify-diagnostics --split-input-file %s
 
 // A recv whose channel nobody sends on.
-// expected-error @+3 {{channel 'x1' is received by @c0 but never sent}}
+// expected-error @+4 {{channel 'x1' is received by @c0 but never sent}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -20,7 +20,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A send nobody receives: a dangling channel.
-// expected-error @+3 {{channel 'a__c0_c1' is sent by @c0 but never received}}
+// expected-error @+5 {{channel 'a__c0_c1' is sent by @c0 but never received}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -35,7 +35,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // Two sends on one channel.
-// expected-error @+3 {{channel 'a' has more than one cluster.send}}
+// expected-error @+10 {{channel 'a' has more than one cluster.send}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -59,7 +59,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // Two receives on one channel (a tensor needed twice is received once and reused).
-// expected-error @+3 {{channel 'a' has more than one cluster.recv}}
+// expected-error @+10 {{channel 'a' has more than one cluster.recv}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -80,7 +80,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A channel that starts and ends in the same cluster.
-// expected-error @+3 {{channel 'a' is sent and received in the same cluster}}
+// expected-error @+6 {{channel 'a' is sent and received in the same cluster}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -96,7 +96,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A cluster that reads another cluster's value directly instead of receiving it.
-// expected-error @+3 {{cluster @c1: onnx.Sigmoid uses a value defined in another cluster; it must arrive through cluster.recv}}
+// expected-error @+8 {{cluster @c1: onnx.Sigmoid uses a value defined in another cluster; it must arrive through cluster.recv}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -114,7 +114,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // A compute op outside every cluster of a clustered function (no cluster would run it).
-// expected-error @+4 {{onnx.Relu is outside every cluster}}
+// expected-error @+3 {{onnx.Relu is outside every cluster}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %a = "onnx.Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
@@ -153,7 +153,7 @@ func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
 // -----
 
 // Two clusters with the same name.
-// expected-error @+3 {{duplicate cluster name @c0}}
+// expected-error @+7 {{duplicate cluster name @c0}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -171,7 +171,7 @@ func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
 // -----
 
 // The received type differs from the sent one.
-// expected-error @+3 {{channel 'a': received type tensor<3xf32> differs from sent tensor<2xf32>}}
+// expected-error @+9 {{channel 'a': received type tensor<3xf32> differs from sent tensor<2xf32>}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<3xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -229,7 +229,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // Inside a cluster, ops run in block order: a value is used before its recv (what a clustering
 // whose receives were placed in the wrong order would produce).
-// expected-error @+3 {{cluster @c1: onnx.Neg uses a value before the op that defines it}}
+// expected-error @+9 {{cluster @c1: onnx.Neg uses a value before the op that defines it}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -250,7 +250,7 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 // A value a region captures is a dependence of the region op: an If in @c1 whose branch reads
 // a value of @c0 directly (not through cluster.recv).
-// expected-error @+3 {{cluster @c1: onnx.If uses a value defined in another cluster; it must arrive through cluster.recv}}
+// expected-error @+8 {{cluster @c1: onnx.If uses a value defined in another cluster; it must arrive through cluster.recv}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
   %0 = "cluster.cluster"() <{sym_name = "c0"}> ({
@@ -272,7 +272,7 @@ func.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
 // -----
 
 // A channel's buffer is sized at compile time: its type is static (and fits in memory).
-// expected-error @+3 {{channel 'a__c0_c1': the tensor type tensor<?xf32> has a dynamic or negative dimension (?): shapes are static}}
+// expected-error @+5 {{channel 'a__c0_c1': the tensor type tensor<?xf32> has a dynamic or negative dimension (?): shapes are static}}
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   "cluster.cluster"() <{sym_name = "c0"}> ({
