@@ -536,6 +536,67 @@ LogSoftmax and Hardmax too from opset 13, Flatten in [-r, r])."""
 _WINDOW_OPS = frozenset(["Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"])
 
 
+_REDUCE_OPS = frozenset(
+    [
+        "ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1",
+        "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+    ]
+)  # fmt: skip
+
+
+def _inline_ints(v: SSAValue) -> list[int] | None:
+    """The values of an integer tensor an inline ``onnx.Constant`` defines, else None."""
+    owner = v.owner
+    if not (isinstance(owner, OnnxOp) and owner.op_type == "Constant"):
+        return None
+    value = owner.properties.get("value")
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return None
+    return [int(x) for x in value.get_values()]
+
+
+def expected_result_shape(op: OnnxOp) -> tuple[int, ...] | None:
+    """The result shape the spec gives ``op`` from its static operand shapes and attributes,
+    for the ops whose declared result a hand edit most easily contradicts (a Reduce's
+    ``keepdims``, a Gemm's ``transA``/``transB``, a Transpose's ``perm``); None where it is not
+    one of them or cannot tell."""
+    shapes = [static_shape(v.type) for v in op.operands]
+    if not shapes or shapes[0] is None:
+        return None
+    x = shapes[0]
+    kind = op.op_type
+    if kind in _REDUCE_OPS:
+        axes = op.attr("axes")
+        if axes is None and len(op.operands) > 1 and not isinstance(op.operands[1].type, NoneType):
+            axes = _inline_ints(op.operands[1])
+            if axes is None:
+                return None
+        if not axes:
+            if op.attr("noop_with_empty_axes", 0):
+                return x
+            axes = list(range(len(x)))
+        rank = len(x)
+        if any(not -rank <= a < rank for a in axes):
+            return None  # the axis check says so
+        picked = {a % rank for a in axes}
+        keep = op.attr("keepdims", 1)
+        return tuple((1 if d in picked else n) for d, n in enumerate(x) if keep or d not in picked)
+    if kind == "Gemm" and len(shapes) >= 2 and shapes[1] is not None:
+        a, b = x, shapes[1]
+        if len(a) != 2 or len(b) != 2:
+            return None
+        m = a[1] if op.attr("transA", 0) else a[0]
+        n = b[0] if op.attr("transB", 0) else b[1]
+        return (m, n)
+    if kind == "Transpose":
+        perm = op.attr("perm")
+        perm = list(range(len(x)))[::-1] if perm is None else [int(p) for p in perm]
+        if sorted(perm) != list(range(len(x))):
+            return None
+        return tuple(x[p] for p in perm)
+    return None
+
+
 def _verify_ranges(op: OnnxOp, where: str) -> None:
     """Attribute values the spec bounds by the operand ranks (an ``axis``) or by themselves (a
     window's strides, dilations and pads), and a Conv's ``kernel_shape`` against its kernel:
@@ -559,6 +620,27 @@ def _verify_ranges(op: OnnxOp, where: str) -> None:
             raise VerifyException(
                 f"{where}: axis {axis} is out of range for an operand of rank {rank} ([{lo}, {hi}])"
             )
+    if kind == "Gemm" and len(op.operands) >= 2:
+        a, b = static_shape(op.operands[0].type), static_shape(op.operands[1].type)
+        if a is not None and b is not None and len(a) == 2 and len(b) == 2:
+            ka = a[0] if op.attr("transA", 0) else a[1]
+            kb = b[1] if op.attr("transB", 0) else b[0]
+            if ka != kb:
+                raise VerifyException(
+                    f"{where}: inner dimensions {ka} and {kb} differ (A {list(a)}, transA "
+                    f"{op.attr('transA', 0)}; B {list(b)}, transB {op.attr('transB', 0)})"
+                )
+    if kind == "Transpose" and rank is not None and op.attr("perm") is not None:
+        perm = [int(p) for p in op.attr("perm")]
+        if sorted(perm) != list(range(rank)):
+            raise VerifyException(f"{where}: perm {perm} is no permutation of {rank} axes")
+    want = expected_result_shape(op)
+    got = static_shape(op.results[0].type) if op.results else None
+    if want is not None and got is not None and tuple(got) != want:
+        raise VerifyException(
+            f"{where}: result shape {list(got)} differs from the {list(want)} its operands and "
+            "attributes give"
+        )
     if kind not in _WINDOW_OPS:
         return
     for name, least in (("strides", 1), ("dilations", 1), ("pads", 0)):

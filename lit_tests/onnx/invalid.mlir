@@ -307,3 +307,36 @@ func.func @f(%x: tensor<1x3x8x8xf32>) -> tensor<1x8x4x4xf32> {
   func.return %y : tensor<1x8x4x4xf32>
 }
 }
+
+// -----
+
+// A declared result shape the op's operands and attributes contradict: ReduceMax with keepdims
+// (its Python returned (1, 1, 4) where the IR said (1, 4), silently).
+// expected-error @+3 {{onnx.ReduceMax: result shape [1, 4] differs from the [1, 1, 4] its operands and attributes give}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<1x3x4xf32>) -> tensor<1x4xf32> {
+  %y = "onnx.ReduceMax"(%x) <{axes = [1 : si64], keepdims = 1 : si64}> : (tensor<1x3x4xf32>) -> tensor<1x4xf32>
+  func.return %y : tensor<1x4xf32>
+}
+}
+
+// -----
+
+// expected-error @+4 {{onnx.Gemm: inner dimensions 8 and 6 differ (A [2, 8], transA 0; B [6, 8], transB 0)}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%a: tensor<2x8xf32>) -> tensor<2x6xf32> {
+  %b = "onnx.Constant"() <{value = dense<1.0> : tensor<6x8xf32>}> : () -> tensor<6x8xf32>
+  %y = "onnx.Gemm"(%a, %b) : (tensor<2x8xf32>, tensor<6x8xf32>) -> tensor<2x6xf32>
+  func.return %y : tensor<2x6xf32>
+}
+}
+
+// -----
+
+// expected-error @+3 {{onnx.Transpose: perm [0, 0, 1] is no permutation of 3 axes}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<1x3x4xf32>) -> tensor<1x1x3xf32> {
+  %y = "onnx.Transpose"(%x) <{perm = [0 : si64, 0 : si64, 1 : si64]}> : (tensor<1x3x4xf32>) -> tensor<1x1x3xf32>
+  func.return %y : tensor<1x1x3xf32>
+}
+}
