@@ -369,8 +369,10 @@ class IncrementalVerifier:
     (:func:`_fingerprint`) and those whose verifier may read them: the ops that enclose them,
     define their operands, or use the same values or their results (an in-place claim, for one,
     holds only while its operand has no other use). The defined-before rule is checked for every
-    op each time (it is cheap). On light_densenet121 a pass changed a few of 1,200 ops; checking
-    them all after each of the compile's 22 passes was 0.97 s of its 2.1 s.
+    op each time (it is cheap). On light_densenet121 (1,500 ops after the clean-up) checking
+    every op after each of the compile's 22 passes was 0.97 s of its 2.08 s compile; most
+    clean-up passes change none or a few ops (the clustering passes move them all), and the
+    compile took 1.72 s with this.
 
     :meth:`verify_all` checks every op again (the end of a pipeline), so that a rule reading
     further than that is still enforced, only less precisely located to a pass."""
