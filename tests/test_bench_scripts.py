@@ -157,3 +157,27 @@ def test_start_cost_times_the_three_ways(capsys):
         "1 cluster (inline)",
         "the two ops called directly",
     ]
+
+
+def test_compile_stages_times_both_verifications(tmp_path, capsys):
+    """bench/compile_stages.py compiles a model with the incremental verification and with every
+    op checked after every pass, and leaves the verifier as it found it."""
+    from onnx import TensorProto, helper, save
+
+    from ramiel import parsing
+
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
+    model = tmp_path / "m.onnx"
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), model)
+    before = parsing.IncrementalVerifier.verify
+    out = tmp_path / "t.txt"
+    assert _script("compile_stages").main([str(model), "--repeat", "1", "--out", str(out)]) == 0
+    assert parsing.IncrementalVerifier.verify is before
+    rows = [ln.split() for ln in out.read_text().splitlines() if not ln.startswith("#")][1:]
+    assert [r[1] for r in rows] == ["incremental", "every"]
+    assert all(float(r[-1]) > 0 for r in rows)  # verification time was counted in both
