@@ -108,6 +108,8 @@ def test_bad_values(command, extra, argument, message, tmp_path, capsys):
         (["run", SQUEEZENET, "--repeat", "0"], "--repeat", "must be from 1 to 1000000, got 0"),
         # checked at the end of the run (found by a fresh-user check)
         (["run", SQUEEZENET, "--steps", "2", "--state", "h0"], "--state", "expected IN=OUT"),
+        # a usage error like --repeat 0 (it was status 1; found by a fresh-user check)
+        (["run", SQUEEZENET, "--steps", "0"], "--steps", "must be from 1 to 1000000, got 0"),
         (["profile", SQUEEZENET, "-o", "p.json", "--threads", "0,1"], "--threads", "got 0"),
         (["profile", SQUEEZENET, "-o", "p.json", "--threads", "1,,2"], "--threads", "commas"),
         (["profile", SQUEEZENET, "-o", "p.json", "--repeat", "-1"], "--repeat", "got -1"),
@@ -494,3 +496,25 @@ def test_output_file_with_directories_the_writer_makes(tmp_path):
     afile.write_text("")
     with pytest.raises(RamielError, match="is not a directory"):
         output_file(afile / "x.json", "file", make_dirs=True)
+
+
+def test_state_without_steps_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    """--state without --steps had been ignored (status 0; found by a fresh-user check)."""
+    monkeypatch.chdir(tmp_path)
+    line = _error(driver, ["run", SQUEEZENET, "--state", "x=out"], capsys, 2)
+    assert line == "error: --state is an option of --steps N (N >= 2)"
+    assert os.listdir(tmp_path) == []
+
+
+def test_run_takes_the_model_names_bench_takes(capsys):
+    """'ramiel run light_squeezenet' compiles the zoo model, as 'ramiel bench light_squeezenet'
+    does; an unknown name is one error listing the known ones (it was 'no such file')."""
+    from ramiel.errors import RamielError
+    from ramiel.tools.driver import _run_model_path
+
+    assert _run_model_path("light_squeezenet") == SQUEEZENET
+    assert _run_model_path("squeezenet") == SQUEEZENET
+    with pytest.raises(RamielError, match=r"nosuch: no such file; unknown model 'nosuch'.*light_"):
+        _run_model_path("nosuch")
+    line = _error(driver, ["run", "nosuch"], capsys, 1)
+    assert line.startswith("error: nosuch: no such file; unknown model 'nosuch'")

@@ -190,7 +190,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", type=path, required=True, help="output directory")
     _common(c)
     r = sub.add_parser("run", help="compile, run and check against onnxruntime")
-    r.add_argument("model", nargs="?", type=path, help="ONNX model (default: light_inception_v1)")
+    r.add_argument(
+        "model",
+        nargs="?",
+        type=path,
+        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
+        "inception, hf_bert, ...; default: light_inception_v1)",
+    )
     r.add_argument("-o", "--output", type=path, help="keep the generated files in this directory")
     r.add_argument(
         "--repeat", type=count(1, 10**6), default=20, help="timed runs per configuration"
@@ -203,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--steps",
-        type=int,
+        type=count(1, 10**6),
         default=1,
         help="run N steps of a stateful model, feeding each step's state outputs back as its "
         "state inputs (a streaming model), and check every step against onnxruntime",
@@ -464,6 +470,23 @@ def _state_spec(text: str) -> str:
     return text
 
 
+def _run_model_path(model: str | None) -> str:
+    """The ONNX file ``ramiel run`` compiles: ``model`` where it is a file (or looks like one),
+    else the model of that name as ``ramiel bench`` takes it (``light_squeezenet``,
+    ``inception``, ``hf_bert``: :func:`ramiel.bench.resolve_models`); none: the default."""
+    if model is None:
+        return default_model()
+    if os.path.exists(model) or model.endswith(".onnx") or os.sep in model:
+        return model
+    from ramiel.bench import resolve_models  # lazy: numpy,onnx,torch
+
+    try:
+        (spec,) = resolve_models([model])
+    except ValueError as e:
+        raise RamielError(f"{model}: no such file; {e}") from None
+    return spec.resolve()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import torch  # lazy: torch
 
@@ -473,10 +496,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ramiel.models import randomize_weights  # lazy: numpy,onnx,torch
     from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
 
-    model_path = args.model or default_model()
+    if args.state and args.steps < 2:
+        print("error: --state is an option of --steps N (N >= 2)", file=sys.stderr)
+        return 2
+    model_path = _run_model_path(args.model)
     opts = _options(args)
-    if args.steps < 1:
-        raise RamielError(f"--steps must be at least 1, got {args.steps}")
     if args.steps > 1 and opts.batch > 1:
         raise RamielError("--steps runs a stateful model at batch 1; drop --batch")
     console, say = _progress()
