@@ -137,6 +137,33 @@ def test_compile_api_starts_the_ranks(tmp_path, pipeline_helpers):
     assert all(not _alive(p) for p in pids)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a machine without CUDA devices")
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_placement_on_a_missing_cuda_device_is_one_clear_error(rank, distributed_out, tmp_path):
+    """A cluster placed on cuda:N that this machine does not have: one error naming the rank and
+    the device (it was torch's 'module torch._C has no attribute _cuda_setDevice' from rank 1;
+    found by a fresh-user check)."""
+    import json
+
+    placement = {"world_size": 2, "clusters": {"c0": {"rank": 0}, "c1": {"rank": 1}}}
+    placement["clusters"][f"c{rank}"]["device"] = f"cuda:{rank}"
+    path = tmp_path / "placement.json"
+    path.write_text(json.dumps(placement))
+    run = subprocess.run(
+        [sys.executable, str(distributed_out / "model.py"), "--backend", "distributed",
+         "--placement", str(path)],
+        capture_output=True, text=True, timeout=300, env=_env(),
+    )  # fmt: skip
+    assert run.returncode == 1
+    lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, run.stderr
+    assert (
+        f"the placement puts rank {rank}'s clusters on cuda:{rank}, but this process sees 0 "
+        "CUDA device(s)" in lines[0]
+    )
+    assert "Traceback" not in run.stderr and "torch._C" not in run.stderr
+
+
 # ------------------------------------------------------------------------------------- torchrun
 
 

@@ -1103,6 +1103,13 @@ def _init_rank(
         dev = _weight_device(placement, rank)
         moved = weights
         if dev.type == "cuda":
+            visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if (dev.index or 0) >= visible:
+                raise RamielError(
+                    f"the placement puts rank {rank}'s clusters on {dev}, but this process sees "
+                    f"{visible} CUDA device(s) (torch {torch.__version__}; check "
+                    "CUDA_VISIBLE_DEVICES and the torch build)"
+                )
             torch.cuda.set_device(dev)  # NCCL's communicators of this rank live on its device
             moved = Weights({k: t.to(dev) for k, t in Weights.as_dict(weights).items()})
         link = _Link(program, placement, rank, cfg.link)
@@ -1494,9 +1501,10 @@ def resolve_records(
                 f"rank {r['rank']} (cluster '{cluster_of(int(r['rank']))}') timed out waiting "
                 f"for {r.get('what', '?')}"
             )
-        return RuntimeFailure(
-            f"rank {r['rank']} failed: {r.get('exc_type', '?')}: {r.get('message', '')}"
-        )
+        exc_type = r.get("exc_type", "?")
+        if exc_type == "ramiel.errors.RamielError":  # Ramiel's own message says it all
+            return RuntimeFailure(f"rank {r['rank']} failed: {r.get('message', '')}")
+        return RuntimeFailure(f"rank {r['rank']} failed: {exc_type}: {r.get('message', '')}")
     seen = set()
     p = lost
     while p in records and records[p].get("kind") == "lost" and p not in seen:
