@@ -461,6 +461,13 @@ def main(
     except RamielError as e:
         where = f"rank {rank}: " if rank else ""
         print(f"error: {where}{_one_line(str(e))}", file=sys.stderr)
+        if in_torchrun():
+            # a send or receive the error cut short may still hold one of gloo's C++ threads:
+            # the interpreter's shutdown then aborted (SIGABRT, 'terminate called without an
+            # active exception'; found by a fresh-user check with --timeout 0.001)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
         sys.exit(1)
     if events:
         print(f"compiled: {summary(events)}")
