@@ -350,17 +350,24 @@ def load_transfer_cost(path: str) -> tuple[float, float]:
     calibrate -o FILE``: ``{"latency_us": L, "us_per_byte": B, ...}``; other keys are notes).
 
     Raises:
-        RamielError: the file cannot be read, is not JSON, or lacks a non-negative finite
-            ``latency_us`` or ``us_per_byte``.
+        RamielError: the file cannot be read, is not JSON, or lacks a ``latency_us`` from 0
+            to 1e9 or a ``us_per_byte`` from 0 to 1e3.
     """
     data = read_json_file(path, "transfer cost file")
     out = []
-    for key in ("latency_us", "us_per_byte"):
+    # upper bounds far beyond any machine (1000 s per message, 1 KB/s) that keep every edge's
+    # cost finite: 1e308 had overflowed into an error naming an edge, not the file
+    for key, most in (("latency_us", 1e9), ("us_per_byte", 1e3)):
         v = data.get(key) if isinstance(data, dict) else None
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float)
+            or not math.isfinite(v)
+            or not 0 <= v <= most
+        ):
             raise RamielError(
-                f"transfer cost file {path}: '{key}' must be a number >= 0, got {v!r} "
-                "(write the file with 'ramiel calibrate -o FILE')"
+                f"transfer cost file {path}: '{key}' must be a number from 0 to {most:g}, got "
+                f"{v!r} (write the file with 'ramiel calibrate -o FILE')"
             )
         out.append(float(v))
     return out[0], out[1]

@@ -518,3 +518,24 @@ def test_run_takes_the_model_names_bench_takes(capsys):
         _run_model_path("nosuch")
     line = _error(driver, ["run", "nosuch"], capsys, 1)
     assert line.startswith("error: nosuch: no such file; unknown model 'nosuch'")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"latency_us": 1e308, "us_per_byte": 1e308}',  # overflowed into "edge (0, 1): ..."
+        '{"latency_us": -1, "us_per_byte": 0.001}',
+        '{"latency_us": 30, "us_per_byte": "fast"}',
+        '{"latency_us": 30}',
+    ],
+)
+def test_transfer_cost_file_values_name_the_file(content, tmp_path, capsys):
+    """A transfer cost file with a value out of range is one error naming the file and the key
+    (1e308 had passed the check and overflowed into an error about an edge of the graph; found
+    by a fresh-user check)."""
+    cal = tmp_path / "cal.json"
+    cal.write_text(content)
+    argv = ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), "--transfer-cost", str(cal)]
+    line = _error(driver, argv, capsys, 1)
+    assert line.startswith(f"error: transfer cost file {cal}: '"), line
+    assert "must be a number from 0 to" in line
