@@ -504,3 +504,22 @@ def test_render_of_a_results_file_with_a_mistyped_field_is_one_error(quick_run, 
     with pytest.raises(RamielError, match=r"bad.json is not a ramiel bench results file .*type"):
         bench.run_bench([], out_dir=str(tmp_path / "r"), render_from=str(bad), malloc_tuning=False)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_failed_model_reads_as_ramiel_s_message(tmp_path):
+    """An empty .onnx among the models is a row with Ramiel's message (it showed the internal
+    class name 'ImportError_: ...'; found by a fresh-user check); other exceptions keep their
+    type."""
+    from ramiel.bench.run import _error_text
+    from ramiel.errors import ImportError_, RamielError
+
+    assert _error_text(ImportError_("m.onnx: not an ONNX model")) == "m.onnx: not an ONNX model"
+    assert _error_text(RamielError("x")) == "x"
+    assert _error_text(KeyError("k")) == "KeyError: 'k'"
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    results, _env, _md = bench.run_bench(
+        [str(empty)], out_dir=str(tmp_path / "r"), quick=True, malloc_tuning=False
+    )[:3]
+    assert results[0].error and "ImportError_" not in results[0].error
+    assert "empty.onnx" in results[0].error

@@ -153,9 +153,16 @@ def load_json(path: str) -> tuple[list[ModelResult], Environment]:
     try:
         return _results_of(data)
     except (KeyError, TypeError, AttributeError, ValueError) as e:
+        what = (
+            f"no field {e}"
+            if isinstance(e, KeyError)
+            else f"a JSON {type(data).__name__}, not ramiel bench's object"
+            if not isinstance(data, dict)
+            else "its fields are not those ramiel bench writes"
+        )
         raise RamielError(
             f"{path} is not a ramiel bench results file (written by --json or into --out as "
-            f"bench.json): {type(e).__name__}: {e}"
+            f"bench.json): {what}"
         ) from None
 
 

@@ -40,6 +40,12 @@ from ramiel.measure import (
 )
 
 
+def _error_text(e: BaseException) -> str:
+    """How a failed model or configuration reads in the report: Ramiel's own errors by their
+    message, anything else with its type (an ``ImportError_`` had shown its class name)."""
+    return str(e) if isinstance(e, RamielError) else f"{type(e).__name__}: {e}"
+
+
 def bench_model(
     spec: ModelSpec,
     workers: int,
@@ -64,7 +70,7 @@ def bench_model(
         except Exception as e:  # a model that cannot be compiled or run is a row, not a crash
             if os.environ.get("RAMIEL_DEBUG"):
                 raise
-            res.error = f"{type(e).__name__}: {e}"
+            res.error = _error_text(e)
     return res
 
 
@@ -273,7 +279,7 @@ def _bench_model(
                 events = procs[cfg.key].wait_ready()
                 fns[cfg.key] = procs[cfg.key]
             except Exception as e:
-                results[cfg.key].error = f"{type(e).__name__}: {e}"
+                results[cfg.key].error = _error_text(e)
                 continue
             if events:
                 results[cfg.key].compile_s = round(sum(e.seconds for e in events), 3)
@@ -288,7 +294,7 @@ def _bench_model(
             try:
                 results[k].max_rel_err = rel_error(procs[k].outputs(), ref)
             except Exception as e:
-                results[k].error = f"{type(e).__name__}: {e}"
+                results[k].error = _error_text(e)
                 del fns[k]
         timed: tuple[float, dict[str, Timing], float | None, list[float]] | None = None
         for attempt in range(1, plan.attempts + 1):
