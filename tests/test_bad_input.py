@@ -539,3 +539,30 @@ def test_transfer_cost_file_values_name_the_file(content, tmp_path, capsys):
     line = _error(driver, argv, capsys, 1)
     assert line.startswith(f"error: transfer cost file {cal}: '"), line
     assert "must be a number from 0 to" in line
+
+
+def test_dynamic_batch_asked_for_and_not_given_is_a_warning(tmp_path, capsys):
+    """--dynamic-batch on a model whose folded shapes fix the batch (a Reshape to the constant
+    (1, 4)): the module keeps batch 1, and besides the note that says why, a warning on stderr
+    says that what was asked for is not what was made (BERT's and ViT's exports had gone by
+    with a note; found by a fresh-user check)."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Reshape", ["x", "shape"], ["r"]),
+            helper.make_node("Relu", ["r"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(np.array([1, 4], np.int64), "shape")],
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    out = tmp_path / "out"
+    assert tool_status(driver.main, ["compile", str(path), "-o", str(out), "--dynamic-batch"]) == 0
+    cap = capsys.readouterr()
+    assert "note: the sequential module keeps batch size 1" in cap.out
+    assert "warning: --dynamic-batch was asked for" in cap.err
+    # by default (no --dynamic-batch) the fixed batch is only a note
+    assert tool_status(driver.main, ["compile", str(path), "-o", str(tmp_path / "o2")]) == 0
+    assert "warning" not in capsys.readouterr().err

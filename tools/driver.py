@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -437,8 +438,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         f"estimated: W/CP {r.parallelism:.2f}, makespan {r.makespan_us / 1e3:.2f} ms, "
         f"speed-up {r.speedup:.2f}x over sequential"
     )
-    for note in res.notes:
-        print(f"note: {note}")
+    _print_notes(res, args)
     if args.threads_per_worker is not None:
         print(
             "note: --threads-per-worker is a setting of the run, not of the files: run the "
@@ -468,6 +468,20 @@ def _state_spec(text: str) -> str:
             f"expected IN=OUT (an input and an output name), not {text!r}"
         )
     return text
+
+
+def _print_notes(res: Any, args: argparse.Namespace) -> None:
+    """The notes of ``res`` (a :class:`~ramiel.compiler.CompileResult`); and a warning (stderr)
+    where ``--dynamic-batch`` was asked for and the sequential module keeps a fixed batch size
+    (only a note had said so; found by a fresh-user check on BERT)."""
+    for note in res.notes:
+        print(f"note: {note}")
+    if getattr(args, "dynamic_batch", None) is True and not res.dynamic_batch:
+        print(
+            "warning: --dynamic-batch was asked for, but the sequential module takes only the "
+            "compiled batch size (the note above says why)",
+            file=sys.stderr,
+        )
 
 
 def _run_model_path(model: str | None) -> str:
@@ -583,8 +597,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     f"output {what}: max error vs onnxruntime, relative to max |output| "
                     f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
                 )
-        for note in res.notes:
-            print(f"note: {note}")
+        _print_notes(res, args)
         if not args.random_weights and all(_all_equal(r) for r in refs[0]):
             print(
                 "note: every output element is equal (constant weights, as in the zoo test "
