@@ -423,6 +423,12 @@ def test_bench_report_paths_are_checked_before_measuring(flag, tmp_path, capsys)
 def test_bench_bad_variants_and_out_file_are_argument_errors(tmp_path, capsys):
     line = _run(driver, ["bench", "--quick", "--variants", "bogus"], capsys, 2)
     assert "argument --variants: unknown variant(s) bogus; known:" in line
+    # 'none' is known, but alone (the message had called it unknown; a fresh-user check)
+    line = _run(driver, ["bench", "--quick", "--variants", "none,nofold"], capsys, 2)
+    assert (
+        line == "error: argument --variants: 'none' (no variant) goes alone, not with other "
+        "variants"
+    )
     afile = tmp_path / "afile"
     afile.write_text("")
     line = _run(driver, ["bench", "--quick", "--out", str(afile)], capsys, 2)
