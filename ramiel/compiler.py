@@ -53,7 +53,14 @@ from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
 from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
 from ramiel.errors import MAX_TENSOR_BYTES, RamielError
-from ramiel.files import file_head, input_file, output_dir, removed_if_left_empty, same_file
+from ramiel.files import (
+    file_head,
+    input_file,
+    output_dir,
+    read_json_file,
+    removed_if_left_empty,
+    same_file,
+)
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
@@ -435,6 +442,23 @@ def _binding_misfit(
     return RamielError(f"the model does not fit the bound input shapes ({bound}): {reason}")
 
 
+def _transfer_cost_notes(options: CompileOptions) -> list[str]:
+    """A note where ``--transfer-cost``'s file was measured on another backend than the one the
+    program is compiled for (``ramiel calibrate`` records it: channels cost per backend; found
+    by a fresh-user check)."""
+    if not options.transfer_cost:
+        return []
+    data = read_json_file(options.transfer_cost, "transfer cost file")
+    measured = data.get("backend") if isinstance(data, dict) else None
+    if isinstance(measured, str) and measured != options.backend:
+        return [
+            f"the transfer cost file {options.transfer_cost} was measured on the {measured} "
+            f"backend, this program runs on {options.backend} (calibrate it there: ramiel "
+            f"calibrate --backend {options.backend} -o FILE)"
+        ]
+    return []
+
+
 def compile_model(
     model: str | os.PathLike[str] | onnx.ModelProto | bytes,
     out_dir: str,
@@ -563,6 +587,7 @@ def _compile_into(
         run_passes(par, [LowerToTorchpy(), *segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
         notes = list(batch.notes) + _default_input_notes(onnx_model)
+        notes += _transfer_cost_notes(options)
         dynamic: tuple[str, ...] = ()
         if batch.inputs:
             say("batch dimension")

@@ -566,3 +566,18 @@ def test_dynamic_batch_asked_for_and_not_given_is_a_warning(tmp_path, capsys):
     # by default (no --dynamic-batch) the fixed batch is only a note
     assert tool_status(driver.main, ["compile", str(path), "-o", str(tmp_path / "o2")]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_transfer_cost_file_of_another_backend_is_noted(tmp_path, capsys):
+    """A transfer cost file 'ramiel calibrate' measured on the threads backend, given to a
+    processes compile: a note says so (there was none; found by a fresh-user check)."""
+    cal = tmp_path / "cal.json"
+    cal.write_text('{"latency_us": 30, "us_per_byte": 0.001, "backend": "threads"}')
+    argv = ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), "--transfer-cost", str(cal)]
+    assert tool_status(driver.main, [*argv, "--backend", "processes"]) == 0
+    assert "was measured on the threads backend, this program runs on processes" in (
+        capsys.readouterr().out
+    )
+    argv[3] = str(tmp_path / "out2")
+    assert tool_status(driver.main, [*argv, "--backend", "threads"]) == 0
+    assert "was measured on" not in capsys.readouterr().out
