@@ -180,4 +180,5 @@ def test_compile_stages_times_both_verifications(tmp_path, capsys):
     assert parsing.IncrementalVerifier.verify is before
     rows = [ln.split() for ln in out.read_text().splitlines() if not ln.startswith("#")][1:]
     assert [r[1] for r in rows] == ["incremental", "every"]
-    assert all(float(r[-1]) > 0 for r in rows)  # verification time was counted in both
+    for r in rows:  # total and verification seconds (2 decimals: a tiny model's may be 0.00)
+        assert 0 <= float(r[-1]) <= float(r[-2])
