@@ -21,7 +21,7 @@
 // DIST:  builtin.module attributes {onnx.opset = 17 : i64, ramiel.backend = "distributed"}
 // A measured transfer cost file (ramiel calibrate -o FILE) replaces the backend's default model.
 // NET:   builtin.module attributes {onnx.opset = 17 : i64, ramiel.backend = "distributed", ramiel.transfer_cost = [2.500000e+02 : f64, 8.000000e-04 : f64]}
-// BADNET: error: transfer cost file {{.*}}.bad.json: 'latency_us' must be a number >= 0, got -1
+// BADNET: error: transfer cost file {{.*}}.bad.json: 'latency_us' must be a number from 0 to 1e+09, got -1
 // CHECK-LABEL: func.func @main
 // CHECK:      %none = "onnx.NoValue"() : () -> none
 // CHECK-NEXT: %w = "onnx.Constant"() <{value = dense<1.000000e-01> : tensor<4x3x3x3xf32>}> : () -> tensor<4x3x3x3xf32>
