@@ -30,8 +30,6 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = sys.argv[1:] if argv is None else list(argv)
 
     from ramiel import parsing
-    from ramiel.bench import load_average, resolve_models
-    from ramiel.compiler import CompileOptions, compile_model
 
     spent = [0.0]
     full = [False]
@@ -48,12 +46,20 @@ def main(argv: list[str] | None = None) -> int:
 
     parsing.IncrementalVerifier.verify = verify  # type: ignore[method-assign]
     try:
-        return _run(args, full, spent, compile_model, CompileOptions, load_average, resolve_models)
+        lines = _table(args, full, spent)
     finally:
         parsing.IncrementalVerifier.verify = incremental_verify  # type: ignore[method-assign]
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
 
 
-def _run(args, full, spent, compile_model, CompileOptions, load_average, resolve_models) -> int:  # type: ignore[no-untyped-def]  # noqa: N803
+def _table(args: argparse.Namespace, full: list[bool], spent: list[float]) -> list[str]:
+    """Compile every model ``args.repeat`` times per configuration (``full[0]``: every op after
+    every pass); print and return the table's lines. ``spent[0]``: the verifier's seconds."""
+    from ramiel.bench import load_average, resolve_models
+    from ramiel.compiler import CompileOptions, compile_model
 
     head = [
         f"# python bench/compile_stages.py {' '.join(args.argv)}",
@@ -86,10 +92,7 @@ def _run(args, full, spent, compile_model, CompileOptions, load_average, resolve
     tail = f"# load average {load_average()[0]:.2f} after"
     print(tail)
     lines.append(tail)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return lines
 
 
 if __name__ == "__main__":
