@@ -45,6 +45,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import torch
@@ -112,7 +113,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     #: names they stand for (empty where every one is its ONNX name): ``forward`` takes either
     #: set as keywords, so that a call written for one module works on the other (the
     #: generated class sets it). Keywords that are all ONNX names are read as those.
-    ARG_NAMES: ClassVar[Mapping[str, str]] = {}
+    ARG_NAMES: Mapping[str, str] = MappingProxyType({})
 
     def __init__(
         self,
