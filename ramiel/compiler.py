@@ -51,6 +51,7 @@ from ramiel.attrs import WEIGHTS_ATTR, has, set_str
 from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
+from ramiel.dialects.onnx import OnnxOp, static_shape
 from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
 from ramiel.errors import MAX_TENSOR_BYTES, RamielError
 from ramiel.files import (
@@ -442,6 +443,49 @@ def _binding_misfit(
     return RamielError(f"the model does not fit the bound input shapes ({bound}): {reason}")
 
 
+#: ONNX ops whose result size the input data decide (their declared shape is one case).
+DATA_DEPENDENT_OPS = frozenset(["NonZero", "Unique", "NonMaxSuppression", "Compress"])
+
+
+def data_dependent_notes(module: ModuleOp) -> list[str]:
+    """A note for each op left after the clean-up whose result size the data decide but whose
+    result type the model declares static (an exporter's or the ONNX file's value_info: onnx's
+    node test ``test_nonzero_example`` declares (2, 3)): a NonZero, Unique, NonMaxSuppression,
+    a Compress on a condition that is not a constant, a Loop with scan outputs whose trip
+    count is not one. Ramiel compiles them with that shape: other data make the parallel
+    program refuse its channel (ChannelError at run time) and the ops after them fail; the
+    graph outputs of the sequential module take their real size (found by a fresh-user check,
+    which met the ChannelError with no word at compile time)."""
+    notes = []
+    for op in module.walk():
+        if not isinstance(op, OnnxOp) or not op.results:
+            continue
+        kind = op.op_type
+        if kind == "Compress" and len(op.operands) > 1:
+            owner = op.operands[1].owner
+            if isinstance(owner, OnnxOp) and owner.op_type == "Constant":
+                continue
+        elif kind == "Loop":
+            trip = op.operands[0].owner if op.operands else None
+            carried = max(0, len(op.operands) - 2)
+            if len(op.results) <= carried or (
+                isinstance(trip, OnnxOp) and trip.op_type == "Constant"
+            ):
+                continue
+        elif kind not in DATA_DEPENDENT_OPS:
+            continue
+        shape = static_shape(op.results[-1].type)
+        if shape is None:
+            continue  # the lowering refuses it: "shape not static"
+        name = op.node_name or kind
+        notes.append(
+            f"node '{name}' ({kind}): the input data decide the size of its result, compiled "
+            f"as the model declares it, {tuple(shape)}: other data make the parallel program "
+            "refuse it (ChannelError) and the ops after it fail"
+        )
+    return notes
+
+
 def _transfer_cost_notes(options: CompileOptions) -> list[str]:
     """A note where ``--transfer-cost``'s file was measured on another backend than the one the
     program is compiled for (``ramiel calibrate`` records it: channels cost per backend; found
@@ -572,6 +616,7 @@ def _compile_into(
             run_passes(module, clean_up, ctx, verifier)
         except LocatedVerifyError as e:
             raise _binding_misfit(options.input_shapes, e) from None
+        data_notes = data_dependent_notes(module)
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
         check_lowerable(module, ctx.weights.of(module))
@@ -586,7 +631,7 @@ def _compile_into(
         segments: list[ModulePass] = [CompileSegments()] if options.compile else []
         run_passes(par, [LowerToTorchpy(), *segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
-        notes = list(batch.notes) + _default_input_notes(onnx_model)
+        notes = list(batch.notes) + _default_input_notes(onnx_model) + data_notes
         notes += _transfer_cost_notes(options)
         dynamic: tuple[str, ...] = ()
         if batch.inputs:

@@ -193,3 +193,35 @@ def test_bindings_the_model_does_not_fit_are_one_error_naming_them(tmp_path, cap
     assert tool_status(driver.main, [*argv, "--input-shape", "y=2,9"]) == 1
     line = one_error_line(capsys.readouterr().err)
     assert "does not fit the bound input shapes" in line
+
+
+def test_declared_shapes_of_data_dependent_results_are_noted(tmp_path):
+    """A NonZero whose result the model declares (2, 3) (onnx's test_nonzero_example does):
+    compiled with that shape and a note saying that other data fail; a Compress on a constant
+    condition has one size, and no note (the parallel program's ChannelError had come with no
+    word at compile time; found by a fresh-user check)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ramiel.compiler import CompileOptions, compile_model
+
+    g = helper.make_graph(
+        [
+            helper.make_node("NonZero", ["x"], ["nz"], name="where_nonzero"),
+            helper.make_node("Compress", ["v", "keep"], ["c"], axis=0, name="fixed"),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2]),
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, [3]),
+        ],
+        [
+            helper.make_tensor_value_info("nz", TensorProto.INT64, [2, 3]),
+            helper.make_tensor_value_info("c", TensorProto.FLOAT, [2]),
+        ],
+        [numpy_helper.from_array(np.array([True, False, True]), "keep")],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=1))
+    noted = [n for n in res.notes if "the input data decide the size" in n]
+    assert len(noted) == 1, res.notes
+    assert noted[0].startswith("node 'where_nonzero' (NonZero): ") and "(2, 3)" in noted[0]

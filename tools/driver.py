@@ -530,6 +530,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         res = compile_model(
             model_path if not args.random_weights else source, out_dir, opts, progress=say
         )
+    _print_notes(res, args)  # before the run: a note may explain an error of it
     model = CompiledModel(res, opts)
     try:
         if args.steps > 1:  # the state's names, before any work runs
@@ -597,7 +598,6 @@ def cmd_run(args: argparse.Namespace) -> int:
                     f"output {what}: max error vs onnxruntime, relative to max |output| "
                     f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
                 )
-        _print_notes(res, args)
         if not args.random_weights and all(_all_equal(r) for r in refs[0]):
             print(
                 "note: every output element is equal (constant weights, as in the zoo test "
