@@ -34,6 +34,7 @@ import math
 import re
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -379,6 +380,31 @@ class IncrementalVerifier:
 
     def __init__(self) -> None:
         self._seen: dict[Operation, tuple[object, ...]] = {}
+        self._full = True  # whether the last check covered every op
+
+    def after_pass(self, module: Operation, name: str) -> None:
+        """:meth:`verify` after the pass ``name``; a failure's reason starts ``IR invalid after
+        pass '<name>'``."""
+        try:
+            self._full = self.verify(module)
+        except LocatedVerifyError as e:
+            e.reason = f"IR invalid after pass '{name}': {e.reason}"
+            e.args = (e.reason,)
+            raise
+
+    def after_pipeline(self, module: Operation, names: Sequence[str]) -> None:
+        """After the last of the passes ``names``: every op again, unless the last check
+        covered them all; a failure's reason starts ``IR invalid after the passes '<a>', ...``
+        (a rule that reads further than an op's neighbours, found only now)."""
+        if self._full:
+            return
+        try:
+            self.verify_all(module)
+        except LocatedVerifyError as e:
+            listed = ", ".join(f"'{n}'" for n in names)
+            e.reason = f"IR invalid after the passes {listed}: {e.reason}"
+            e.args = (e.reason,)
+            raise
 
     def verify(self, module: Operation) -> bool:
         """Verify ``module`` as :func:`verify_located` does, skipping the ops no pass touched
@@ -414,7 +440,7 @@ class IncrementalVerifier:
     def verify_all(self, module: Operation) -> None:
         """Verify every op of ``module`` (:func:`verify_located`), and remember them."""
         self._seen = {}
-        self.verify(module)
+        self._full = self.verify(module)
 
 
 _COMMENT = re.compile(r"//[^\n]*")

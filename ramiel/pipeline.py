@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 
-from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
+from ramiel.parsing import IncrementalVerifier
 from ramiel.passes import LATE_REWRITES, PASSES, REWRITE_PASSES
 
 #: ``ramiel compile``'s passes from the imported ``onnx`` IR to the clustered ``cluster`` IR, with
@@ -123,23 +123,10 @@ def run_passes(
             failing op.
     """
     verifier = verifier or IncrementalVerifier()
-    full = True
     for p in passes:
         p.apply(ctx, module)
-        try:
-            full = verifier.verify(module)
-        except LocatedVerifyError as e:
-            e.reason = f"IR invalid after pass '{p.name}': {e.reason}"
-            e.args = (e.reason,)
-            raise
-    if not full:
-        try:
-            verifier.verify_all(module)
-        except LocatedVerifyError as e:
-            names = ", ".join(f"'{p.name}'" for p in passes)
-            e.reason = f"IR invalid after the passes {names}: {e.reason}"
-            e.args = (e.reason,)
-            raise
+        verifier.after_pass(module, p.name)
+    verifier.after_pipeline(module, [p.name for p in passes])
 
 
 def clean_up_passes(rewrites: Sequence[str]) -> list[ModulePass]:

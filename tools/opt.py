@@ -438,7 +438,6 @@ class RamielOptMain(xDSLOptMain):
         self._verifier = IncrementalVerifier()
         clock = [time.perf_counter()]
         position = [0]  # the pass's place in the pipeline: a pass that runs twice is two rows
-        full = [True]  # whether the last verification checked every op
         before: list[str | None] = [None]  # the IR before the pass (for --print-ir-after-change)
         after_all = args.print_ir_after_all or (
             args.print_ir_after_change and not args.print_ir_after
@@ -453,17 +452,10 @@ class RamielOptMain(xDSLOptMain):
                 self._time(f"{prev.name}" + _nth(position[0], self.pipeline), now - clock[0])
                 if not args.disable_verify:
                     try:  # what the pass changed (every op after the last pass)
-                        full[0] = self._verifier.verify(module)
-                    except LocatedVerifyError as e:
-                        e.reason = f"IR invalid after pass '{prev.name}': {e.reason}"
-                        raise
-                    try:
-                        if nxt is None and not full[0]:
-                            self._verifier.verify_all(module)
-                    except LocatedVerifyError as e:
-                        names = ", ".join(f"'{p.name}'" for p in self.pipeline.passes)
-                        e.reason = f"IR invalid after the passes {names}: {e.reason}"
-                        raise
+                        self._verifier.after_pass(module, prev.name)
+                        if nxt is None:
+                            names = [p.name for p in self.pipeline.passes]
+                            self._verifier.after_pipeline(module, names)
                     finally:
                         self._time("(verification)", time.perf_counter() - now)
                 text = None
