@@ -401,7 +401,7 @@ class OnnxOp(IRDLOperation):
         self._verify_attributes(info, where)
         self._verify_types(info, where)
         self._verify_shapes(where)
-        self._verify_ranges(where)
+        _verify_ranges(self, where)
         if self.op_type in REGION_ATTRS:
             verify_regions(self, where, opset)
 
@@ -471,9 +471,6 @@ class OnnxOp(IRDLOperation):
         for i, r in enumerate(self.results):
             check("result", i, info.outputs[min(i, len(info.outputs) - 1)], r.type)
             _verify_dims(where, f"result #{i}", r.type)
-
-    def _verify_ranges(self, where: str) -> None:
-        _verify_ranges(self, where)
 
     def _verify_shapes(self, where: str) -> None:
         shapes = [static_shape(v.type) for v in self.operands if not isinstance(v.type, NoneType)]

@@ -964,14 +964,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.out and os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"error: argument --out: {args.out} is a file, not a directory", file=sys.stderr)
         return 2
+    names = _variant_list(args.variants) or []
+    if "none" in names:  # with others (alone it is the empty list)
+        print(
+            "error: argument --variants: 'none' (no variant) goes alone, not with other variants",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        names = _variant_list(args.variants) or []
-        if "none" in names:  # with others (alone it is the empty list)
-            raise ValueError("'none' (no variant) goes alone, not with other variants")
         check_variants(names)
     except ValueError as e:
-        why = str(e) if "goes alone" in str(e) else f"{e}, none"
-        print(f"error: argument --variants: {why}", file=sys.stderr)
+        print(f"error: argument --variants: {e}, none", file=sys.stderr)
         return 2
     console, say = _progress()
     argv = sys.argv[1:] if sys.argv and sys.argv[0].endswith("ramiel") else None

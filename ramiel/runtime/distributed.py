@@ -1229,7 +1229,13 @@ def _fail(group: _Group, ex: _Exec, e: BaseException) -> dict[str, Any]:
         rec = {"kind": "aborted"}
     else:
         exc_type, message, text = describe_exception(e)
-        rec = {"kind": "internal", "exc_type": exc_type, "message": message, "traceback": text}
+        rec = {
+            "kind": "internal",
+            "exc_type": exc_type,
+            "message": message,
+            "traceback": text,
+            "ramiel": isinstance(e, RamielError),
+        }
     if not group.aborting:
         group.record(rec)
     return rec
@@ -1501,10 +1507,9 @@ def resolve_records(
                 f"rank {r['rank']} (cluster '{cluster_of(int(r['rank']))}') timed out waiting "
                 f"for {r.get('what', '?')}"
             )
-        exc_type = r.get("exc_type", "?")
-        if exc_type == "ramiel.errors.RamielError":  # Ramiel's own message says it all
-            return RuntimeFailure(f"rank {r['rank']} failed: {r.get('message', '')}")
-        return RuntimeFailure(f"rank {r['rank']} failed: {exc_type}: {r.get('message', '')}")
+        # Ramiel's own errors (subclasses too) say it all in their message
+        what = "" if r.get("ramiel") else f"{r.get('exc_type', '?')}: "
+        return RuntimeFailure(f"rank {r['rank']} failed: {what}{r.get('message', '')}")
     seen = set()
     p = lost
     while p in records and records[p].get("kind") == "lost" and p not in seen:

@@ -39,7 +39,7 @@ from safetensors.torch import load_file, save_file
 
 from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.files import make_readable, output_file, same_file, stdout_reader_gone
+from ramiel.files import file_head, make_readable, output_file, same_file, stdout_reader_gone
 from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
 from ramiel.runtime import Weights, start
@@ -207,15 +207,13 @@ def program_files(module_file: str, weights_file: str) -> dict[str, str]:
 def _is_safetensors(path: str) -> bool:
     """Whether ``path`` starts as a safetensors file does: an 8-byte little-endian header
     length, then a JSON object."""
+    head = file_head(path, 9)
+    if head is None or len(head) < 9 or head[8:9] != b"{":
+        return False
     try:
-        with open(path, "rb") as f:
-            head = f.read(9)
-            size = os.fstat(f.fileno()).st_size
+        return 8 + int.from_bytes(head[:8], "little") <= os.path.getsize(path)
     except OSError:
         return False
-    if len(head) < 9 or head[8:9] != b"{":
-        return False
-    return 8 + int.from_bytes(head[:8], "little") <= size
 
 
 def check_outputs_file(path: str, protected: Mapping[str, str]) -> None:

@@ -126,6 +126,12 @@ def _keep_packed(weight: Tensor, cache: dict[Any, Tensor]) -> None:
     _PACKED[key] = (weakref.ref(weight), cache)
 
 
+_ONEDNN = torch.backends.mkldnn.is_available()
+"""Whether this PyTorch build has oneDNN (fixed at build time; asking costs 0.5 µs a call)."""
+
+_is_functional = torch._C._functorch.is_functionaltensor
+
+
 def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
     """Whether a prepacked helper may run its oneDNN op on ``x`` and the constant ``weight``: not
     under tracing or compiling (dynamo, ``torch.export``, ``torch.jit.trace``, ``torch.fx``: they
@@ -150,9 +156,6 @@ def _eager_onednn(x: Tensor, weight: Tensor) -> bool:
     )
 
 
-_is_functional = torch._C._functorch.is_functionaltensor
-
-
 def records_autograd(*inputs: object) -> bool:
     """Whether autograd records a call of a generated module on ``inputs`` (its graph inputs):
     grad mode is on and one of them is a plain tensor that requires grad, outside tracing and
@@ -171,10 +174,6 @@ def records_autograd(*inputs: object) -> bool:
     return any(
         type(t) is torch.Tensor and t.requires_grad and not _is_functional(t) for t in inputs
     )
-
-
-_ONEDNN = torch.backends.mkldnn.is_available()
-"""Whether this PyTorch build has oneDNN (fixed at build time; asking costs 0.5 µs a call)."""
 
 
 def _packed(weight: Tensor, shape_key: object, make: Callable[[], Tensor]) -> Tensor:
