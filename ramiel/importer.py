@@ -615,11 +615,10 @@ class _GraphImporter:
                     [("<initializer>", init.name, self.opset, "string tensor")]
                 )
             env[init.name] = self.constant(b, init.name, arr)
-        refined = self.refined
         for idx, node in enumerate(g.node):
             node_name = node.name or f"{path}{node.op_type}_{idx}"
-            if refined & set(node.input):
-                self.reinfer(node, types, env, refined)
+            if self.refined & set(node.input):
+                self.reinfer(node, types, env)
             if node.op_type == "Constant":
                 value = _constant_node_value(node)
                 env[node.output[0]] = self.constant(b, node.output[0], value, node_name)
@@ -650,7 +649,7 @@ class _GraphImporter:
                 result_types = _region_result_types(node, node_name, result_types, regions)
                 for name, t in zip(node.output, result_types, strict=False):
                     if name and _set_static_type(types, name, t):
-                        refined.add(name)
+                        self.refined.add(name)
             op = onnx_d.create(node.op_type, operands, result_types, attrs, node_name, regions)
             b.insert(op)
             for name, res in zip(node.output, op.results, strict=True):
@@ -669,7 +668,6 @@ class _GraphImporter:
         node: onnx.NodeProto,
         types: ChainMap[str, onnx.TypeProto],
         env: Mapping[str, SSAValue],
-        refined: set[str],
     ) -> None:
         """Infer ``node``'s output types again (``onnx.shape_inference.infer_node_outputs``)
         from inputs whose types the import made static after onnx's inference left them
@@ -689,29 +687,11 @@ class _GraphImporter:
                     inputs[n] = onnx.helper.make_tensor_type_proto(
                         onnx_dtype_of(t.element_type), shape
                     )
-        try:
-            schema = onnx.defs.get_schema(node.op_type, self.opset, "")
-            out = onnx.shape_inference.infer_node_outputs(
-                schema,
-                node,
-                inputs,
-                opset_imports=[onnx.helper.make_opsetid("", self.opset)],
-            )
-        except Exception:  # noqa: BLE001 - keep the graph-level inference for this node
-            return
+        out = _infer_node(node, self.opset, inputs, [onnx.helper.make_opsetid("", self.opset)])
         for name, t in out.items():
-            if not name or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
-                continue
-            dims = t.tensor_type.shape.dim
-            if all(d.HasField("dim_value") for d in dims) and name in types:
-                old = types[name]
-                if not (
-                    old.HasField("tensor_type")
-                    and old.tensor_type.HasField("shape")
-                    and all(d.HasField("dim_value") for d in old.tensor_type.shape.dim)
-                ):
-                    types[name] = t
-                    refined.add(name)
+            if name in types and _static_dims(t) is not None and _static_dims(types[name]) is None:
+                types[name] = t
+                self.refined.add(name)
 
     def emit_region(
         self,
@@ -853,6 +833,43 @@ def _infer_subgraph(
     }
 
 
+def _static_dims(t: onnx.TypeProto) -> tuple[int, ...] | None:
+    """The dimensions of a tensor type whose shape onnx knows entirely, else None."""
+    if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    dims = t.tensor_type.shape.dim
+    return tuple(d.dim_value for d in dims) if all(d.HasField("dim_value") for d in dims) else None
+
+
+def _with_shape(t: onnx.TypeProto, shape: Sequence[int]) -> onnx.TypeProto:
+    """A copy of the tensor type ``t`` with the static ``shape``."""
+    new = onnx.TypeProto()
+    new.CopyFrom(t)
+    new.tensor_type.shape.Clear()
+    for d in shape:
+        new.tensor_type.shape.dim.add().dim_value = d
+    return new
+
+
+def _infer_node(
+    node: onnx.NodeProto,
+    opset: int,
+    inputs: Mapping[str, onnx.TypeProto],
+    opset_imports: Sequence[onnx.OperatorSetIdProto],
+) -> dict[str, onnx.TypeProto]:
+    """``node``'s output types as onnx's shape inference gives them from ``inputs``; empty
+    where it cannot (the graph-level inference then stands for this node)."""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, "")
+        return dict(
+            onnx.shape_inference.infer_node_outputs(
+                schema, node, dict(inputs), opset_imports=list(opset_imports)
+            )
+        )
+    except Exception:  # noqa: BLE001 - onnx's inference raises its own and others' types
+        return {}
+
+
 def _set_static_type(types: ChainMap[str, onnx.TypeProto], name: str, t: Attribute) -> bool:
     """Record in ``types`` the static shape of the IR type ``t`` of ``name`` where onnx's
     inference left it dynamic or unknown; returns whether it did."""
@@ -860,16 +877,9 @@ def _set_static_type(types: ChainMap[str, onnx.TypeProto], name: str, t: Attribu
     old = types.get(name)
     if shape is None or old is None or not old.HasField("tensor_type"):
         return False
-    if old.tensor_type.HasField("shape") and all(
-        d.HasField("dim_value") for d in old.tensor_type.shape.dim
-    ):
+    if _static_dims(old) is not None:
         return False
-    new = onnx.TypeProto()
-    new.CopyFrom(old)
-    new.tensor_type.shape.Clear()
-    for d in shape:
-        new.tensor_type.shape.dim.add().dim_value = d
-    types[name] = new
+    types[name] = _with_shape(old, shape)
     return True
 
 
@@ -938,10 +948,7 @@ def _correct_inferred_shapes(
         t = types.get(name)
         if not name or t is None or not t.tensor_type.HasField("shape"):
             return None
-        dims = t.tensor_type.shape.dim
-        shape = (
-            tuple(d.dim_value for d in dims) if all(d.HasField("dim_value") for d in dims) else None
-        )
+        shape = _static_dims(t)
         dtype = onnx.helper.tensor_dtype_to_np_dtype(t.tensor_type.elem_type).name
         return TensorInfo(name, shape, dtype, consts.get(name))
 
@@ -950,16 +957,8 @@ def _correct_inferred_shapes(
         if node.domain not in ("", "ai.onnx"):
             continue
         if changed & set(node.input):
-            try:
-                schema = onnx.defs.get_schema(node.op_type, opset, "")
-                out = onnx.shape_inference.infer_node_outputs(
-                    schema,
-                    node,
-                    {n: types[n] for n in node.input if n in types},
-                    opset_imports=list(model.opset_import),
-                )
-            except Exception:  # noqa: BLE001 - keep the graph-level inference for this node
-                out = {}
+            inputs = {n: types[n] for n in node.input if n in types}
+            out = _infer_node(node, opset, inputs, model.opset_import)
             for name, t in out.items():
                 if name in types and t.tensor_type.HasField("shape"):
                     types[name] = t
@@ -980,12 +979,7 @@ def _correct_inferred_shapes(
         for name, new, old in zip(node.output, refined.outputs, view.outputs, strict=False):
             if new is None or old is None or new.shape is None or new.shape == old.shape:
                 continue
-            t = onnx.TypeProto()
-            t.CopyFrom(types[name])
-            t.tensor_type.shape.Clear()
-            for d in new.shape:
-                t.tensor_type.shape.dim.add().dim_value = d
-            types[name] = t
+            types[name] = _with_shape(types[name], new.shape)
             changed.add(name)
 
 
