@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import inspect
 import itertools
 import math
 import numbers
@@ -737,8 +736,11 @@ class CompiledModel(ParallelModel):
     _seq: torch.nn.Module
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
-        program = load_program(result.parallel_path, module_name=f"ramiel_par_{next(_MODULE_IDS)}")
+        par_module = f"ramiel_par_{next(_MODULE_IDS)}"
+        program = load_program(result.parallel_path, module_name=par_module)
         super().__init__(program=program, threads_per_worker=options.threads_per_worker)
+        # the keywords the generated parallel class takes besides the ONNX names, as printed
+        self.ARG_NAMES = generated_class(sys.modules[par_module]).ARG_NAMES
         self.result = result
         self.options = options
         self.backend = options.backend
@@ -748,10 +750,6 @@ class CompiledModel(ParallelModel):
         #: integer input -> the size of the table it indexes (random inputs stay inside it)
         self.index_limits: dict[str, int] = dict(getattr(seq_cls, "INDEX_LIMITS", {}))
         self.DYNAMIC_BATCH = tuple(getattr(seq_cls, "DYNAMIC_BATCH", ()))
-        # the sequential forward's parameter names as keywords too (ParallelModel.ARG_NAMES)
-        params_in_order = list(inspect.signature(seq_cls.forward).parameters)[1:]
-        arg_names = dict(zip(params_in_order, seq_cls.INPUTS, strict=False))
-        self.ARG_NAMES = {} if all(p == o for p, o in arg_names.items()) else arg_names
         with torch.device("meta"):
             seq = seq_cls()
         params = set(seq._parameters)
