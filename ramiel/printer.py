@@ -958,15 +958,36 @@ def print_python_file(
     verify_located(module)  # caller reports them at file:line:col as ramiel-opt does
     if class_name is None:
         class_name = make_class_name(os.path.splitext(name)[0] if path != "-" else "")
+    return print_module_python(
+        module, ctx.weights.of(module), name, weights_out, class_name, trainable
+    )
+
+
+def print_module_python(
+    module: ModuleOp,
+    store: WeightStore | None,
+    source: str,
+    weights_out: str | None,
+    class_name: str,
+    trainable: bool = False,
+) -> str:
+    """The Python source of the parsed ``torchpy`` module ``module`` (:func:`print_python`;
+    ``source``: the IR file's name, for the docstring), and with ``weights_out`` its weights
+    written there (:func:`write_weights`; ``store``: the module's weights); the classes load
+    that file's name from their own directory. What ``ramiel-translate --to-python`` and
+    ``ramiel-opt -t python`` print.
+
+    Raises :class:`~ramiel.errors.RamielError` for a module that cannot be printed, or a
+    ``weights_out`` that is the file the IR reads its weights from.
+    """
     try:
         weights_file = os.path.basename(weights_out) if weights_out else WEIGHTS_FILE
-        source = print_python(
-            module, name, class_name=class_name, trainable=trainable, weights_file=weights_file
+        text = print_python(
+            module, source, class_name=class_name, trainable=trainable, weights_file=weights_file
         )
     except ValueError as e:
         raise RamielError(str(e)) from None
     if weights_out is not None:
-        store = ctx.weights.of(module)
         read_from = getattr(store, "path", None)
         if read_from and os.path.realpath(read_from) == os.path.realpath(weights_out):
             raise RamielError(
@@ -976,14 +997,34 @@ def print_python_file(
                 "(-o NAME.py writes NAME.safetensors)"
             )
         write_weights([module], store, weights_out)
-    return source
+    return text
+
+
+def module_weights_path(weights: str | None, output: str | None) -> str | None:
+    """Where a printed module's weights go: ``weights`` (``--weights``), else beside the
+    module's file ``output`` and named after it (``gen/seq.py``: ``gen/seq.safetensors``);
+    ``None`` when the source goes to stdout without ``--weights``."""
+    if weights is None and output:
+        return os.path.splitext(os.path.abspath(output))[0] + ".safetensors"
+    return weights
+
+
+NO_WEIGHTS_NOTE = (
+    "note: no weights file written (the source went to stdout); name one with --weights FILE, "
+    "or write the module with -o FILE.py (its weights: FILE.safetensors); the classes look for "
+    f"{WEIGHTS_FILE} beside their module"
+)
+"""What the printing tools say when a module with weights went to stdout without a file."""
 
 
 __all__ = [
     "WEIGHTS_FILE",
     "Names",
+    "NO_WEIGHTS_NOTE",
     "make_class_name",
     "module_weights",
+    "module_weights_path",
+    "print_module_python",
     "print_python",
     "print_python_file",
     "statement",

@@ -65,7 +65,12 @@ from ramiel.parsing import (
 )
 from ramiel.passes import PASSES
 from ramiel.pipeline import DEFAULT_PIPELINE
-from ramiel.printer import WEIGHTS_FILE, module_weights, print_python, write_weights
+from ramiel.printer import (
+    NO_WEIGHTS_NOTE,
+    module_weights,
+    module_weights_path,
+    print_module_python,
+)
 from ramiel.tools.common import HelpFormatter, add_version, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
@@ -239,36 +244,18 @@ class RamielOptMain(xDSLOptMain):
             raise RamielError(
                 "-t python prints torchpy IR; this module holds none (run --lower-to-torchpy)"
             )
-        weights = self.args.weights
-        if weights is None and self.args.output_file:
-            weights = os.path.splitext(os.path.abspath(self.args.output_file))[0] + ".safetensors"
-        try:
-            source = print_python(
-                module,
-                os.path.basename(self.get_input_name()),
-                weights_file=os.path.basename(weights) if weights else WEIGHTS_FILE,
-            )
-        except ValueError as e:
-            raise RamielError(str(e)) from None
-        store = self.ctx.weights.of(module)
+        weights = module_weights_path(self.args.weights, self.args.output_file)
         if weights is not None:
-            read_from = getattr(store, "path", None)
-            if read_from and same_file(read_from, weights):
-                raise RamielError(
-                    f"the weights file {weights} is the one the IR reads its weights from "
-                    "(module attribute ramiel.weights): writing the module's weights there "
-                    "would break the IR; name another with --weights FILE, or write the module "
-                    "under another name (-o NAME.py writes NAME.safetensors)"
-                )
             output_file(weights, "weights file")
-            write_weights([module], store, weights)
-        elif module_weights(module):
-            print(
-                "note: no weights file written (the source went to stdout); name one with "
-                "--weights FILE, or write the module with -o FILE.py (its weights: "
-                f"FILE.safetensors); the classes look for {WEIGHTS_FILE} beside their module",
-                file=sys.stderr,
-            )
+        source = print_module_python(
+            module,
+            self.ctx.weights.of(module),
+            os.path.basename(self.get_input_name()),
+            weights,
+            class_name="Model",
+        )
+        if weights is None and module_weights(module):
+            print(NO_WEIGHTS_NOTE, file=sys.stderr)
         output.write(source)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:

@@ -149,13 +149,14 @@ def _reject_data_dependent_shapes(module, ir_dir: str) -> None:  # type: ignore[
 
 
 def _to_python(args: argparse.Namespace) -> str:
-    from ramiel.printer import WEIGHTS_FILE, print_python_file  # lazy: numpy,onnx
+    from ramiel.printer import (  # lazy: numpy,onnx
+        NO_WEIGHTS_NOTE,
+        module_weights_path,
+        print_python_file,
+    )
 
-    # the weights go where the user said: --weights FILE, else beside -o's file and named after
-    # it (model.py -> model.safetensors); the classes load that name from their own directory
-    weights = args.weights
-    if weights is None and args.output:
-        weights = os.path.splitext(os.path.abspath(args.output))[0] + ".safetensors"
+    # the classes load the weights file's name from their own directory
+    weights = module_weights_path(args.weights, args.output)
     if weights is not None:
         output_file(weights, "weights file")
     if args.class_name is not None and not args.class_name.isidentifier():
@@ -164,12 +165,7 @@ def _to_python(args: argparse.Namespace) -> str:
         args.input, weights_out=weights, class_name=args.class_name, trainable=args.trainable
     )
     if weights is None and _has_weights(source):
-        print(
-            f"note: no weights file written (the source went to stdout); name one with --weights "
-            f"FILE, or write the module with -o FILE.py (its weights: FILE.safetensors); the "
-            f"classes look for {WEIGHTS_FILE} beside their module",
-            file=sys.stderr,
-        )
+        print(NO_WEIGHTS_NOTE, file=sys.stderr)
     return source
 
 
