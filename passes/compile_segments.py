@@ -28,7 +28,12 @@ segment is one graph for ``torch.compile`` with no channel operation inside (the
 block on other clusters, and ``torch.set_num_threads`` would break the graph) and the schedule is
 unchanged: every ``put`` still happens as soon as its tensor exists, every ``get`` where it was.
 
-Options: ``min-statements=N`` (default 1): runs of fewer statements stay inline, uncompiled.
+Options: ``min-statements=N`` (default 1): runs of fewer statements stay inline, uncompiled;
+``backend=NAME`` (default ``inductor``, see :data:`SEGMENT_BACKENDS`): how the segments are
+compiled when the program loads. ``onednn-graph`` marks each segment with
+``ramiel.segment_backend`` and the printer writes ``@segment(backend='onednn-graph')``: traced
+with ``torch.jit.trace`` and run by TorchScript with oneDNN Graph fusion (compiled in a fraction
+of a second, where inductor takes tens; see :mod:`ramiel.runtime.compiled`).
 
 Naming: ``<cluster>_seg<k>`` (``k`` counts the cluster's segments from 0), made unique against
 every symbol of the module. The segment carries ``ramiel.segment_of`` (the function it came from),
@@ -45,9 +50,20 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import SEGMENT_OF_ATTR, STATEMENTS_ATTR, THREADS_ATTR, set_int, set_str
+from ramiel.attrs import (
+    SEGMENT_BACKEND_ATTR,
+    SEGMENT_OF_ATTR,
+    STATEMENTS_ATTR,
+    THREADS_ATTR,
+    set_int,
+    set_str,
+)
 from ramiel.dialects import torchpy as tp
 from ramiel.errors import RamielError
+
+SEGMENT_BACKENDS = ("inductor", "onednn-graph")
+"""The ``backend`` option's values (:data:`ramiel.runtime.compiled.BACKENDS`, named here so that
+the pass does not import torch)."""
 
 
 def _runs(block: Block) -> list[tuple[list[Operation], int | None]]:
@@ -137,11 +153,17 @@ class CompileSegments(ModulePass):
     name = "compile-segments"
 
     min_statements: int = 1
+    backend: str = "inductor"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.min_statements < 1:
             raise RamielError(
                 f"compile-segments: min-statements must be at least 1, got {self.min_statements}"
+            )
+        if self.backend not in SEGMENT_BACKENDS:
+            raise RamielError(
+                f"compile-segments: backend must be one of {', '.join(SEGMENT_BACKENDS)}, "
+                f"got {self.backend!r}"
             )
         funcs = [f for f in op.body.block.ops if isinstance(f, tp.FuncOp)]
         if any(f.kind.data == "segment" for f in funcs):
@@ -162,6 +184,8 @@ class CompileSegments(ModulePass):
                 taken.add(name)
                 k += 1
                 seg, _ = outline_run(run, name, f.sym_name.data, threads)
+                if self.backend != "inductor":
+                    set_str(seg, SEGMENT_BACKEND_ATTR, self.backend)
                 op.body.block.insert_op_before(seg, f)
             for w in [o for o in block.ops if isinstance(o, tp.WeightOp)]:
                 if not w.result.uses:

@@ -18,7 +18,7 @@ Keys, by what carries them:
 * on the module: :data:`WEIGHTS_ATTR` (``ramiel.weights``, the weights file),
   :data:`BACKEND_ATTR`, :data:`TRANSFER_COST_ATTR`, :data:`CORES_ATTR`, :data:`BATCH_ATTR`;
 * on ``torchpy`` ops and functions: :data:`CONVERSION_ATTR` (``ramiel.conversion``),
-  :data:`SEGMENT_OF_ATTR` (``ramiel.segment_of``), :data:`STATEMENTS_ATTR`,
+  :data:`SEGMENT_OF_ATTR` (``ramiel.segment_of``), :data:`SEGMENT_BACKEND_ATTR`, :data:`STATEMENTS_ATTR`,
   :data:`NUM_OPS_ATTR` (``ramiel.num_ops``).
 """
 
@@ -98,6 +98,10 @@ CONVERSION_ATTR = "ramiel.conversion"
 
 SEGMENT_OF_ATTR = "ramiel.segment_of"
 """On a torchpy segment function: the function it was cut from (``--compile-segments``)."""
+
+SEGMENT_BACKEND_ATTR = "ramiel.segment_backend"
+"""On a torchpy segment function: how it is compiled where not with inductor (``onednn-graph``,
+see :data:`ramiel.runtime.compiled.BACKENDS`; ``--compile-segments=backend=...``)."""
 
 STATEMENTS_ATTR = "ramiel.statements"
 """On a torchpy segment function: how many statements it holds (``--compile-segments``)."""

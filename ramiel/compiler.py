@@ -67,7 +67,7 @@ from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
 from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.passes import REWRITE_PASSES
-from ramiel.passes.compile_segments import CompileSegments
+from ramiel.passes.compile_segments import SEGMENT_BACKENDS, CompileSegments
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 from ramiel.passes.schedule_report import schedule_report
 from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
@@ -112,8 +112,10 @@ class CompileOptions:
     ``transfer_cost``: a transfer cost file (``ramiel calibrate -o FILE``) that replaces the
     backend's measured default (e.g. a real network for ``backend="distributed"``).
     ``compile``: print the compute between channel operations (and the whole sequential
-    module) as segments compiled with ``torch.compile`` when the program loads
-    (``--compile-segments``, :mod:`ramiel.runtime.compiled`).
+    module) as segments compiled when the program loads (``--compile-segments``,
+    :mod:`ramiel.runtime.compiled`): ``True`` or ``"inductor"`` with ``torch.compile``
+    (inductor; tens of seconds per segment, cached on disk), ``"onednn-graph"`` traced and run
+    by TorchScript with oneDNN Graph fusion (a fraction of a second); ``False``: eager.
     ``layout``: memory format of 4-D activations (``--assign-layout{format=...}``): ``auto``
     (channels-last through conv/pool/element-wise/concat regions where the cost model says it
     is faster), ``channels-last`` (every such region) or ``nchw`` (contiguous everywhere).
@@ -136,7 +138,7 @@ class CompileOptions:
     cores: int | None = None
     disable: Sequence[str] = ()
     transfer_cost: str | None = None
-    compile: bool = False
+    compile: bool | str = False
     layout: LayoutMode = "auto"
     trainable: bool = False
     dynamic_batch: bool | None = None
@@ -152,6 +154,11 @@ class CompileOptions:
         (:func:`ramiel.printer.class_name_problem`), a ``disable`` that is a string instead of a
         list, or an unknown name in it, ``input_shapes`` that are not a dict of input names to
         lists of ints of at least 0."""
+        if not isinstance(self.compile, bool) and self.compile not in SEGMENT_BACKENDS:
+            raise RamielError(
+                f"CompileOptions.compile must be True, False or one of "
+                f"{', '.join(SEGMENT_BACKENDS)}, not {self.compile!r}"
+            )
         targets = get_args(Backend)
         if self.backend not in targets:
             raise RamielError(
@@ -627,7 +634,10 @@ def _compile_into(
         say("lowering to torchpy")
         par = module.clone()
         seq = module.clone()
-        segments: list[ModulePass] = [CompileSegments()] if options.compile else []
+        segments: list[ModulePass] = []
+        if options.compile:
+            backend = options.compile if isinstance(options.compile, str) else "inductor"
+            segments = [CompileSegments(backend=backend)]
         run_passes(par, [LowerToTorchpy(), *segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
         notes = list(batch.notes) + _default_input_notes(onnx_model) + data_notes

@@ -56,6 +56,7 @@ from ramiel.attrs import (
     INDEX_LIMITS_ATTR,
     NODE_NAME_ATTR,
     NUM_OPS_ATTR,
+    SEGMENT_BACKEND_ATTR,
     SEGMENT_OF_ATTR,
     THREADS_ATTR,
     get_attr,
@@ -283,7 +284,7 @@ def _func_text(
         params = "ch, w"
     else:
         params = ", ".join([names.weights, *(names[a] for a in block.args)])
-    lines = [f"{indent}@segment"] if kind == "segment" else []
+    lines = [f"{indent}{_segment_decorator(f)}"] if kind == "segment" else []
     lines.append(f"{indent}def {f.sym_name.data}({params}):")
     doc = doc if doc is not None else _func_doc(f)
     if doc:
@@ -424,6 +425,11 @@ def _func_doc(f: tp.FuncOp) -> str:
         threads = get_int(f, THREADS_ATTR)
         with_threads = f", {threads} intra-op threads" if threads is not None else ""
         count = f"{n_calls} statement" + ("s" if n_calls != 1 else "")
+        if get_str(f, SEGMENT_BACKEND_ATTR) == "onednn-graph":
+            return (
+                f"Compiled segment{where} ({count}{with_threads}): one TorchScript graph with "
+                "oneDNN Graph fusion, traced at load time."
+            )
         return (
             f"Compiled segment{where} ({count}{with_threads}): one torch.compile graph, "
             "compiled at load time."
@@ -431,6 +437,13 @@ def _func_doc(f: tp.FuncOp) -> str:
     if any(isinstance(o, tp.CallSegmentOp) for o in f.body.block.ops):
         return "The whole model, sequentially, in compiled segments."
     return f"The whole model, sequentially ({n_calls} statements)."
+
+
+def _segment_decorator(f: tp.FuncOp) -> str:
+    """``@segment``, or ``@segment(backend='...')`` for a segment marked with another backend
+    (``ramiel.segment_backend``, ``--compile-segments=backend=...``)."""
+    backend = get_str(f, SEGMENT_BACKEND_ATTR)
+    return f"@segment(backend={backend!r})" if backend else "@segment"
 
 
 def make_class_name(text: str, default: str = "Model") -> str:

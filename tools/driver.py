@@ -144,6 +144,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         "frozen weights) when the program loads (--compile-segments)",
     )
     p.add_argument(
+        "--compile-backend",
+        choices=("inductor", "onednn-graph"),
+        help="compile the segments with this backend (implies --compile): inductor "
+        "(torch.compile, tens of seconds, cached on disk) or onednn-graph (traced, run by "
+        "TorchScript with oneDNN Graph fusion: under a second)",
+    )
+    p.add_argument(
         "--trainable",
         action="store_true",
         help="the sequential module's floating-point weights are nn.Parameters (not buffers)",
@@ -404,7 +411,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         cores=args.cores,
         disable=tuple(args.disable or ()),
         transfer_cost=args.transfer_cost,
-        compile=args.compile,
+        compile=args.compile_backend or args.compile,
         layout=args.layout,
         trainable=args.trainable,
         dynamic_batch=args.dynamic_batch,
@@ -564,14 +571,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"result against it: {' '.join(str(e).split())[:300]}"
             ) from None
         if opts.compile:
-            with console.status("compiling the segments of the parallel module (torch.compile)"):
+            with console.status("compiling the segments of the parallel module"):
                 model.start()
         par = model.run(feeds)
         torch.set_num_threads(1)
         sequential = model.sequential
         with torch.inference_mode():
             if opts.compile:
-                with console.status("compiling the sequential module (torch.compile)"):
+                with console.status("compiling the sequential module's segments"):
                     seq_outs = sequential(*feeds.values())
             else:
                 seq_outs = sequential(*feeds.values())
@@ -747,8 +754,12 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     return worst
 
 
+_BACKEND_TITLES = {"inductor": "torch.compile", "onednn-graph": "oneDNN Graph (TorchScript)"}
+
+
 def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-untyped-def]
-    """Per module, the segments' compile times (torch.compile), the slowest ``most`` by name."""
+    """Per module, the segments' compile times (torch.compile or oneDNN Graph), the slowest
+    ``most`` by name, and the segments not compiled or compiled in a lesser way."""
     from ramiel.runtime.compiled import cache_dir  # lazy: numpy,torch
 
     groups: dict[str, list] = {}  # type: ignore[type-arg]
@@ -760,11 +771,15 @@ def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-unt
         slow = sorted(evs, key=lambda e: -e.seconds)
         items = ", ".join(f"{e.segment} {e.seconds:.1f} s" for e in slow[:most])
         more = f", {len(evs) - most} more" if len(evs) > most else ""
-        print(f"torch.compile, {kind}: {len(evs)} segment(s) in {total:.1f} s ({items}{more})")
+        title = " / ".join(sorted({_BACKEND_TITLES.get(e.backend, e.backend) for e in evs}))
+        print(f"{title}, {kind}: {len(evs)} segment(s) in {total:.1f} s ({items}{more})")
         for e in evs:
             if e.error:
                 print(f"  {e.segment} not compiled, runs eagerly: {e.error}")
-    print(f"  inductor cache: {os.environ.get('TORCHINDUCTOR_CACHE_DIR') or cache_dir()}")
+            elif e.note:
+                print(f"  {e.segment}: {e.note}")
+    if any(e.backend == "inductor" for e in events):
+        print(f"  inductor cache: {os.environ.get('TORCHINDUCTOR_CACHE_DIR') or cache_dir()}")
 
 
 def _sample_names(names: Sequence[str], batch: int) -> list[dict[str, str]]:

@@ -8,9 +8,15 @@
 // RUN: ramiel-opt %s --split-input-file --compile-segments | ramiel-opt --split-input-file | filecheck %s
 // RUN: %not ramiel-opt %s --split-input-file '--compile-segments{min-statements=0}' 2>&1 | filecheck %s --check-prefix=ZERO
 // RUN: %not ramiel-opt %s --split-input-file --compile-segments --compile-segments 2>&1 | filecheck %s --check-prefix=TWICE
+// RUN: ramiel-opt %s --split-input-file '--compile-segments{backend=onednn-graph}' | filecheck %s --check-prefix=ONEDNN
+// RUN: %not ramiel-opt %s --split-input-file '--compile-segments{backend=tvm}' 2>&1 | filecheck %s --check-prefix=BACKEND
 
 // ZERO: error: compile-segments: min-statements must be at least 1, got 0
 // TWICE: error: compile-segments: the module already has segment functions
+// BACKEND: error: compile-segments: backend must be one of inductor, onednn-graph, got 'tvm'
+// backend=onednn-graph marks every segment (the printer writes @segment(backend='onednn-graph')).
+// ONEDNN: torchpy.func segment @c0_seg0(%x: tensor<2xf32>) attributes {{{.*}}ramiel.segment_backend = "onednn-graph"{{.*}}}
+// ONEDNN: torchpy.func segment @c0_seg1({{.*}}ramiel.segment_backend = "onednn-graph"
 
 // A cluster: the stem before the put, the branch between the put and the get, the head after the
 // get; each is a segment, the channel ops stay where they were. A weight read by the stem moves

@@ -5,6 +5,11 @@
 // RUN: ramiel-translate --to-python %s -o %t.py && %python -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" %t.py
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' --lower-to-torchpy --compile-segments | ramiel-translate --to-python - | filecheck %s --check-prefix=PIPE
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir --lower-to-torchpy=mode=sequential --compile-segments | ramiel-translate --to-python - | filecheck %s --check-prefix=SEQ
+// RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir --lower-to-torchpy=mode=sequential '--compile-segments{backend=onednn-graph}' | ramiel-translate --to-python - | filecheck %s --check-prefix=ONEDNN
+
+// ONEDNN:      @segment(backend='onednn-graph')
+// ONEDNN-NEXT: def forward_seg0(w, {{.*}}):
+// ONEDNN-NEXT:     """Compiled segment of forward ({{[0-9]+}} statements): one TorchScript graph with oneDNN Graph fusion, traced at load time."""
 
 // CHECK:      from ramiel.runtime.compiled import segment
 // CHECK:      @segment

@@ -56,7 +56,9 @@ runs eagerly too, with a warning, and its :class:`CompileEvent` says why.
 from __future__ import annotations
 
 import functools
+import linecache
 import os
+import re
 import threading
 import time
 import types
@@ -81,6 +83,11 @@ INDUCTOR_CONFIG: dict[str, Any] = {
     "fx_graph_cache": True,  # the default, made explicit: the on-disk cache is the point
 }
 """The ``torch._inductor.config`` a segment is compiled with (see the module docstring)."""
+
+BACKENDS = ("inductor", "onednn-graph")
+"""How a segment is compiled: ``inductor`` (``torch.compile``, see the module docstring) or
+``onednn-graph`` (``torch.jit.trace`` run by TorchScript with oneDNN Graph fusion: fractions of
+a second to compile, see :func:`_onednn_graph`)."""
 
 _COMPILE_LOCK = threading.RLock()  # inductor's config is process-wide: one compile at a time
 
@@ -119,13 +126,17 @@ def enabled() -> bool:
 @dataclass(frozen=True)
 class CompileEvent:
     """One compilation of a segment: its name, the intra-op thread count it was compiled for,
-    the seconds its first call took (compiling, or loading from the cache, plus one run) and,
-    if it could not be compiled, why (it then runs eagerly)."""
+    the seconds its first call took (compiling, or loading from the cache, plus one run), if it
+    could not be compiled, why (it then runs eagerly), and a note where it was compiled in a
+    lesser way (an ``onednn-graph`` segment whose fusion failed runs traced without it), and
+    the segment's backend (:data:`BACKENDS`)."""
 
     segment: str
     threads: int
     seconds: float
     error: str | None = None
+    note: str | None = None
+    backend: str = "inductor"
 
 
 def _mark_static(w: Any) -> None:
@@ -163,14 +174,22 @@ class Segment:
         events: every :class:`CompileEvent` of this process, oldest first.
     """
 
-    def __init__(self, fn: Callable[..., Any]):
+    def __init__(self, fn: Callable[..., Any], backend: str = "inductor"):
+        if backend not in BACKENDS:
+            raise ValueError(
+                f"segment {fn.__name__}: backend must be one of {', '.join(BACKENDS)}, "
+                f"not {backend!r}"
+            )
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.backend = backend
         self.events: list[CompileEvent] = []
         self._taken = 0
-        # (threads, id(weights)) -> (callable, weights, input strides at compile time); the
-        # weights are kept so that the id stays theirs
-        self._entries: dict[tuple[int, int], tuple[Callable[..., Any], Any, tuple[Any, ...]]] = {}
+        # (threads, id(weights)) -> (callable, weights, input strides at compile time, input
+        # shapes a trace holds or None); the weights are kept so that the id stays theirs
+        self._entries: dict[
+            tuple[int, int], tuple[Callable[..., Any], Any, tuple[Any, ...], Any]
+        ] = {}
 
     @property
     def name(self) -> str:
@@ -182,7 +201,11 @@ class Segment:
     def __call__(self, w: Any, *inputs: Any) -> Any:
         entry = self._entries.get((torch.get_num_threads(), id(w)))
         if entry is not None:
-            fn, _, strides = entry
+            fn, _, strides, shapes = entry
+            if shapes is not None and any(
+                x.shape != sh for x, sh in zip(inputs, shapes, strict=True)
+            ):
+                return self.fn(w, *inputs)  # a trace holds its shapes: another one runs eagerly
             for x, st in zip(inputs, strides, strict=True):
                 if st is not None and (x.stride() != st or x.requires_grad):
                     inputs = _as_compiled(inputs, strides)
@@ -198,32 +221,37 @@ class Segment:
         with _COMPILE_LOCK:
             if key in self._entries:  # another thread compiled it meanwhile
                 return self(w, *inputs)
-            configure_cache()
-            import torch._inductor.config as inductor_config  # lazy: torch._inductor (the compiler)
-
-            _mark_static(w)
-            compiled = torch.compile(
-                _fresh_copy(self.fn, threads), fullgraph=True, dynamic=False, backend="inductor"
-            )
             t0 = time.perf_counter()
             try:
-                with inductor_config.patch(INDUCTOR_CONFIG):
-                    out = compiled(w, *inputs)
+                note = None
+                if self.backend == "onednn-graph":
+                    compiled, out, note = _onednn_graph(self.fn, w, inputs)
+                else:
+                    compiled, out = _inductor(self.fn, w, inputs, threads)
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
-                why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+                why = _why(e)
                 self.events.append(
-                    CompileEvent(self.name, threads, time.perf_counter() - t0, why[:500])
+                    CompileEvent(
+                        self.name, threads, time.perf_counter() - t0, why, backend=self.backend
+                    )
                 )
                 warnings.warn(
-                    f"segment {self.name} could not be compiled ({why[:200]}); it runs eagerly",
+                    f"segment {self.name} could not be compiled ({why}); it runs eagerly",
                     RuntimeWarning,
                     stacklevel=3,
                 )
-                self._entries[key] = (self.fn, w, (None,) * len(inputs))
+                self._entries[key] = (self.fn, w, (None,) * len(inputs), None)
                 return self.fn(w, *inputs)
-            self.events.append(CompileEvent(self.name, threads, time.perf_counter() - t0))
+            self.events.append(
+                CompileEvent(
+                    self.name, threads, time.perf_counter() - t0, note=note, backend=self.backend
+                )
+            )
             strides = tuple(x.stride() if isinstance(x, torch.Tensor) else None for x in inputs)
-            self._entries[key] = (compiled, w, strides)
+            shapes = None
+            if self.backend == "onednn-graph":
+                shapes = tuple(x.shape for x in inputs)
+            self._entries[key] = (compiled, w, strides, shapes)
             return out
 
     def take_events(self) -> list[CompileEvent]:
@@ -231,6 +259,135 @@ class Segment:
         new = self.events[self._taken :]
         self._taken = len(self.events)
         return new
+
+
+def _inductor(
+    fn: Callable[..., Any], w: Any, inputs: tuple[Any, ...], threads: int
+) -> tuple[Callable[..., Any], Any]:
+    """``fn`` compiled by ``torch.compile`` (inductor, :data:`INDUCTOR_CONFIG`) for ``threads``
+    intra-op threads, and its result on ``inputs`` (the first call compiles)."""
+    configure_cache()
+    import torch._inductor.config as inductor_config  # lazy: torch._inductor (the compiler)
+
+    _mark_static(w)
+    compiled = torch.compile(
+        _fresh_copy(fn, threads), fullgraph=True, dynamic=False, backend="inductor"
+    )
+    with inductor_config.patch(INDUCTOR_CONFIG):
+        return compiled, compiled(w, *inputs)
+
+
+ONEDNN_GRAPH_RUNS = 3
+"""Calls of a traced ``onednn-graph`` segment at load time: TorchScript's profiling executor
+records the shapes on the first, builds the oneDNN Graph partitions on the second, and the
+third's result is compared with the eager one."""
+
+
+def _onednn_graph(
+    fn: Callable[..., Any], w: Any, inputs: tuple[Any, ...]
+) -> tuple[Callable[..., Any], Any, str | None]:
+    """``fn`` traced with ``torch.jit.trace`` (the weights it reads from ``w`` become constants
+    of the graph) and run by TorchScript with oneDNN Graph fusion
+    (``torch.jit.enable_onednn_fusion``), the eager result on ``inputs``, and a note where the
+    fusion failed and the trace runs without it (TorchScript alone: still no Python per
+    statement).
+
+    Raises ``TypeError`` for an input that is not a tensor, ``RuntimeError`` where the trace
+    depends on a tensor's value (a ``TracerWarning``: the traced code would not follow another
+    input) or where the traced result differs from the eager one (relative to the largest
+    value: more than 1e-3), and what TorchScript raises; the caller then runs the segment
+    eagerly."""
+    if not all(isinstance(x, torch.Tensor) for x in inputs):
+        raise TypeError("an input that is not a tensor cannot be traced")
+
+    def bound(*xs: Any) -> Any:
+        return fn(w, *xs)
+
+    with torch.no_grad():
+        expected = fn(w, *inputs)
+        note = None
+        try:
+            traced = _traced_run(bound, inputs, expected, fuse=True)
+        except Exception as e:  # noqa: BLE001 - the fusion's failure: traced without it
+            note = f"oneDNN Graph fusion failed ({_why(e)}); traced without it"
+            traced = _traced_run(bound, inputs, expected, fuse=False)
+    return (lambda _w, *xs: traced(*xs)), expected, note
+
+
+def _why(e: BaseException) -> str:
+    """``e``'s type and the first line of its message, at most 200 characters; for an error
+    TorchScript's interpreter reports (a traceback of the graph, then the error), the error's
+    own line (``RuntimeError: ...``)."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if first.startswith("The following operation failed in the TorchScript interpreter"):
+        inner = [line for line in lines[1:] if re.match(r"[A-Za-z_.]*(Error|Exception): ", line)]
+        if inner:
+            return inner[0][:200]
+    return f"{type(e).__name__}: {first}"[:200]
+
+
+def _traced_run(
+    bound: Callable[..., Any], inputs: tuple[Any, ...], expected: Any, fuse: bool
+) -> Any:
+    """``bound`` traced and run :data:`ONEDNN_GRAPH_RUNS` times on ``inputs`` by TorchScript,
+    with oneDNN Graph fusion where ``fuse``; the traced function, its last result checked
+    against ``expected`` (see :func:`_check_same`)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit: chosen for its fusion
+        traced = torch.jit.trace(bound, inputs, check_trace=False)
+    _check_trace_warnings(caught)
+    previous = torch.jit.onednn_fusion_enabled()
+    torch.jit.enable_onednn_fusion(fuse)
+    try:
+        for _ in range(ONEDNN_GRAPH_RUNS):
+            got = traced(*inputs)
+    finally:
+        torch.jit.enable_onednn_fusion(previous)
+    _check_same(expected, got)
+    return traced
+
+
+def _check_trace_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Raise ``RuntimeError`` for the first ``TracerWarning`` in ``caught`` (a tensor made a Python
+    value while tracing: the trace holds that value as a constant) that is not on a generated
+    ``torch._assert(...)`` line: those check the input shapes the trace is made for, and the
+    segment runs a trace only on inputs of those shapes. Other warnings are shown again."""
+    for w in caught:
+        if not issubclass(w.category, torch.jit.TracerWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        if linecache.getline(w.filename, w.lineno).strip().startswith("torch._assert("):
+            continue
+        first = str(w.message).split(". ")[0]
+        raise RuntimeError(
+            f"the trace depends on a tensor's value at {w.filename}:{w.lineno} ({first})"
+        )
+
+
+def _check_same(expected: Any, got: Any) -> None:
+    """Raise ``RuntimeError`` unless ``got`` has ``expected``'s structure and values (floating
+    tensors: within 1e-3 of the largest magnitude; others: equal)."""
+    exp = expected if isinstance(expected, tuple | list) else (expected,)
+    out = got if isinstance(got, tuple | list) else (got,)
+    if len(exp) != len(out):
+        raise RuntimeError(f"the traced segment returned {len(out)} values, not {len(exp)}")
+    for i, (e, g) in enumerate(zip(exp, out, strict=True)):
+        if not isinstance(e, torch.Tensor):
+            continue
+        if not isinstance(g, torch.Tensor) or g.shape != e.shape or g.dtype != e.dtype:
+            raise RuntimeError(f"the traced segment's result {i} differs in shape or type")
+        if e.is_floating_point():
+            scale = float(e.abs().max()) if e.numel() else 0.0
+            err = float((g - e).abs().max()) if e.numel() else 0.0
+            if not err <= 1e-3 * max(scale, 1e-30):  # not <=: NaN counts as different
+                raise RuntimeError(
+                    f"the traced segment's result {i} differs from eager by {err:.3g} "
+                    f"(largest value {scale:.3g})"
+                )
+        elif not torch.equal(e, g):
+            raise RuntimeError(f"the traced segment's result {i} differs from eager")
 
 
 def _as_compiled(inputs: tuple[Any, ...], strides: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -248,9 +405,13 @@ def _as_compiled(inputs: tuple[Any, ...], strides: tuple[Any, ...]) -> tuple[Any
     return tuple(out)
 
 
-def segment(fn: Callable[..., Any]) -> Segment:
-    """Decorator of generated segment functions: ``@segment def c0_seg0(w, x): ...``."""
-    return Segment(fn)
+def segment(fn: Callable[..., Any] | None = None, *, backend: str = "inductor") -> Any:
+    """Decorator of generated segment functions: ``@segment def c0_seg0(w, x): ...`` (inductor)
+    or ``@segment(backend='onednn-graph') def ...`` (see :data:`BACKENDS`). Raises
+    ``ValueError`` for another backend."""
+    if fn is None:
+        return functools.partial(Segment, backend=backend)
+    return Segment(fn, backend)
 
 
 def segments_in(namespace: Mapping[str, Any]) -> dict[str, Segment]:
@@ -291,10 +452,14 @@ def summary(events: Iterable[CompileEvent]) -> str:
         text += f"; {len(failed)} not compiled, run eagerly: " + ", ".join(
             f"{e.segment} ({e.error})" for e in failed
         )
+    noted = [e for e in evs if e.note]
+    if noted:
+        text += "; " + ", ".join(f"{e.segment}: {e.note}" for e in noted)
     return text
 
 
 __all__ = [
+    "BACKENDS",
     "CompileEvent",
     "ENV_CACHE",
     "ENV_DISABLE",

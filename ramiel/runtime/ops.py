@@ -261,7 +261,7 @@ def conv2d_prepacked(
     # (this wrapper cost 7.6 µs before its tests were made cheap, against 24 µs for oneDNN's
     # whole call on a tiny convolution).
     dense = x.is_contiguous(memory_format=torch.channels_last)
-    if not dense and _channel_slice(x):
+    if not dense and not torch.jit.is_tracing() and _channel_slice(x):  # (traced: F.conv2d)
         x = x.contiguous(memory_format=torch.channels_last)  # a Split part: 5 µs, not 20 inside
         dense = True
     if not dense or x.dim() != 4 or not _eager_onednn(x, weight):

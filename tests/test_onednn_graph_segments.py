@@ -1,0 +1,207 @@
+"""Compiled segments with the ``onednn-graph`` backend (``compile="onednn-graph"``,
+``--compile-backend onednn-graph``): traced at load time, run by TorchScript with oneDNN Graph
+fusion, checked against the eager result, and run eagerly (with a warning) where a trace would
+not follow another input.
+
+Numerics are checked against onnxruntime on a fork-join model (two clusters, both backends) and
+on light_squeezenet and light_shufflenet with random weights (shufflenet's fusion fails inside
+TorchScript: its segments run traced without it, still matching).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import onnx
+import pytest
+import torch
+
+import ramiel
+from ramiel.compiler import CompiledModel, CompileOptions, compile_model
+from ramiel.errors import RamielError
+from ramiel.models import randomize_weights
+from ramiel.passes.compile_segments import SEGMENT_BACKENDS
+from ramiel.runtime import Weights
+from ramiel.runtime import compiled as compiled_mod
+from ramiel.runtime.compiled import BACKENDS, segment
+from tests.test_compiled import fork_join, ort_outputs
+
+
+@pytest.fixture(scope="module")
+def fj_onednn(tmp_path_factory):
+    """The fork-join model compiled for 2 clusters with onednn-graph segments."""
+    out = tmp_path_factory.mktemp("fj_onednn")
+    return compile_model(fork_join(), str(out), CompileOptions(clusters=2, compile="onednn-graph"))
+
+
+def test_backend_names_agree():
+    """The pass names the backends without importing torch; the runtime runs them."""
+    assert SEGMENT_BACKENDS == BACKENDS
+
+
+def test_generated_source_names_the_backend(fj_onednn):
+    for path, first in (
+        (fj_onednn.parallel_path, "c0_seg0"),
+        (fj_onednn.sequential_path, "forward_seg0"),
+    ):
+        text = Path(path).read_text()
+        assert f"@segment(backend='onednn-graph')\ndef {first}(w" in text
+        assert "\n@segment\n" not in text
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_parallel_and_sequential_modules_match_onnxruntime(fj_onednn, backend, pipeline_helpers):
+    feeds = {"x": torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(3))}
+    (ref,) = ort_outputs(fork_join(), feeds)
+    with CompiledModel(fj_onednn, CompileOptions(clusters=2, backend=backend)) as model:
+        for _ in range(2):
+            pipeline_helpers.assert_close(model.run(feeds)["y"], ref, what=f"{backend} parallel")
+            pipeline_helpers.assert_close(model.sequential(feeds["x"]), ref, what="sequential")
+        events = model.compile_report()
+    assert events and all(e.backend == "onednn-graph" and e.error is None for e in events)
+    assert {e.segment for e in events} >= {"forward_seg0"}
+
+
+@pytest.mark.parametrize("name", ["light_squeezenet", "light_shufflenet"])
+def test_zoo_models_match_onnxruntime(name, zoo_models, pipeline_helpers):
+    """Random weights (the zoo's are splats); shufflenet's oneDNN Graph fusion fails in
+    TorchScript, so its segment runs traced without it, and says so in its event."""
+    model = randomize_weights(onnx.load(zoo_models[name]), seed=1)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4))
+    weights = {t.name for t in model.graph.initializer}
+    (data,) = [i.name for i in model.graph.input if i.name not in weights]
+    (ref,) = ort_outputs(model, {data: x})
+    with ramiel.compile(model, clusters=1, compile="onednn-graph") as m:
+        with torch.no_grad():
+            for _ in range(2):
+                pipeline_helpers.assert_close(m.sequential(x), ref, what=name)
+        events = m.compile_report()
+    assert events and all(e.error is None for e in events)
+    if name == "light_shufflenet":
+        assert all(e.note and "oneDNN Graph fusion failed" in e.note for e in events)
+
+
+def test_value_dependent_segment_runs_eagerly_with_a_warning():
+    """A trace keeps a Python value made from a tensor as a constant: such a segment is not
+    traced; it runs eagerly (both branches stay right) and says why."""
+
+    @segment(backend="onednn-graph")
+    def branch(w, x):
+        if x.sum() > 0:
+            return x * w.k
+        return x - w.k
+
+    w = Weights({"k": torch.full((4,), 2.0)})
+    pos, neg = torch.ones(4), -torch.ones(4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.testing.assert_close(branch(w, pos), pos * 2)
+    torch.testing.assert_close(branch(w, neg), neg - 2)
+    (event,) = branch.events
+    assert event.error and "depends on a tensor's value" in event.error
+    assert any("branch could not be compiled" in str(c.message) for c in caught)
+
+
+def test_trace_holds_its_shapes_other_shapes_run_eagerly():
+    """The trace is made for the first call's shapes (the generated modules are compiled for
+    fixed shapes); a call with other shapes runs the statements eagerly, not the trace."""
+
+    @segment(backend="onednn-graph")
+    def rows(w, x):
+        return torch.relu(x @ w.a).sum(dim=0)
+
+    g = torch.Generator().manual_seed(0)
+    w = Weights({"a": torch.randn(8, 8, generator=g)})
+    x4, x2 = torch.randn(4, 8, generator=g), torch.randn(2, 8, generator=g)
+    with torch.no_grad():
+        torch.testing.assert_close(rows(w, x4), rows.fn(w, x4))
+        torch.testing.assert_close(rows(w, x2), rows.fn(w, x2))
+        torch.testing.assert_close(rows(w, x4), rows.fn(w, x4))
+    assert len(rows.events) == 1 and rows.events[0].error is None
+
+
+def test_each_weights_object_gets_its_own_trace():
+    """The weights a segment reads are constants of its trace: a second weights object gets a
+    trace of its own (its values, not the first object's)."""
+
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return torch.relu(x @ w.a + w.b)
+
+    g = torch.Generator().manual_seed(1)
+    w1 = Weights({"a": torch.randn(8, 8, generator=g), "b": torch.randn(8, generator=g)})
+    w2 = Weights({"a": torch.randn(8, 8, generator=g), "b": torch.randn(8, generator=g)})
+    x = torch.randn(4, 8, generator=g)
+    with torch.no_grad():
+        torch.testing.assert_close(affine(w1, x), affine.fn(w1, x))
+        torch.testing.assert_close(affine(w2, x), affine.fn(w2, x))
+        torch.testing.assert_close(affine(w1, x), affine.fn(w1, x))
+    assert len(affine.events) == 2
+
+
+def test_failed_fusion_runs_traced_without_it(monkeypatch):
+    """Where TorchScript's oneDNN Graph fusion fails (as on light_shufflenet's concatenations),
+    the segment is traced again and run without the fusion, with a note in its event."""
+    real = compiled_mod._traced_run
+
+    def fusion_fails(bound, inputs, expected, fuse):
+        if fuse:
+            raise RuntimeError("vector::_M_range_check")
+        return real(bound, inputs, expected, fuse)
+
+    monkeypatch.setattr(compiled_mod, "_traced_run", fusion_fails)
+
+    @segment(backend="onednn-graph")
+    def scale(w, x):
+        return x * w.k + 1
+
+    w = Weights({"k": torch.full((4,), 3.0)})
+    x = torch.randn(4)
+    torch.testing.assert_close(scale(w, x), x * 3 + 1)
+    torch.testing.assert_close(scale(w, x), x * 3 + 1)
+    (event,) = scale.events
+    assert event.error is None and "fusion failed (RuntimeError: vector" in event.note
+    assert "traced without it" in compiled_mod.summary(scale.events)
+
+
+def test_traced_result_that_differs_is_refused():
+    """The check that makes a wrong trace run eagerly instead."""
+    e = torch.tensor([1.0, 2.0])
+    compiled_mod._check_same(e, e + 1e-4)
+    with pytest.raises(RuntimeError, match="differs from eager"):
+        compiled_mod._check_same(e, e + 0.1)
+    with pytest.raises(RuntimeError, match="differs from eager"):
+        compiled_mod._check_same(e, torch.tensor([1.0, float("nan")]))
+    with pytest.raises(RuntimeError, match="returned 1 values, not 2"):
+        compiled_mod._check_same((e, e), e)
+
+
+def test_unknown_backends_are_refused():
+    with pytest.raises(ValueError, match="backend must be one of inductor, onednn-graph"):
+        segment(backend="tvm")(lambda w, x: x)
+    with pytest.raises(RamielError, match="CompileOptions.compile must be True, False or one of"):
+        CompileOptions(compile="tvm").check()
+
+
+def test_ramiel_run_compile_backend_reports_segments(tmp_path):
+    """``ramiel run --compile-backend onednn-graph``: implies ``--compile``, checks against
+    onnxruntime and names the backend in the compile report (no inductor cache line)."""
+    path = tmp_path / "fj.onnx"
+    onnx.save(fork_join(), str(path))
+    p = subprocess.run(
+        [sys.executable, "-m", "ramiel.tools.driver", "run", str(path), "--compile-backend",
+         "onednn-graph", "--clusters", "2", "--repeat", "3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    assert "check against onnxruntime: OK" in p.stdout
+    assert "oneDNN Graph (TorchScript), parallel module: 3 segment(s)" in p.stdout
+    assert "oneDNN Graph (TorchScript), sequential module: 1 segment(s)" in p.stdout
+    assert "inductor cache" not in p.stdout
