@@ -3,7 +3,8 @@
 Usage::
 
     python bench/seq_vs_ort.py [MODEL ...] [--layout auto,nchw] [--program LABEL=DIR ...]
-                               [--compile] [--threads 1] [--budget 40] [--out FILE]
+                               [--compile] [--onednn-graph] [--threads 1] [--budget 40]
+                               [--out FILE]
 
 MODEL: ``.onnx`` paths, zoo names or project models as ``ramiel bench`` takes them (default:
 the nine zoo models, ``inception`` and ``transformer``). For each model, the sequential module
@@ -11,7 +12,10 @@ the nine zoo models, ``inception`` and ``transformer``). For each model, the seq
 tree), and ``--program LABEL=DIR`` directories holding one compiled elsewhere (``DIR/<model>/``
 with ``model_seq.py`` and ``weights.safetensors``, e.g. by an older checkout), with
 ``--compile`` also the compiled sequential module of the current tree (``compile=True``,
-layout ``auto``: column ``compiled``; it compiles in its timing process at start-up) -- and
+layout ``auto``: column ``compiled``; it compiles in its timing process at start-up), with
+``--onednn-graph`` the sequential module with ``onednn-graph`` segments (``compile=
+"onednn-graph"``: traced, run by TorchScript with oneDNN Graph fusion; column ``onednn-graph``)
+-- and
 onnxruntime on the original model (default graph optimisations, sequential executor, no
 spinning: ``ramiel bench``'s ``ort-1t``; with ``--ort-spinning`` also with spinning, its own
 default, column ``ort-spin``; the untimed pause before each call is then 0.1 s, longer than its
@@ -54,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layout", default="auto,nchw", help="layouts to compile here (comma list)")
     ap.add_argument("--program", action="append", default=[], metavar="LABEL=DIR")
     ap.add_argument("--compile", action="store_true", help="also the compiled sequential module")
+    ap.add_argument(
+        "--onednn-graph",
+        action="store_true",
+        help="also the sequential module with onednn-graph segments (column onednn-graph)",
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=40.0, help="seconds of timing per model")
     ap.add_argument("--out", help="also write the table to this file")
@@ -86,7 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
     if args.ort_spinning:  # onnxruntime's threads spin for 50 ms and more after a run
         plan = dataclasses.replace(plan, gap_s=max(plan.gap_s, 0.1))
-    labels = [f"ramiel {lay}" for lay in layouts] + (["compiled"] if args.compile else [])
+    compiled = {"compiled": True} if args.compile else {}
+    if args.onednn_graph:
+        compiled["onednn-graph"] = "onednn-graph"
+    labels = [f"ramiel {lay}" for lay in layouts] + list(compiled)
     labels += list(programs)
     if args.ort_spinning:
         labels.append("ort-spin")
@@ -109,10 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                 results[f"ramiel {lay}"] = compile_model(
                     path, d, CompileOptions(clusters=1, layout=lay)
                 )
-            if args.compile:
-                d = os.path.join(tmp, spec.name, "compiled")
-                results["compiled"] = compile_model(
-                    path, d, CompileOptions(clusters=1, layout="auto", compile=True)
+            for lab, how in compiled.items():
+                d = os.path.join(tmp, spec.name, lab)
+                results[lab] = compile_model(
+                    path, d, CompileOptions(clusters=1, layout="auto", compile=how)
                 )
             for lab, d in programs.items():
                 results[lab] = _result_of(os.path.join(d, spec.name))

@@ -17,12 +17,19 @@ why. Candidates for P cores (all compiled with the same profile database):
 * ``Px1``: P clusters, one thread each (threads backend), when the merge keeps more than one;
 * ``PxH``: P clusters with per-op threads where the others are idle, when it keeps more than one.
 
-With ``compile=True`` (``ramiel tune --compile``) the candidates ``1x1``, ``1xP`` and ``Px1`` are
-also compiled with compiled segments (``...-compiled``: torch.compile, inductor, frozen weights;
-:mod:`ramiel.runtime.compiled`); each compiles in its own process before the timing starts (its
-compile time, reported per candidate, is never part of a timed call).
+The candidates ``1x1``, ``1xP`` and ``Px1`` are also compiled with ``onednn-graph`` segments
+(``...-onednn-graph``: traced at load time and run by TorchScript with oneDNN Graph fusion,
+:mod:`ramiel.runtime.compiled`; a fraction of a second each; ``onednn_graph=False``, ``ramiel tune
+--no-onednn-graph``: not): measured at 1 thread against the eager module, 0.79-0.97x on
+DenseNet-121, Inception-v2, ResNet-50, ShuffleNet, SqueezeNet and the project's inception CNN,
+1.04-1.13x on AlexNet, VGG-19, ZFNet and GoogLeNet (docs/benchmarks.md, "oneDNN Graph
+segments"), so only a timing tells. With
+``compile=True`` (``ramiel tune --compile``) they are also compiled with inductor
+(``...-compiled``: torch.compile, frozen weights). Each compiled candidate compiles in its own
+process before the timing starts (its compile time, reported per candidate, is never part of a
+timed call).
 
-The search is over at most five programs (eight with ``--compile``), not over schedules: it costs a few seconds of timing
+The search is over at most eight programs (eleven with ``--compile``), not over schedules: it costs a few seconds of timing
 per model (``budget_s`` caps it), against the tens of minutes of search-based planners.
 """
 
@@ -76,7 +83,7 @@ class Candidate:
     min_ms: float | None = None
     n: int = 0
     error: str | None = None
-    compile_s: float | None = None  # compiled candidates: torch.compile at load time, seconds
+    compile_s: float | None = None  # compiled candidates: their segments' compile at load, s
 
 
 @dataclass
@@ -127,10 +134,14 @@ class TuneResult:
 
 
 def candidates_for(
-    cores: int, profile: str | None, base: CompileOptions | None = None, compile: bool = False
+    cores: int,
+    profile: str | None,
+    base: CompileOptions | None = None,
+    compile: bool = False,  # noqa: A002 - the option's name (ramiel tune --compile)
+    onednn_graph: bool = True,
 ) -> list[Candidate]:
     """The candidate programs for ``cores`` cores (module docstring), in order of simplicity;
-    with ``compile``, the compiled ones after them."""
+    then the ``onednn-graph`` ones (``onednn_graph``), then the inductor ones (``compile``)."""
     base = base or CompileOptions()
 
     def opts(**kw: Any) -> CompileOptions:
@@ -146,11 +157,13 @@ def candidates_for(
         out.append(Candidate("1xH", opts(clusters=1, cores=p)))
         out.append(Candidate(f"{p}x1", opts(clusters=p)))
         out.append(Candidate(f"{p}xH", opts(clusters=p, cores=p)))
-    if compile:
-        plain = {c.key: c for c in out if not c.key.endswith("H")}
-        for key, c in plain.items():
-            compiled = CompileOptions(**{**asdict(c.options), "compile": True})
-            out.append(Candidate(f"{key}-compiled", compiled))
+    plain = {c.key: c for c in out if not c.key.endswith("H")}
+    for suffix, how, wanted in (("onednn-graph", "onednn-graph", onednn_graph),
+                                ("compiled", True, compile)):  # fmt: skip
+        if wanted:
+            for key, c in plain.items():
+                compiled = CompileOptions(**{**asdict(c.options), "compile": how})
+                out.append(Candidate(f"{key}-{suffix}", compiled))
     return out
 
 
@@ -164,13 +177,15 @@ def tune(
     say: Callable[[str], None] = lambda _m: None,
     compile: bool = False,  # noqa: A002 - the option's name (ramiel tune --compile)
     progress: Callable[[int, int], None] | None = None,
+    onednn_graph: bool = True,
 ) -> TuneResult:
     """Compile the candidates of ``model`` for ``cores`` cores, time them, keep the fastest.
 
     ``profile``: a profile database with per-op times for 1 and ``cores`` threads (made with
     ``ramiel profile --threads 1,P`` into ``out_dir/profile.json`` when not given). ``base``:
     other compile options (input shapes, batch, ...). ``budget_s``: timing budget (seconds; at
-    least 5 rounds are always run). ``compile``: consider compiled candidates too. ``progress``: called with ``(steps done,
+    least 5 rounds are always run). ``compile``: consider inductor-compiled candidates too;
+    ``onednn_graph``: the ``onednn-graph`` ones (default). ``progress``: called with ``(steps done,
     steps)`` as the tune goes (profiling, one step per candidate compiled, one per candidate
     process started, the timing). Writes the winner's program files and ``tune.json`` into
     ``out_dir``; the candidates stay in ``out_dir/candidates/<key>``.
@@ -199,7 +214,9 @@ def tune(
     out_dir = os.path.abspath(out_dir)
     with removed_if_left_empty(out_dir):
         os.makedirs(out_dir, exist_ok=True)
-        return _tune_into(model, out_dir, p, profile, base, budget_s, say, compile, progress)
+        return _tune_into(
+            model, out_dir, p, profile, base, budget_s, say, (compile, onednn_graph), progress
+        )
 
 
 def _tune_into(
@@ -210,11 +227,11 @@ def _tune_into(
     base: CompileOptions | None,
     budget_s: float,
     say: Callable[[str], None],
-    compile: bool,  # noqa: A002
+    compiled: tuple[bool, bool],
     progress: Callable[[int, int], None] | None,
 ) -> TuneResult:
     """The work of :func:`tune` once its checks passed and ``out_dir`` exists (``p``: the
-    cores)."""
+    cores; ``compiled``: its ``compile`` and ``onednn_graph``)."""
     # an earlier run's candidates (maybe of another model) must not be mistaken for this one's
     shutil.rmtree(os.path.join(out_dir, "candidates"), ignore_errors=True)
     steps = [0, 2]  # done, total (the total grows once the candidates are known)
@@ -239,7 +256,7 @@ def _tune_into(
             rewrites=(base or CompileOptions()).rewrites(),
         )
     step()
-    cands = candidates_for(p, profile, base, compile)
+    cands = candidates_for(p, profile, base, *compiled)
     steps[1] += 2 * len(cands)
     for c in cands:
         d = os.path.join(out_dir, "candidates", c.key)
@@ -252,7 +269,7 @@ def _tune_into(
     cands = [c for c in cands if c.options.clusters == 1 or c.clusters > 1]
     steps[1] -= dropped - len(cands)
     if any(c.options.compile for c in cands):
-        say("torch.compile of the compiled candidates (each in its own process)")
+        say("compiling the segments of the compiled candidates (each in its own process)")
 
     first = CompiledModel(cands[0].result, cands[0].options)  # type: ignore[arg-type]
     feeds = {

@@ -52,15 +52,16 @@ def _fork_join(path: str) -> str:
 
 
 def test_candidates():
-    keys = [c.key for c in candidates_for(2, "p.json")]
+    keys = [c.key for c in candidates_for(2, "p.json", onednn_graph=False)]
     assert keys == ["1x1", "1x2", "1xH", "2x1", "2xH"]
-    by = {c.key: c.options for c in candidates_for(4, "p.json")}
+    by = {c.key: c.options for c in candidates_for(4, "p.json", onednn_graph=False)}
     assert (by["1x4"].clusters, by["1x4"].threads_per_worker, by["1x4"].cores) == (1, 4, None)
     assert (by["1xH"].clusters, by["1xH"].cores) == (1, 4)
     assert (by["4x1"].clusters, by["4x1"].threads_per_worker) == (4, 1)
     assert (by["4xH"].clusters, by["4xH"].cores) == (4, 4)
     assert all(o.profile == "p.json" and o.backend == "threads" for o in by.values())
-    assert [c.key for c in candidates_for(1, None)] == ["1x1"]
+    assert [c.key for c in candidates_for(1, None, onednn_graph=False)] == ["1x1"]
+    assert [c.key for c in candidates_for(1, None)] == ["1x1", "1x1-onednn-graph"]
 
 
 def test_compiled_candidates():
@@ -68,11 +69,13 @@ def test_compiled_candidates():
     cands = candidates_for(2, "p.json", compile=True)
     keys = [c.key for c in cands]
     plain = ["1x1", "1x2", "1xH", "2x1", "2xH"]
-    assert keys == [*plain, "1x1-compiled", "1x2-compiled", "2x1-compiled"]
+    onednn = ["1x1-onednn-graph", "1x2-onednn-graph", "2x1-onednn-graph"]
+    assert keys == [*plain, *onednn, "1x1-compiled", "1x2-compiled", "2x1-compiled"]
     by = {c.key: c.options for c in cands}
     for key in ("1x1", "1x2", "2x1"):
         compiled = by[f"{key}-compiled"]
-        assert compiled.compile and not by[key].compile
+        assert compiled.compile is True and not by[key].compile
+        assert by[f"{key}-onednn-graph"].compile == "onednn-graph"
         assert (compiled.clusters, compiled.threads_per_worker) == (
             by[key].clusters,
             by[key].threads_per_worker,

@@ -339,6 +339,12 @@ def _parser() -> argparse.ArgumentParser:
         help="also consider the candidates with compiled segments (torch.compile) and report "
         "their compile time",
     )
+    t.add_argument(
+        "--no-onednn-graph",
+        action="store_true",
+        help="leave out the candidates with onednn-graph segments (traced, run by TorchScript "
+        "with oneDNN Graph fusion), considered by default",
+    )
     b = sub.add_parser(
         "bench", help="latency of the generated code vs intra-op threads and onnxruntime"
     )
@@ -907,6 +913,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             say=say,
             compile=args.compile,
             progress=update,
+            onednn_graph=not args.no_onednn_graph,
         )
     print(f"tuned {args.model} for {res.cores} core(s): {res.choice}")
     best = min(c.median_ms for c in res.candidates if c.median_ms is not None)
