@@ -205,3 +205,45 @@ def test_ramiel_run_compile_backend_reports_segments(tmp_path):
     assert "oneDNN Graph (TorchScript), parallel module: 3 segment(s)" in p.stdout
     assert "oneDNN Graph (TorchScript), sequential module: 1 segment(s)" in p.stdout
     assert "inductor cache" not in p.stdout
+
+
+def test_transformer_is_fused_and_matches_onnxruntime(exported_model, pipeline_helpers):
+    """The project's transformer: its projections (matmul then bias add, which oneDNN Graph's
+    fusion cannot take) are rewritten to ``aten::linear``, so the whole forward is fused (no
+    note) and still matches onnxruntime."""
+    path = exported_model("transformer")
+    ids = torch.randint(0, 1000, (1, 64), generator=torch.Generator().manual_seed(5))
+    (ref,) = ort_outputs(path, {"input_ids": ids})
+    with ramiel.compile(path, clusters=1, compile="onednn-graph") as m:
+        with torch.no_grad():
+            for _ in range(2):
+                pipeline_helpers.assert_close(m.sequential(ids), ref, what="transformer")
+        (event,) = m.compile_report()
+    assert event.error is None and event.note is None
+
+
+def _traced_graph(fn, *inputs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return torch.jit.trace(fn, inputs, check_trace=False).graph
+
+
+def test_matmul_bias_rewrite_only_for_constant_weights_and_biases():
+    """The rewrite to ``aten::linear`` needs a constant 2-D weight (K, N), a constant (N,) bias
+    and alpha 1 for every matmul-add pair; otherwise the graph is left as it is."""
+    g = torch.Generator().manual_seed(6)
+    w, b, x = torch.randn(8, 4, generator=g), torch.randn(4, generator=g), torch.randn(3, 8)
+    rewrite = compiled_mod._matmul_bias_as_linear
+
+    graph = _traced_graph(lambda x: torch.matmul(x, w).add_(b), x)
+    assert rewrite(graph) and "aten::linear" in str(graph) and "aten::matmul" not in str(graph)
+
+    kept = {
+        "weight an input": _traced_graph(lambda x, v: torch.matmul(x, v) + b, x, w),
+        "bias (1, N)": _traced_graph(lambda x: torch.matmul(x, w) + b.reshape(1, 4), x),
+        "alpha 2": _traced_graph(lambda x: torch.add(torch.matmul(x, w), b, alpha=2), x),
+        "no bias add": _traced_graph(lambda x: torch.matmul(x, w) * 2, x),
+    }
+    for what, graph in kept.items():
+        assert not rewrite(graph), what
+        assert "aten::linear" not in str(graph), what
