@@ -20,10 +20,10 @@ why. Candidates for P cores (all compiled with the same profile database):
 The candidates ``1x1``, ``1xP`` and ``Px1`` are also compiled with ``onednn-graph`` segments
 (``...-onednn-graph``: traced at load time and run by TorchScript with oneDNN Graph fusion,
 :mod:`ramiel.runtime.compiled`; a fraction of a second each; ``onednn_graph=False``, ``ramiel tune
---no-onednn-graph``: not): measured at 1 thread against the eager module, 0.79-0.97x on
-DenseNet-121, Inception-v2, ResNet-50, ShuffleNet, SqueezeNet and the project's inception CNN,
-1.04-1.13x on AlexNet, VGG-19, ZFNet and GoogLeNet (docs/benchmarks.md, "oneDNN Graph
-segments"), so only a timing tells. With
+--no-onednn-graph``: not): measured at 1 thread against the eager module, 0.80-0.99x on
+DenseNet-121, Inception-v2, ResNet-50, ShuffleNet, SqueezeNet and the project's inception CNN
+and transformer, 1.03-1.13x on AlexNet, VGG-19, ZFNet and GoogLeNet (docs/benchmarks.md,
+"oneDNN Graph segments"), so only a timing tells. With
 ``compile=True`` (``ramiel tune --compile``) they are also compiled with inductor
 (``...-compiled``: torch.compile, frozen weights). Each compiled candidate compiles in its own
 process before the timing starts (its compile time, reported per candidate, is never part of a

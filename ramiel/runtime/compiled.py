@@ -48,6 +48,18 @@ configuration, the thread count and the constants' shapes (not their values: a c
 the current weights), so a second start of the same program skips inductor's code generation and
 the C++ compiler.
 
+The ``onednn-graph`` backend (``@segment(backend='onednn-graph')``, ``--compile-backend
+onednn-graph``; see :func:`_onednn_graph`): the first call at a thread count traces the segment
+with ``torch.jit.trace`` (the weights it reads become constants of the graph), runs the trace
+:data:`ONEDNN_GRAPH_RUNS` times with TorchScript's oneDNN Graph fusion on, and compares the
+result with the eager one; later calls run the trace. oneDNN Graph compiles each fused partition
+once, where eager PyTorch makes a oneDNN primitive descriptor on every convolution call (50-70 µs
+each in a model, ``python bench/conv_overhead.py``). It compiles in 0.1-0.5 s and has no on-disk
+cache. A trace holds its input shapes: a call with other shapes runs the statements eagerly.
+Where the trace would hold a tensor's value (a ``TracerWarning`` outside the generated shape
+asserts) or its result differs from eager, the segment runs eagerly, with a warning; where the
+fusion fails inside TorchScript, it runs traced without the fusion (:attr:`CompileEvent.note`).
+
 ``RAMIEL_COMPILE=0`` in the environment runs every segment eagerly (the same statements,
 uncompiled), for debugging. A segment that cannot be compiled (a graph break, no C++ compiler)
 runs eagerly too, with a warning, and its :class:`CompileEvent` says why.
