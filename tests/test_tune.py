@@ -187,8 +187,9 @@ def test_progress_counts_every_step(tuned, tmp_path):
         budget_s=0.5,
         progress=lambda d, t: calls.append((d, t)),
     )
-    # one candidate (1x1): the profile step, its compile, its process, the timing
-    assert calls[0] == (0, 2) and calls[-1] == (4, 4)
+    # two candidates (1x1 and 1x1-onednn-graph): the profile step, each one's compile and
+    # process, the timing
+    assert calls[0] == (0, 2) and calls[-1] == (6, 6)
     done = [d for d, _ in calls]
     assert done == sorted(done) and all(d <= t for d, t in calls)
 
@@ -200,7 +201,7 @@ def test_stale_candidates_are_removed(tuned, tmp_path):
     tune(
         model, str(tmp_path / "o"), cores=1, profile=os.path.join(out, "profile.json"), budget_s=0.5
     )
-    assert sorted(os.listdir(tmp_path / "o" / "candidates")) == ["1x1"]
+    assert sorted(os.listdir(tmp_path / "o" / "candidates")) == ["1x1", "1x1-onednn-graph"]
 
 
 def test_files_ramiel_did_not_write_are_never_replaced(tmp_path, capsys):
