@@ -174,6 +174,10 @@ def test_traced_result_that_differs_is_refused():
         compiled_mod._check_same(e, e + 0.1)
     with pytest.raises(RuntimeError, match="differs from eager"):
         compiled_mod._check_same(e, torch.tensor([1.0, float("nan")]))
+    special = torch.tensor([float("-inf"), float("nan"), 3.0])  # log(0), 0/0: the same is fine
+    compiled_mod._check_same(special, special.clone())
+    with pytest.raises(RuntimeError, match="differs from eager"):
+        compiled_mod._check_same(special, torch.tensor([float("inf"), float("nan"), 3.0]))
     with pytest.raises(RuntimeError, match="returned 1 values, not 2"):
         compiled_mod._check_same((e, e), e)
 

@@ -483,7 +483,8 @@ def _check_trace_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 def _check_same(expected: Any, got: Any) -> None:
     """Raise ``RuntimeError`` unless ``got`` has ``expected``'s structure and values (floating
-    tensors: within 1e-3 of the largest magnitude; others: equal)."""
+    tensors: equal where either is not finite -- the same infinity, NaN where NaN -- and
+    elsewhere within 1e-3 of the largest finite magnitude; others: equal)."""
     exp = expected if isinstance(expected, tuple | list) else (expected,)
     out = got if isinstance(got, tuple | list) else (got,)
     if len(exp) != len(out):
@@ -494,9 +495,13 @@ def _check_same(expected: Any, got: Any) -> None:
         if not isinstance(g, torch.Tensor) or g.shape != e.shape or g.dtype != e.dtype:
             raise RuntimeError(f"the traced segment's result {i} differs in shape or type")
         if e.is_floating_point():
-            scale = float(e.abs().max()) if e.numel() else 0.0
-            err = float((g - e).abs().max()) if e.numel() else 0.0
-            if not err <= 1e-3 * max(scale, 1e-30):  # not <=: NaN counts as different
+            same = (g == e) | (g.isnan() & e.isnan())
+            finite = e.isfinite() & g.isfinite()
+            if not bool((same | finite).all()):
+                raise RuntimeError(f"the traced segment's result {i} differs from eager (inf/NaN)")
+            scale = float(e[finite].abs().max()) if bool(finite.any()) else 0.0
+            err = float((g - e)[finite].abs().max()) if bool(finite.any()) else 0.0
+            if not err <= 1e-3 * max(scale, 1e-30):
                 raise RuntimeError(
                     f"the traced segment's result {i} differs from eager by {err:.3g} "
                     f"(largest value {scale:.3g})"
