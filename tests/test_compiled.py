@@ -175,11 +175,13 @@ def test_compiled_sequential_module_matches_onnxruntime(fj_result, pipeline_help
         assert (graphs - before[0], breaks - before[1], recompiles - before[2]) == (1, 0, 0)
 
 
-def test_frozen_weights_belong_to_their_weights_object():
-    """Freezing makes the weights graph constants: a second weights object of the same shapes
-    gets a compilation of its own (its values, not the first object's)."""
+@pytest.mark.parametrize("backend", ["inductor", "onednn-graph"])
+def test_frozen_weights_belong_to_their_weights_object(backend):
+    """Freezing (inductor) and tracing (onednn-graph) make the weights graph constants: a second
+    weights object of the same shapes gets a compilation of its own (its values, not the first
+    object's)."""
 
-    @segment
+    @segment(backend=backend)
     def affine(w, x):
         return torch.relu(x @ w.a + w.b)
 
@@ -323,12 +325,13 @@ def test_second_start_hits_the_inductor_cache(tmp_path):
     assert os.listdir(tmp_path / "cache")
 
 
-def test_ramiel_run_compile_reports_segments(tmp_path):
-    """``ramiel run --compile``: checks against onnxruntime and prints the compile times."""
+def run_fork_join(tmp_path, *options: str) -> subprocess.CompletedProcess[str]:
+    """``ramiel run`` of the fork-join model with 2 clusters, 3 timed runs and ``options``;
+    asserts that it succeeded and checked against onnxruntime."""
     path = tmp_path / "fj.onnx"
     onnx.save(fork_join(), str(path))
     p = subprocess.run(
-        [sys.executable, "-m", "ramiel.tools.driver", "run", str(path), "--compile",
+        [sys.executable, "-m", "ramiel.tools.driver", "run", str(path), *options,
          "--clusters", "2", "--repeat", "3"],
         capture_output=True,
         text=True,
@@ -337,6 +340,12 @@ def test_ramiel_run_compile_reports_segments(tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     assert "check against onnxruntime: OK" in p.stdout
+    return p
+
+
+def test_ramiel_run_compile_reports_segments(tmp_path):
+    """``ramiel run --compile``: checks against onnxruntime and prints the compile times."""
+    p = run_fork_join(tmp_path, "--compile")
     assert "torch.compile, parallel module: 3 segment(s)" in p.stdout
     assert "torch.compile, sequential module: 1 segment(s)" in p.stdout
     if len(os.sched_getaffinity(0)) >= 2:  # onnxruntime also with the program's cores

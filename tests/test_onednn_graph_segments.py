@@ -10,9 +10,6 @@ TorchScript: its segments run traced without it, still matching).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -28,7 +25,7 @@ from ramiel.passes.compile_segments import SEGMENT_BACKENDS
 from ramiel.runtime import Weights
 from ramiel.runtime import compiled as compiled_mod
 from ramiel.runtime.compiled import BACKENDS, segment
-from tests.test_compiled import fork_join, ort_outputs
+from tests.test_compiled import fork_join, ort_outputs, run_fork_join
 
 
 @pytest.fixture(scope="module")
@@ -122,25 +119,6 @@ def test_trace_holds_its_shapes_other_shapes_run_eagerly():
     assert len(rows.events) == 1 and rows.events[0].error is None
 
 
-def test_each_weights_object_gets_its_own_trace():
-    """The weights a segment reads are constants of its trace: a second weights object gets a
-    trace of its own (its values, not the first object's)."""
-
-    @segment(backend="onednn-graph")
-    def affine(w, x):
-        return torch.relu(x @ w.a + w.b)
-
-    g = torch.Generator().manual_seed(1)
-    w1 = Weights({"a": torch.randn(8, 8, generator=g), "b": torch.randn(8, generator=g)})
-    w2 = Weights({"a": torch.randn(8, 8, generator=g), "b": torch.randn(8, generator=g)})
-    x = torch.randn(4, 8, generator=g)
-    with torch.no_grad():
-        torch.testing.assert_close(affine(w1, x), affine.fn(w1, x))
-        torch.testing.assert_close(affine(w2, x), affine.fn(w2, x))
-        torch.testing.assert_close(affine(w1, x), affine.fn(w1, x))
-    assert len(affine.events) == 2
-
-
 def test_failed_fusion_runs_traced_without_it(monkeypatch):
     """Where TorchScript's oneDNN Graph fusion fails (as on light_shufflenet's concatenations),
     the segment is traced again and run without the fusion, with a note in its event."""
@@ -192,18 +170,7 @@ def test_unknown_backends_are_refused():
 def test_ramiel_run_compile_backend_reports_segments(tmp_path):
     """``ramiel run --compile-backend onednn-graph``: implies ``--compile``, checks against
     onnxruntime and names the backend in the compile report (no inductor cache line)."""
-    path = tmp_path / "fj.onnx"
-    onnx.save(fork_join(), str(path))
-    p = subprocess.run(
-        [sys.executable, "-m", "ramiel.tools.driver", "run", str(path), "--compile-backend",
-         "onednn-graph", "--clusters", "2", "--repeat", "3"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ),
-    )  # fmt: skip
-    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
-    assert "check against onnxruntime: OK" in p.stdout
+    p = run_fork_join(tmp_path, "--compile-backend", "onednn-graph")
     assert "oneDNN Graph (TorchScript), parallel module: 3 segment(s)" in p.stdout
     assert "oneDNN Graph (TorchScript), sequential module: 1 segment(s)" in p.stdout
     assert "inductor cache" not in p.stdout
