@@ -382,8 +382,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         metavar="V,W,...",
         help="compile-option variants to time beside the defaults, each without and with task "
-        "parallelism (nofold, nchw where the compiler has a layout option, compiled; 'none' for "
-        "none; default: nofold and nchw)",
+        "parallelism (onednn-graph, nofold, nchw where the compiler has a layout option, "
+        "compiled; 'none' for none; default: onednn-graph, nofold and nchw)",
     )
     b.add_argument(
         "--no-busy-core",

@@ -74,6 +74,8 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
     (description, :class:`~ramiel.compiler.CompileOptions` fields).
 
     * ``compiled``: compiled segments (``--compile``: torch.compile, inductor, frozen weights);
+    * ``onednn-graph``: compiled segments traced and run by TorchScript with oneDNN Graph fusion
+      (``--compile-backend onednn-graph``; under a second to compile);
     * ``nofold``: the graph rewrites off (``--no-rewrites``: no folding into weights);
     * ``nchw``: activations in NCHW (``--layout nchw``), where the compiler has a layout option.
     """
@@ -81,6 +83,10 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
 
     out: dict[str, tuple[str, dict[str, Any]]] = {
         "compiled": ("compiled segments (torch.compile)", {"compile": True}),
+        "onednn-graph": (
+            "onednn-graph segments (--compile-backend onednn-graph)",
+            {"compile": "onednn-graph"},
+        ),
         "nofold": ("graph rewrites off (--no-rewrites)", {"disable": ("all",)}),
     }
     if "layout" in {f.name for f in dataclasses.fields(CompileOptions)}:
@@ -88,7 +94,7 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-DEFAULT_VARIANTS = ("nofold", "nchw")
+DEFAULT_VARIANTS = ("onednn-graph", "nofold", "nchw")
 """The variants ``ramiel bench`` times unless told otherwise (those :func:`variants` has);
 ``compiled`` is added by ``ramiel bench --compile`` (it costs seconds to minutes of inductor
 compilation per configuration and model)."""

@@ -218,6 +218,10 @@ def _fastest(r: ModelResult, pred: Callable[[ConfigResult], bool]) -> ConfigResu
     return min(cands, key=lambda c: c.timing.median) if cands else None  # type: ignore[union-attr]
 
 
+_COMPILED = ("compiled", "onednn-graph")
+"""The variants whose programs have compiled segments."""
+
+
 def _on_all_cores(c: ConfigResult) -> bool:
     """A Ramiel configuration that uses more than one core (P threads, clusters or per-op)."""
     return c.threads > 1 or c.clusters > 1 or c.hybrid
@@ -238,8 +242,9 @@ def _ort_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         "clusters = cores, the one-cluster fall-back to intra-op threads); `best` = the "
         f"fastest Ramiel configuration on {p} cores (any compile options, `ramiel tune`'s "
         "included), named after the ratio; `compiled` = the fastest with compiled segments "
-        "(`ramiel bench --compile`), and the seconds of torch.compile its process spent at "
-        "load time.",
+        "(`onednn-graph` by default, inductor's `compiled` with `ramiel bench --compile`), "
+        "named after the ratio, and the seconds its process spent compiling them at load "
+        "time.",
         "",
         f"| model | ort-1t ms | ort-{p}t ms | seq-1t / ort-1t | compiled 1t / ort-1t | "
         f"default / ort-{p}t | best / ort-{p}t | compiled / ort-{p}t | compile s |",
@@ -248,18 +253,18 @@ def _ort_lines(results: Sequence[ModelResult], p: int) -> list[str]:
     for r in rows:
         o1, op = _timing(r, "ort-1t"), _timing(r, f"ort-{p}t")
         best = _fastest(r, _on_all_cores)
-        comp = _fastest(r, lambda c: _on_all_cores(c) and c.variant == "compiled")
-        comp1 = r.config("seq-1t-compiled")
+        comp = _fastest(r, lambda c: _on_all_cores(c) and c.variant in _COMPILED)
+        comp1 = _fastest(r, lambda c: c.key in {f"seq-1t-{v}" for v in _COMPILED})
         cells = [
             r.name,
             _ms(o1.median if o1 else None),
             _ms(op.median if op else None),
             _ratio(ratio_ci(_timing(r, "seq-1t"), o1)),
-            _ratio(ratio_ci(comp1.timing if comp1 else None, o1)),
+            _ratio(ratio_ci(comp1.timing if comp1 else None, o1), comp1.key if comp1 else None),
             _ratio(ratio_ci(_timing(r, "default"), op)),
             _ratio(ratio_ci(best.timing if best else None, op), best.key if best else None),
             _ratio(ratio_ci(comp.timing if comp else None, op), comp.key if comp else None),
-            f"{comp.compile_s:.0f}" if comp and comp.compile_s is not None else "–",
+            f"{comp.compile_s:.1f}" if comp and comp.compile_s is not None else "–",
         ]
         out.append("| " + " | ".join(cells) + " |")
     return [*out, ""]
@@ -277,7 +282,7 @@ def _variant_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         "Median ms of each configuration compiled with the variant's options, and its ratio to "
         "the same configuration with the default options (< 1: the variant is faster). "
         + "; ".join(f"`{v}`: {known[v][0] if v in known else v}" for v in present)
-        + ". `compile s`: torch.compile at load time (compiled segments), per process.",
+        + ". `compile s`: the compiled segments' compile at load time, per process.",
         "",
     ]
     keys = ["seq-1t"] + ([f"seq-{p}t", f"par-threads-{p}x1"] if p > 1 else [])
@@ -299,7 +304,7 @@ def _variant_lines(results: Sequence[ModelResult], p: int) -> list[str]:
                 cells += [_ms(t.median if t else None), _ratio(ratio_ci(t, _timing(r, k)))]
                 if c is not None and c.compile_s is not None:
                     comp.append(c.compile_s)
-            cells.append(", ".join(f"{x:.0f}" for x in comp) if comp else "–")
+            cells.append(", ".join(f"{x:.1f}" for x in comp) if comp else "–")
             out.append("| " + " | ".join(cells) + " |")
     return [*out, ""]
 
