@@ -159,6 +159,11 @@ class CompileOptions:
                 f"CompileOptions.compile must be True, False or one of "
                 f"{', '.join(SEGMENT_BACKENDS)}, not {self.compile!r}"
             )
+        if self.compile == "onednn-graph" and self.trainable:
+            raise RamielError(
+                "CompileOptions: compile='onednn-graph' traces the weights as constants, so "
+                "they could not be trained (trainable=True); compile without it"
+            )
         targets = get_args(Backend)
         if self.backend not in targets:
             raise RamielError(

@@ -240,3 +240,115 @@ def test_concatenation_inputs_become_contiguous_boundaries():
     for got, want in zip(traced(a, b, v), f(a, b, v), strict=True):
         torch.testing.assert_close(got, want)
         assert got.stride() == want.stride()
+
+
+@pytest.mark.parametrize("backend", ["inductor", "onednn-graph"])
+def test_a_segment_that_writes_its_input_in_place_computes_once(backend):
+    """Compiling runs the statements more than once (eagerly, traced, warm-up runs), each time on
+    copies of the inputs: the first call's result and its in-place write are those of one run
+    (a fresh-user check got 5x the bias on the compiling call)."""
+
+    @segment(backend=backend)
+    def accumulate(w, m, b):
+        return m.add_(b) * 2
+
+    w, m, b = Weights(), torch.zeros(3), torch.ones(3)
+    with torch.no_grad():
+        torch.testing.assert_close(accumulate(w, m, b), torch.full((3,), 2.0))
+        torch.testing.assert_close(m, torch.ones(3))
+        torch.testing.assert_close(accumulate(w, m, b), torch.full((3,), 4.0))
+    assert [e.error for e in accumulate.events] == [None]
+
+
+def test_other_dtypes_run_eagerly_and_keep_the_asserts():
+    """A trace drops the generated dtype asserts; an input of another dtype runs the statements
+    eagerly, so the assert still speaks."""
+
+    @segment(backend="onednn-graph")
+    def embed(w, ids):
+        torch._assert(ids.dtype == torch.int64, "input 'ids': int64 only")
+        return w.table[ids] * 2
+
+    w = Weights({"table": torch.randn(10, 4, generator=torch.Generator().manual_seed(7))})
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        torch.testing.assert_close(embed(w, ids), w.table[ids] * 2)
+        with pytest.raises(AssertionError, match="int64 only"):
+            embed(w, ids.int())
+
+
+def test_replaced_or_rewritten_weights_compile_again():
+    """The weights are constants of the compiled version: replacing one
+    (``load_state_dict(assign=True)``, ``.double()``) or writing it in place
+    (``load_state_dict``) compiles the segment again for the new values."""
+
+    class M(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("k", torch.full((4,), 2.0))
+
+    @segment(backend="onednn-graph")
+    def scale(w, x):
+        return x * w.k + 1
+
+    m, x = M(), torch.ones(4)
+    with torch.no_grad():
+        torch.testing.assert_close(scale(m, x), torch.full((4,), 3.0))
+        m.load_state_dict({"k": torch.full((4,), 5.0)})  # copied in place
+        torch.testing.assert_close(scale(m, x), torch.full((4,), 6.0))
+        m.load_state_dict({"k": torch.full((4,), 7.0)}, assign=True)  # a new tensor
+        torch.testing.assert_close(scale(m, x), torch.full((4,), 8.0))
+        m.double()
+        torch.testing.assert_close(scale(m, x.double()), torch.full((4,), 8.0).double())
+    assert len(scale.events) == 4 and not any(e.error for e in scale.events)
+
+
+def test_inputs_that_require_grad_run_eagerly_for_autograd():
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return torch.relu(x @ w.a)
+
+    w = Weights({"a": torch.randn(4, 4, generator=torch.Generator().manual_seed(8))})
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(9))
+    with torch.no_grad():
+        affine(w, x)  # compiled
+    xg = x.clone().requires_grad_(True)
+    y = affine(w, xg)
+    assert y.requires_grad
+    y.sum().backward()
+    torch.testing.assert_close(xg.grad, ((x @ w.a) > 0).float() @ w.a.t())
+
+
+def test_compiled_versions_go_with_their_weights_object():
+    """A dropped weights object (a module deleted) takes its compiled versions, and the weights
+    they hold as constants, with it."""
+    import gc
+
+    @segment(backend="onednn-graph")
+    def scale(w, x):
+        return x * w.k
+
+    x = torch.ones(4)
+    with torch.no_grad():
+        for value in (2.0, 3.0):
+            w = Weights({"k": torch.full((4,), value)})
+            torch.testing.assert_close(scale(w, x), torch.full((4,), value))
+            del w
+            gc.collect()
+            assert scale._entries == {}
+
+
+def test_a_segment_of_asserts_only_is_not_compiled_nor_warned_about():
+    @segment(backend="onednn-graph")
+    def checks(w, x):
+        torch._assert(x.shape == (4,), "shape")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert checks(Weights(), torch.ones(4)) is None
+    assert checks.events == []
+
+
+def test_trainable_weights_are_refused():
+    with pytest.raises(RamielError, match="could not be trained"):
+        CompileOptions(compile="onednn-graph", trainable=True).check()

@@ -775,10 +775,17 @@ def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-unt
     for kind, evs in groups.items():
         total = sum(e.seconds for e in evs)
         slow = sorted(evs, key=lambda e: -e.seconds)
-        items = ", ".join(f"{e.segment} {e.seconds:.1f} s" for e in slow[:most])
+        several = len({e.threads for e in evs}) > 1  # compiled once per thread count
+        items = ", ".join(
+            f"{e.segment}{f' ({e.threads} threads)' if several else ''} {e.seconds:.1f} s"
+            for e in slow[:most]
+        )
         more = f", {len(evs) - most} more" if len(evs) > most else ""
         title = " / ".join(sorted({_BACKEND_TITLES.get(e.backend, e.backend) for e in evs}))
-        print(f"{title}, {kind}: {len(evs)} segment(s) in {total:.1f} s ({items}{more})")
+        count = f"{len({e.segment for e in evs})} segment(s)"
+        if several or len(evs) > len({e.segment for e in evs}):
+            count += f", {len(evs)} compilations"
+        print(f"{title}, {kind}: {count} in {total:.1f} s ({items}{more})")
         for e in evs:
             if e.error:
                 print(f"  {e.segment} not compiled, runs eagerly: {e.error}")

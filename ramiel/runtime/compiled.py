@@ -67,6 +67,7 @@ runs eagerly too, with a warning, and its :class:`CompileEvent` says why.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import linecache
 import os
@@ -75,6 +76,7 @@ import threading
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -197,11 +199,8 @@ class Segment:
         self.backend = backend
         self.events: list[CompileEvent] = []
         self._taken = 0
-        # (threads, id(weights)) -> (callable, weights, input strides at compile time, input
-        # shapes a trace holds or None); the weights are kept so that the id stays theirs
-        self._entries: dict[
-            tuple[int, int], tuple[Callable[..., Any], Any, tuple[Any, ...], Any]
-        ] = {}
+        # (threads, id(weights)) -> what was compiled for them (:class:`_Entry`)
+        self._entries: dict[tuple[int, int], _Entry] = {}
 
     @property
     def name(self) -> str:
@@ -211,18 +210,26 @@ class Segment:
         return f"<compiled segment {self.name} ({len(self._entries)} compiled version(s))>"
 
     def __call__(self, w: Any, *inputs: Any) -> Any:
-        entry = self._entries.get((torch.get_num_threads(), id(w)))
-        if entry is not None:
-            fn, _, strides, shapes = entry
-            if shapes is not None and any(
-                x.shape != sh for x, sh in zip(inputs, shapes, strict=True)
+        key = (torch.get_num_threads(), id(w))
+        entry = self._entries.get(key)
+        if entry is not None and entry.owner() is w:
+            if torch.is_grad_enabled() and any(
+                isinstance(x, torch.Tensor) and x.requires_grad for x in inputs
+            ):
+                return self.fn(w, *inputs)  # autograd records the eager statements only
+            if not entry.weights_current():
+                del self._entries[key]  # weights replaced or written: compile again
+                return self(w, *inputs)
+            if entry.shapes is not None and any(
+                x.shape != sh or x.dtype != dt
+                for x, (sh, dt) in zip(inputs, entry.shapes, strict=True)
             ):
                 return self.fn(w, *inputs)  # a trace holds its shapes: another one runs eagerly
-            for x, st in zip(inputs, strides, strict=True):
+            for x, st in zip(inputs, entry.strides, strict=True):
                 if st is not None and (x.stride() != st or x.requires_grad):
-                    inputs = _as_compiled(inputs, strides)
+                    inputs = _as_compiled(inputs, entry.strides)
                     break
-            return fn(w, *inputs)
+            return entry.fn(w, *inputs)
         if not enabled():
             return self.fn(w, *inputs)
         return self._compile_and_call(w, inputs)
@@ -231,15 +238,26 @@ class Segment:
         threads = torch.get_num_threads()
         key = (threads, id(w))
         with _COMPILE_LOCK:
-            if key in self._entries:  # another thread compiled it meanwhile
+            entry = self._entries.get(key)
+            if entry is not None and entry.owner() is w:  # another thread compiled it meanwhile
                 return self(w, *inputs)
             t0 = time.perf_counter()
+            reads = _WeightReads(w)
             try:
                 note = None
+                # what the statements compute, on copies: a segment may write its inputs in
+                # place, and the compiler runs it more than once
+                with torch.no_grad():
+                    expected = self.fn(reads, *_copies(inputs))
+                if not _tensors_in(expected):
+                    raise _NothingToCompile
                 if self.backend == "onednn-graph":
-                    compiled, out, note = _onednn_graph(self.fn, w, inputs)
+                    compiled, note = _onednn_graph(self.fn, w, inputs, expected)
                 else:
-                    compiled, out = _inductor(self.fn, w, inputs, threads)
+                    compiled = _inductor(self.fn, w, _copies(inputs), threads)
+            except _NothingToCompile:  # asserts only: nothing to gain, nothing to warn about
+                self._keep(key, w, _Entry(self.fn, _owner(w), (None,) * len(inputs)))
+                return self.fn(w, *inputs)
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
                 why = _why(e)
                 self.events.append(
@@ -252,7 +270,7 @@ class Segment:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-                self._entries[key] = (self.fn, w, (None,) * len(inputs), None)
+                self._keep(key, w, _Entry(self.fn, _owner(w), (None,) * len(inputs)))
                 return self.fn(w, *inputs)
             self.events.append(
                 CompileEvent(
@@ -262,9 +280,16 @@ class Segment:
             strides = tuple(x.stride() if isinstance(x, torch.Tensor) else None for x in inputs)
             shapes = None
             if self.backend == "onednn-graph":
-                shapes = tuple(x.shape for x in inputs)
-            self._entries[key] = (compiled, w, strides, shapes)
-            return out
+                shapes = tuple((x.shape, x.dtype) for x in inputs)
+            self._keep(key, w, _Entry(compiled, _owner(w), strides, shapes, reads.seen))
+            return self(w, *inputs)
+
+    def _keep(self, key: tuple[int, int], w: Any, entry: _Entry) -> None:
+        """Keep ``entry`` for ``key`` until ``w`` is collected (then the compiled version and
+        the weights it holds as constants go too)."""
+        self._entries[key] = entry
+        with contextlib.suppress(TypeError):  # no weak reference to w: the entry keeps it
+            weakref.finalize(w, _drop, self._entries, key, entry)
 
     def take_events(self) -> list[CompileEvent]:
         """The events since the last ``take_events`` (a worker process reports them)."""
@@ -273,11 +298,97 @@ class Segment:
         return new
 
 
+class _NothingToCompile(Exception):
+    """A segment whose statements return no tensor (generated shape asserts only)."""
+
+
+@dataclass
+class _Entry:
+    """What a segment compiled for one thread count and weights object: the callable, a
+    callable giving the weights object back (a weak reference where it allows one, so that a
+    module that is dropped takes its compiled versions with it), the input strides it was
+    compiled for, the input shapes and dtypes a trace holds (``None``: any), and the weights it
+    read: ``(namespace, name, tensor, version, data_ptr)`` each, to see them replaced
+    (``load_state_dict(assign=True)``, ``.double()``) or written in place
+    (``load_state_dict``)."""
+
+    fn: Callable[..., Any]
+    owner: Callable[[], Any]
+    strides: tuple[Any, ...]
+    shapes: tuple[tuple[Any, Any], ...] | None = None
+    reads: tuple[tuple[Any, str, torch.Tensor, int, int], ...] = ()
+
+    def weights_current(self) -> bool:
+        """Whether every weight read at compile time is still the object's, unwritten."""
+        for space, name, t, version, ptr in self.reads:
+            if space.get(name) is not t or t._version != version or t.data_ptr() != ptr:
+                return False
+        return True
+
+
+def _owner(w: Any) -> Callable[[], Any]:
+    """A weak reference to ``w`` where it allows one, else a function returning it."""
+    try:
+        return weakref.ref(w)
+    except TypeError:
+        return lambda: w
+
+
+def _drop(entries: dict[tuple[int, int], _Entry], key: tuple[int, int], entry: _Entry) -> None:
+    """Forget ``entry`` (its weights object was collected), unless ``key`` was reused since."""
+    if entries.get(key) is entry:
+        del entries[key]
+
+
+class _WeightReads:
+    """Stands for a weights object ``w`` while a segment runs once: every tensor it reads is
+    noted with the dict it lives in (an ``nn.Module``'s ``_parameters`` or ``_buffers``, or the
+    object's ``__dict__``), its version counter and data pointer (:class:`_Entry`)."""
+
+    def __init__(self, w: Any) -> None:
+        self._w = w
+        self._reads: dict[str, tuple[Any, str, torch.Tensor, int, int]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._w, name)
+        if isinstance(value, torch.Tensor) and name not in self._reads:
+            space = _namespace_of(self._w, name, value)
+            if space is not None:
+                self._reads[name] = (space, name, value, value._version, value.data_ptr())
+        return value
+
+    @property
+    def seen(self) -> tuple[tuple[Any, str, torch.Tensor, int, int], ...]:
+        return tuple(self._reads.values())
+
+
+def _namespace_of(w: Any, name: str, value: torch.Tensor) -> Any:
+    """The dict of ``w`` that holds ``value`` under ``name``, or ``None``."""
+    spaces = [getattr(w, "_parameters", None), getattr(w, "_buffers", None)]
+    spaces.append(getattr(w, "__dict__", None))
+    for space in spaces:
+        if isinstance(space, dict) and space.get(name) is value:
+            return space
+    return None
+
+
+def _copies(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``inputs`` with every tensor cloned (same strides)."""
+    return tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+
+
+def _tensors_in(value: Any) -> bool:
+    """Whether ``value`` (a result: a tensor, or a tuple or list of them) holds a tensor."""
+    if isinstance(value, torch.Tensor):
+        return True
+    return isinstance(value, tuple | list) and any(_tensors_in(v) for v in value)
+
+
 def _inductor(
     fn: Callable[..., Any], w: Any, inputs: tuple[Any, ...], threads: int
-) -> tuple[Callable[..., Any], Any]:
+) -> Callable[..., Any]:
     """``fn`` compiled by ``torch.compile`` (inductor, :data:`INDUCTOR_CONFIG`) for ``threads``
-    intra-op threads, and its result on ``inputs`` (the first call compiles)."""
+    intra-op threads, compiled by one call on ``inputs`` (copies: the call may write them)."""
     configure_cache()
     import torch._inductor.config as inductor_config  # lazy: torch._inductor (the compiler)
 
@@ -286,7 +397,8 @@ def _inductor(
         _fresh_copy(fn, threads), fullgraph=True, dynamic=False, backend="inductor"
     )
     with inductor_config.patch(INDUCTOR_CONFIG):
-        return compiled, compiled(w, *inputs)
+        compiled(w, *inputs)
+    return compiled
 
 
 ONEDNN_GRAPH_RUNS = 3
@@ -296,13 +408,14 @@ third's result is compared with the eager one."""
 
 
 def _onednn_graph(
-    fn: Callable[..., Any], w: Any, inputs: tuple[Any, ...]
-) -> tuple[Callable[..., Any], Any, str | None]:
+    fn: Callable[..., Any], w: Any, inputs: tuple[Any, ...], expected: Any
+) -> tuple[Callable[..., Any], str | None]:
     """``fn`` traced with ``torch.jit.trace`` (the weights it reads from ``w`` become constants
     of the graph) and run by TorchScript with oneDNN Graph fusion
-    (``torch.jit.enable_onednn_fusion``), the eager result on ``inputs``, and a note where the
-    fusion failed and the trace runs without it (TorchScript alone: still no Python per
-    statement).
+    (``torch.jit.enable_onednn_fusion``), checked against ``expected`` (the eager result on
+    ``inputs``; every run is on copies of them, as a segment may write its inputs in place), and
+    a note where the fusion failed and the trace runs without it (TorchScript alone: still no
+    Python per statement).
 
     Raises ``TypeError`` for an input that is not a tensor, ``RuntimeError`` where the trace
     depends on a tensor's value (a ``TracerWarning``: the traced code would not follow another
@@ -312,11 +425,15 @@ def _onednn_graph(
     if not all(isinstance(x, torch.Tensor) for x in inputs):
         raise TypeError("an input that is not a tensor cannot be traced")
 
+    try:  # torch.jit.trace keeps the function it traced: not the weights object itself
+        held: Any = weakref.proxy(w)
+    except TypeError:
+        held = w
+
     def bound(*xs: Any) -> Any:
-        return fn(w, *xs)
+        return fn(held, *xs)
 
     with torch.no_grad():
-        expected = fn(w, *inputs)
         note = None
         try:
             traced = _traced_run(bound, inputs, expected, fuse=True)
@@ -326,7 +443,7 @@ def _onednn_graph(
             except Exception:  # noqa: BLE001 - traced without the fusion
                 note = f"oneDNN Graph fusion failed ({_why(e)}); traced without it"
                 traced = _traced_run(bound, inputs, expected, fuse=False)
-    return (lambda _w, *xs: traced(*xs)), expected, note
+    return (lambda _w, *xs: traced(*xs)), note
 
 
 def _why(e: BaseException) -> str:
@@ -356,7 +473,7 @@ def _traced_run(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", torch.jit.TracerWarning)
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit: chosen for its fusion
-        traced = torch.jit.trace(bound, inputs, check_trace=False)
+        traced = torch.jit.trace(bound, _copies(inputs), check_trace=False)
     _check_trace_warnings(caught)
     if fuse:
         _matmul_bias_as_linear(traced.graph)
@@ -366,7 +483,7 @@ def _traced_run(
     torch.jit.enable_onednn_fusion(fuse)
     try:
         for _ in range(ONEDNN_GRAPH_RUNS):
-            got = traced(*inputs)
+            got = traced(*_copies(inputs))
     finally:
         torch.jit.enable_onednn_fusion(previous)
     _check_same(expected, got)
