@@ -352,3 +352,20 @@ def test_a_segment_of_asserts_only_is_not_compiled_nor_warned_about():
 def test_trainable_weights_are_refused():
     with pytest.raises(RamielError, match="could not be trained"):
         CompileOptions(compile="onednn-graph", trainable=True).check()
+
+
+def test_start_compiles_for_the_fewer_threads_a_loaded_machine_gets(tmp_path):
+    """An inference under load runs with fewer intra-op threads than planned: the warm-up
+    compiles the onednn-graph segments for 1 thread too, so no inference compiles."""
+    res = compile_model(
+        fork_join(), str(tmp_path), CompileOptions(clusters=1, compile="onednn-graph")
+    )
+    with CompiledModel(res, CompileOptions(clusters=1, threads_per_worker=2)) as model:
+        model.start()
+        events = model.compile_report()
+        assert sorted(e.threads for e in events if e.segment == "c0_seg0") == [1, 2]
+        feeds = {"x": torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(10))}
+        (ref,) = ort_outputs(fork_join(), feeds)
+        torch.testing.assert_close(
+            model.run(feeds)["y"], torch.from_numpy(ref), rtol=1e-3, atol=1e-4
+        )

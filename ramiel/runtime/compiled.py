@@ -24,8 +24,11 @@ from the compilation's, or that requires grad, is first copied into the compiled
 dynamo guard fails and recompiles on a call). The runtimes compile every
 segment before the first inference (:func:`ramiel.runtime.start` runs one warm-up inference on
 zero inputs: each segment is compiled in the thread or process that runs it, at the thread count
-and with the tensor layouts it will see), so compile time is never part of an inference's
-latency; :meth:`ramiel.runtime.Runner.compile_report` lists it per segment.
+and with the tensor layouts it will see), so compile time is not part of an inference's
+latency; :meth:`ramiel.runtime.Runner.compile_report` lists it per segment. One exception: an
+inference under load runs with fewer intra-op threads than planned
+(:mod:`ramiel.runtime.contention`); ``onednn-graph`` segments are warmed up for 1 thread too,
+but an inductor segment compiles for such a count on the first inference that runs with it.
 
 Why per thread count: inductor's C++ kernels are generated for ``torch.get_num_threads()`` at
 compile time (``#pragma omp parallel num_threads(N)``; with N = 1 no parallel region at all), so

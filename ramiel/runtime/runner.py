@@ -109,6 +109,7 @@ class Runner(ProgramNames):
         #: :mod:`ramiel.runtime.ownership`); empty when every output was returned as computed
         self.copied_outputs: list[str] = []
         self._compile_events: list[Any] = []
+        self._warm_threads: int | None = None  # warm_up: the thread count to compile for
         _open_runners.add(self)
 
     # ---------------------------------------------------------------------------------- public API
@@ -197,7 +198,12 @@ class Runner(ProgramNames):
         return list(self._compile_events)
 
     def warm_up(self, timeout_s: float | None = None) -> None:
-        """Run one inference on zero inputs (compiles a compiled program's segments)."""
+        """Run one inference on zero inputs (compiles a compiled program's segments, each for
+        its thread count). With ``onednn-graph`` segments (a fraction of a second each) and more
+        than one planned thread per worker, one more at 1 thread: an inference under load runs
+        with fewer threads (:mod:`ramiel.runtime.contention`), and would otherwise compile
+        then. (Inductor's segments take tens of seconds each: they compile for the planned
+        count only, and for another on its first inference.)"""
         feeds: dict[str, torch.Tensor] = {}
         for name, chans in self.program.inputs.items():
             if chans:
@@ -205,7 +211,16 @@ class Runner(ProgramNames):
                 feeds[name] = torch.zeros(spec.shape, dtype=spec.dtype)
             else:
                 feeds[name] = torch.zeros(())
-        self.run(feeds, timeout_s=timeout_s)
+        counts = [self.threads_per_worker]
+        segments = program_segments(self.program).values()
+        if self.threads_per_worker > 1 and any(s.backend == "onednn-graph" for s in segments):
+            counts.append(1)
+        try:
+            for n in counts:
+                self._warm_threads = n
+                self.run(feeds, timeout_s=timeout_s)
+        finally:
+            self._warm_threads = None
 
     def close(self) -> None:
         """Stop and join all workers. Idempotent; never raises for an already failed runner."""
@@ -282,7 +297,9 @@ class Runner(ProgramNames):
         Sets :attr:`threads_now` and :attr:`crowded`."""
         planned, workers = self.threads_per_worker, self._concurrent_workers()
         n, crowded = planned, False
-        if (planned > 1 or workers > 1) and enabled():
+        if self._warm_threads is not None:
+            n = self._warm_threads
+        elif (planned > 1 or workers > 1) and enabled():
             if self._monitor is None:
                 self._monitor = CoreMonitor(pids=self._worker_pids())
             m, lowered = self._monitor, self.crowded
