@@ -161,8 +161,9 @@ class CompileOptions:
             )
         if self.compile == "onednn-graph" and self.trainable:
             raise RamielError(
-                "CompileOptions: compile='onednn-graph' traces the weights as constants, so "
-                "they could not be trained (trainable=True); compile without it"
+                "CompileOptions: compile='onednn-graph' (--compile-backend onednn-graph) "
+                "traces the weights as constants, so they could not be trained (trainable=True, "
+                "--trainable); use one or the other"
             )
         targets = get_args(Backend)
         if self.backend not in targets:

@@ -428,7 +428,7 @@ def _func_doc(f: tp.FuncOp) -> str:
         if get_str(f, SEGMENT_BACKEND_ATTR) == "onednn-graph":
             return (
                 f"Compiled segment{where} ({count}{with_threads}): one TorchScript graph with "
-                "oneDNN Graph fusion, traced at load time."
+                "oneDNN Graph fusion, traced on its first call."
             )
         return (
             f"Compiled segment{where} ({count}{with_threads}): one torch.compile graph, "

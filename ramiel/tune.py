@@ -18,7 +18,7 @@ why. Candidates for P cores (all compiled with the same profile database):
 * ``PxH``: P clusters with per-op threads where the others are idle, when it keeps more than one.
 
 The candidates ``1x1``, ``1xP`` and ``Px1`` are also compiled with ``onednn-graph`` segments
-(``...-onednn-graph``: traced at load time and run by TorchScript with oneDNN Graph fusion,
+(``...-onednn-graph``: traced on its first call and run by TorchScript with oneDNN Graph fusion,
 :mod:`ramiel.runtime.compiled`; a fraction of a second each; ``onednn_graph=False``, ``ramiel tune
 --no-onednn-graph``: not): measured at 1 thread against the eager module, 0.80-0.99x on
 DenseNet-121, Inception-v2, ResNet-50, ShuffleNet, SqueezeNet and the project's inception CNN

@@ -1,5 +1,5 @@
 """Compiled segments with the ``onednn-graph`` backend (``compile="onednn-graph"``,
-``--compile-backend onednn-graph``): traced at load time, run by TorchScript with oneDNN Graph
+``--compile-backend onednn-graph``): traced on the first call, run by TorchScript with oneDNN Graph
 fusion, checked against the eager result, and run eagerly (with a warning) where a trace would
 not follow another input.
 
@@ -320,8 +320,8 @@ def test_inputs_that_require_grad_run_eagerly_for_autograd():
 
 
 def test_compiled_versions_go_with_their_weights_object():
-    """A dropped weights object (a module deleted) takes its compiled versions, and the weights
-    they hold as constants, with it."""
+    """A dropped weights object (a module deleted) drops its entries (TorchScript itself keeps
+    the trace: see ``_Entry``)."""
     import gc
 
     @segment(backend="onednn-graph")
@@ -369,3 +369,43 @@ def test_start_compiles_for_the_fewer_threads_a_loaded_machine_gets(tmp_path):
         torch.testing.assert_close(
             model.run(feeds)["y"], torch.from_numpy(ref), rtol=1e-3, atol=1e-4
         )
+
+
+def test_a_wrong_first_input_raises_and_the_next_call_compiles():
+    """The input's own error (a generated assert) on the first call is the caller's: raised as
+    eagerly, no warning, and the next right call compiles (a fresh-user check found the segment
+    left eager for good)."""
+
+    @segment(backend="onednn-graph")
+    def embed(w, ids):
+        torch._assert(ids.dtype == torch.int64, "input 'ids': int64 only")
+        return w.table[ids] * 2
+
+    w = Weights({"table": torch.randn(10, 4, generator=torch.Generator().manual_seed(11))})
+    ids = torch.tensor([[1, 2, 3]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.no_grad():
+            with pytest.raises(AssertionError, match="int64 only"):
+                embed(w, ids.int())
+            torch.testing.assert_close(embed(w, ids), w.table[ids] * 2)
+    assert [e.error for e in embed.events] == [None]
+
+
+def test_weights_that_require_grad_run_eagerly_and_tracing_sees_the_statements():
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return x @ w.a
+
+    w = Weights({"a": torch.randn(4, 4, generator=torch.Generator().manual_seed(12))})
+    x = torch.randn(2, 4)
+    with torch.no_grad():
+        affine(w, x)  # compiled
+    w.a.requires_grad_(True)
+    assert affine(w, x).requires_grad
+    w.a.requires_grad_(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        traced = torch.jit.trace(lambda x: affine(w, x), (x,), check_trace=False)  # no nesting
+    torch.testing.assert_close(traced(x), x @ w.a)
+    assert len(affine.events) == 1

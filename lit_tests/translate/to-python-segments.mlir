@@ -9,7 +9,7 @@
 
 // ONEDNN:      @segment(backend='onednn-graph')
 // ONEDNN-NEXT: def forward_seg0(w, {{.*}}):
-// ONEDNN-NEXT:     """Compiled segment of forward ({{[0-9]+}} statements): one TorchScript graph with oneDNN Graph fusion, traced at load time."""
+// ONEDNN-NEXT:     """Compiled segment of forward ({{[0-9]+}} statements): one TorchScript graph with oneDNN Graph fusion, traced on its first call."""
 
 // CHECK:      from ramiel.runtime.compiled import segment
 // CHECK:      @segment

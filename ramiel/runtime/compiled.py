@@ -213,15 +213,19 @@ class Segment:
         return f"<compiled segment {self.name} ({len(self._entries)} compiled version(s))>"
 
     def __call__(self, w: Any, *inputs: Any) -> Any:
+        if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            return self.fn(w, *inputs)  # dynamo, torch.export, a trace: the readable statements
         key = (torch.get_num_threads(), id(w))
         entry = self._entries.get(key)
         if entry is not None and entry.owner() is w:
-            if torch.is_grad_enabled() and any(
-                isinstance(x, torch.Tensor) and x.requires_grad for x in inputs
-            ):
+            grad = torch.is_grad_enabled()
+            if grad and any(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs):
                 return self.fn(w, *inputs)  # autograd records the eager statements only
-            if not entry.weights_current():
-                del self._entries[key]  # weights replaced or written: compile again
+            state = entry.weights_state(grad)
+            if state == "grad":
+                return self.fn(w, *inputs)  # a weight that requires grad: autograd, eagerly
+            if state == "stale":
+                self._forget(key)  # weights replaced or written: compile again
                 return self(w, *inputs)
             if entry.shapes is not None and any(
                 x.shape != sh or x.dtype != dt
@@ -233,8 +237,10 @@ class Segment:
                     inputs = _as_compiled(inputs, entry.strides)
                     break
             return entry.fn(w, *inputs)
-        if not enabled():
-            return self.fn(w, *inputs)
+        if not enabled() or any(
+            isinstance(x, torch.Tensor) and type(x) is not torch.Tensor for x in inputs
+        ):
+            return self.fn(w, *inputs)  # off, or a tensor subclass (fake, functional...)
         return self._compile_and_call(w, inputs)
 
     def _compile_and_call(self, w: Any, inputs: tuple[Any, ...]) -> Any:
@@ -246,12 +252,13 @@ class Segment:
                 return self(w, *inputs)
             t0 = time.perf_counter()
             reads = _WeightReads(w)
+            # what the statements compute, on copies: a segment may write its inputs in place,
+            # and the compiler runs it more than once. Outside the try: an error here is the
+            # caller's (a wrong input's assert), raised as eagerly, and the next call compiles.
+            with torch.no_grad():
+                expected = self.fn(reads, *_copies(inputs))
             try:
                 note = None
-                # what the statements compute, on copies: a segment may write its inputs in
-                # place, and the compiler runs it more than once
-                with torch.no_grad():
-                    expected = self.fn(reads, *_copies(inputs))
                 if not _tensors_in(expected):
                     raise _NothingToCompile
                 if self.backend == "onednn-graph":
@@ -288,11 +295,18 @@ class Segment:
             return self(w, *inputs)
 
     def _keep(self, key: tuple[int, int], w: Any, entry: _Entry) -> None:
-        """Keep ``entry`` for ``key`` until ``w`` is collected (then the compiled version and
-        the weights it holds as constants go too)."""
+        """Keep ``entry`` for ``key`` until ``w`` is collected or its weights change (see
+        :class:`_Entry` on what TorchScript keeps of a trace regardless)."""
+        self._forget(key)
         self._entries[key] = entry
         with contextlib.suppress(TypeError):  # no weak reference to w: the entry keeps it
-            weakref.finalize(w, _drop, self._entries, key, entry)
+            entry.finalizer = weakref.finalize(w, _drop, self._entries, key, entry)
+
+    def _forget(self, key: tuple[int, int]) -> None:
+        """Drop the entry for ``key``, and the finalizer that would have dropped it."""
+        old = self._entries.pop(key, None)
+        if old is not None and old.finalizer is not None:
+            old.finalizer.detach()
 
     def take_events(self) -> list[CompileEvent]:
         """The events since the last ``take_events`` (a worker process reports them)."""
@@ -308,25 +322,37 @@ class _NothingToCompile(Exception):
 @dataclass
 class _Entry:
     """What a segment compiled for one thread count and weights object: the callable, a
-    callable giving the weights object back (a weak reference where it allows one, so that a
-    module that is dropped takes its compiled versions with it), the input strides it was
-    compiled for, the input shapes and dtypes a trace holds (``None``: any), and the weights it
-    read: ``(namespace, name, tensor, version, data_ptr)`` each, to see them replaced
-    (``load_state_dict(assign=True)``, ``.double()``) or written in place
-    (``load_state_dict``)."""
+    callable giving the weights object back (a weak reference where it allows one: a module that
+    is dropped drops its entries), the input strides it was compiled for, the input shapes and
+    dtypes a trace holds (``None``: any), the weights it read (``(namespace, name, tensor,
+    version, data_ptr)`` each, to see them replaced -- ``load_state_dict(assign=True)``,
+    ``.double()`` -- or written in place -- ``load_state_dict``) and the finalizer that drops it.
+
+    TorchScript keeps every function ``torch.jit.trace`` made in its global compilation unit
+    (``torch.jit._state._python_cu``), with the weights it holds as constants, for the life of
+    the process: a process that loads the same ``onednn-graph`` program many times, or replaces
+    its weights again and again, grows by the weights each time (a fresh-user check: 4 MB a
+    module). Reload in a new process, or compile with inductor or without segments, there."""
 
     fn: Callable[..., Any]
     owner: Callable[[], Any]
     strides: tuple[Any, ...]
     shapes: tuple[tuple[Any, Any], ...] | None = None
     reads: tuple[tuple[Any, str, torch.Tensor, int, int], ...] = ()
+    finalizer: Any = None
 
-    def weights_current(self) -> bool:
-        """Whether every weight read at compile time is still the object's, unwritten."""
+    def weights_state(self, grad: bool) -> str:
+        """``"stale"`` where a weight read at compile time was replaced or written in place
+        through torch (a write through ``.data`` or ``.numpy()`` leaves its version counter
+        and is not seen), ``"grad"`` where one requires grad and ``grad`` (grad mode) is on,
+        else ``"ok"``."""
+        state = "ok"
         for space, name, t, version, ptr in self.reads:
             if space.get(name) is not t or t._version != version or t.data_ptr() != ptr:
-                return False
-        return True
+                return "stale"
+            if grad and t.requires_grad:
+                state = "grad"
+        return state
 
 
 def _owner(w: Any) -> Callable[[], Any]:
