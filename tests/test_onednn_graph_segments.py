@@ -260,23 +260,6 @@ def test_a_segment_that_writes_its_input_in_place_computes_once(backend):
     assert [e.error for e in accumulate.events] == [None]
 
 
-def test_other_dtypes_run_eagerly_and_keep_the_asserts():
-    """A trace drops the generated dtype asserts; an input of another dtype runs the statements
-    eagerly, so the assert still speaks."""
-
-    @segment(backend="onednn-graph")
-    def embed(w, ids):
-        torch._assert(ids.dtype == torch.int64, "input 'ids': int64 only")
-        return w.table[ids] * 2
-
-    w = Weights({"table": torch.randn(10, 4, generator=torch.Generator().manual_seed(7))})
-    ids = torch.tensor([[1, 2, 3]])
-    with torch.no_grad():
-        torch.testing.assert_close(embed(w, ids), w.table[ids] * 2)
-        with pytest.raises(AssertionError, match="int64 only"):
-            embed(w, ids.int())
-
-
 def test_replaced_or_rewritten_weights_compile_again():
     """The weights are constants of the compiled version: replacing one
     (``load_state_dict(assign=True)``, ``.double()``) or writing it in place
@@ -371,10 +354,11 @@ def test_start_compiles_for_the_fewer_threads_a_loaded_machine_gets(tmp_path):
         )
 
 
-def test_a_wrong_first_input_raises_and_the_next_call_compiles():
+def test_a_wrong_input_raises_its_assert_before_and_after_compiling():
     """The input's own error (a generated assert) on the first call is the caller's: raised as
     eagerly, no warning, and the next right call compiles (a fresh-user check found the segment
-    left eager for good)."""
+    left eager for good). After that, an input of another dtype runs the statements eagerly (the
+    trace dropped the asserts), so the assert still speaks."""
 
     @segment(backend="onednn-graph")
     def embed(w, ids):
@@ -389,6 +373,8 @@ def test_a_wrong_first_input_raises_and_the_next_call_compiles():
             with pytest.raises(AssertionError, match="int64 only"):
                 embed(w, ids.int())
             torch.testing.assert_close(embed(w, ids), w.table[ids] * 2)
+            with pytest.raises(AssertionError, match="int64 only"):
+                embed(w, ids.int())
     assert [e.error for e in embed.events] == [None]
 
 
