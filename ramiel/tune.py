@@ -215,7 +215,7 @@ def tune(
     with removed_if_left_empty(out_dir):
         os.makedirs(out_dir, exist_ok=True)
         return _tune_into(
-            model, out_dir, p, profile, base, budget_s, say, (compile, onednn_graph), progress
+            model, out_dir, p, profile, base, budget_s, say, compile, onednn_graph, progress
         )
 
 
@@ -227,11 +227,12 @@ def _tune_into(
     base: CompileOptions | None,
     budget_s: float,
     say: Callable[[str], None],
-    compiled: tuple[bool, bool],
+    compile: bool,  # noqa: A002
+    onednn_graph: bool,
     progress: Callable[[int, int], None] | None,
 ) -> TuneResult:
     """The work of :func:`tune` once its checks passed and ``out_dir`` exists (``p``: the
-    cores; ``compiled``: its ``compile`` and ``onednn_graph``)."""
+    cores)."""
     # an earlier run's candidates (maybe of another model) must not be mistaken for this one's
     shutil.rmtree(os.path.join(out_dir, "candidates"), ignore_errors=True)
     steps = [0, 2]  # done, total (the total grows once the candidates are known)
@@ -256,7 +257,7 @@ def _tune_into(
             rewrites=(base or CompileOptions()).rewrites(),
         )
     step()
-    cands = candidates_for(p, profile, base, *compiled)
+    cands = candidates_for(p, profile, base, compile, onednn_graph)
     steps[1] += 2 * len(cands)
     for c in cands:
         d = os.path.join(out_dir, "candidates", c.key)

@@ -760,8 +760,8 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     return worst
 
 
-def _plural(n: int) -> str:
-    return "" if n == 1 else "s"
+def _threads_label(n: int) -> str:
+    return f" ({n} thread{'s' if n != 1 else ''})"
 
 
 _BACKEND_TITLES = {"inductor": "torch.compile", "onednn-graph": "oneDNN Graph (TorchScript)"}
@@ -781,8 +781,7 @@ def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-unt
         slow = sorted(evs, key=lambda e: -e.seconds)
         several = len({e.threads for e in evs}) > 1  # compiled once per thread count
         items = ", ".join(
-            f"{e.segment}{f' ({e.threads} thread{_plural(e.threads)})' if several else ''} "
-            f"{e.seconds:.1f} s"
+            f"{e.segment}{_threads_label(e.threads) if several else ''} {e.seconds:.1f} s"
             for e in slow[:most]
         )
         more = f", {len(evs) - most} more" if len(evs) > most else ""

@@ -257,17 +257,16 @@ class Segment:
             # caller's (a wrong input's assert), raised as eagerly, and the next call compiles.
             with torch.no_grad():
                 expected = self.fn(reads, *_copies(inputs))
+            eager = _Entry(self.fn, _owner(w), (None,) * len(inputs))
+            if not _tensors_in(expected):  # asserts only: nothing to gain, nothing to warn about
+                self._keep(key, w, eager)
+                return self.fn(w, *inputs)
             try:
                 note = None
-                if not _tensors_in(expected):
-                    raise _NothingToCompile
                 if self.backend == "onednn-graph":
                     compiled, note = _onednn_graph(self.fn, w, inputs, expected)
                 else:
                     compiled = _inductor(self.fn, w, _copies(inputs), threads)
-            except _NothingToCompile:  # asserts only: nothing to gain, nothing to warn about
-                self._keep(key, w, _Entry(self.fn, _owner(w), (None,) * len(inputs)))
-                return self.fn(w, *inputs)
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
                 why = _why(e)
                 self.events.append(
@@ -280,7 +279,7 @@ class Segment:
                     RuntimeWarning,
                     stacklevel=3,
                 )
-                self._keep(key, w, _Entry(self.fn, _owner(w), (None,) * len(inputs)))
+                self._keep(key, w, eager)
                 return self.fn(w, *inputs)
             self.events.append(
                 CompileEvent(
@@ -313,10 +312,6 @@ class Segment:
         new = self.events[self._taken :]
         self._taken = len(self.events)
         return new
-
-
-class _NothingToCompile(Exception):
-    """A segment whose statements return no tensor (generated shape asserts only)."""
 
 
 @dataclass
