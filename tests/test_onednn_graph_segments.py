@@ -4,12 +4,14 @@ fusion, checked against the eager result, and run eagerly (with a warning) where
 not follow another input.
 
 Numerics are checked against onnxruntime on a fork-join model (two clusters, both backends) and
-on light_squeezenet and light_shufflenet with random weights (shufflenet's fusion fails inside
-TorchScript: its segments run traced without it, still matching).
+on light_squeezenet and light_shufflenet with random weights.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -26,6 +28,15 @@ from ramiel.runtime import Weights
 from ramiel.runtime import compiled as compiled_mod
 from ramiel.runtime.compiled import BACKENDS, segment
 from tests.test_compiled import fork_join, ort_outputs, run_fork_join
+
+_REAL_TIMING = compiled_mod._time_against_eager
+
+
+@pytest.fixture(autouse=True)
+def trace_wins(monkeypatch):
+    """The trace wins the timing against eager that picks how a segment runs, so that these
+    tests see the trace; :func:`test_a_trace_slower_than_eager_runs_eagerly` times for real."""
+    monkeypatch.setattr(compiled_mod, "_time_against_eager", lambda *_: (1.0, 2.0))
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +76,9 @@ def test_parallel_and_sequential_modules_match_onnxruntime(fj_onednn, backend, p
 
 @pytest.mark.parametrize("name", ["light_squeezenet", "light_shufflenet"])
 def test_zoo_models_match_onnxruntime(name, zoo_models, pipeline_helpers):
-    """Random weights (the zoo's are splats). Shufflenet's fusion needs its concatenations'
-    inputs made partition boundaries (it fails without: an mkldnn tensor reaches aten::cat)."""
+    """Random weights (the zoo's are splats). Both fuse: shufflenet's fusion failed on its
+    concatenations (an mkldnn tensor reached aten::cat) until the trace's in-place statements
+    were made functional."""
     model = randomize_weights(onnx.load(zoo_models[name]), seed=1)
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4))
     weights = {t.name for t in model.graph.initializer}
@@ -395,3 +407,93 @@ def test_weights_that_require_grad_run_eagerly_and_tracing_sees_the_statements()
         traced = torch.jit.trace(lambda x: affine(w, x), (x,), check_trace=False)  # no nesting
     torch.testing.assert_close(traced(x), x @ w.a)
     assert len(affine.events) == 1
+
+
+_MBCONV_SEGMENT = """
+import torch
+import torch.nn.functional as F
+from ramiel.runtime import Weights
+from ramiel.runtime.compiled import segment
+
+def silu_(x):
+    return torch.sigmoid(x).mul_(x)
+
+def squeeze_excite(w, x, i):
+    r, e = (getattr(w, f"{k}{i}") for k in "re")
+    s = silu_(F.conv2d(x.contiguous().mean((2, 3), keepdim=True), r, getattr(w, f"r{i}_b")))
+    return x * torch.sigmoid_(F.conv2d(s, e, getattr(w, f"e{i}_b")))
+
+@segment(backend="onednn-graph")
+def blocks(w, x):
+    x = silu_(F.conv2d(F.pad(x.contiguous(memory_format=torch.channels_last), [0, 1, 0, 1]),
+                       w.stem, w.stem_b, stride=2))
+    x = squeeze_excite(w, silu_(F.conv2d(x, w.dw0, w.dw0_b, padding=1, groups=32)), 0)
+    x = silu_(F.conv2d(F.conv2d(x, w.p0, w.p0_b), w.x1, w.x1_b))
+    x = silu_(F.conv2d(F.pad(x, [0, 1, 0, 1]), w.dw1, w.dw1_b, stride=2, groups=96))
+    return squeeze_excite(w, x, 1)
+
+torch.manual_seed(0)
+shapes = dict(stem=(32, 3, 3, 3), dw0=(32, 1, 3, 3), r0=(8, 32, 1, 1), e0=(32, 8, 1, 1),
+              p0=(16, 32, 1, 1), x1=(96, 16, 1, 1), dw1=(96, 1, 3, 3), r1=(4, 96, 1, 1),
+              e1=(96, 4, 1, 1))
+w = Weights({k: torch.randn(s) * 0.3 for k, s in shapes.items()}
+            | {f"{k}_b": torch.randn(s[0]) * 0.1 for k, s in shapes.items()})
+x = torch.randn(1, 3, 224, 224)
+with torch.no_grad():
+    want = blocks.fn(w, x.clone())
+    for _ in range(2):
+        torch.testing.assert_close(blocks(w, x), want, rtol=1e-4, atol=1e-4)
+(event,) = blocks.events
+assert event.error is None and "fusion failed" not in (event.note or ""), event
+print("fused and matching")
+"""
+
+
+def test_in_place_statements_are_made_functional_before_the_fusion():
+    """EfficientNet-B0's first two blocks, as the generated code prints them (SiLU as
+    ``sigmoid(x).mul_(x)``, the stride-2 convolutions after an ``F.pad``), with random weights:
+    TorchScript's oneDNN Graph fusion crashed the process (a segmentation fault, torch 2.13) on
+    the in-place ``mul_`` until the trace's mutations were removed before fusing. In a child
+    process, so that a crash fails this test instead of the run."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MBCONV_SEGMENT], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "fused and matching" in done.stdout
+
+
+def test_a_trace_slower_than_eager_runs_eagerly(monkeypatch):
+    """The first call times the trace against the eager statements; the faster runs the segment
+    (fused LRN made light_inception_v1 4.6x slower than eager), and the event says so."""
+    monkeypatch.setattr(compiled_mod, "_time_against_eager", _REAL_TIMING)
+    real = compiled_mod._traced_run
+    calls = []
+
+    def slow_trace(*args, **kw):
+        traced = real(*args, **kw)
+
+        def slow(*xs):
+            calls.append(1)
+            time.sleep(0.02)
+            return traced(*xs)
+
+        return slow
+
+    monkeypatch.setattr(compiled_mod, "_traced_run", slow_trace)
+
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return x * w.k + 1
+
+    w = Weights({"k": torch.full((8,), 3.0)})
+    x = torch.randn(8)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.testing.assert_close(affine(w, x), x * 3 + 1)
+    (event,) = affine.events
+    assert event.error is None and event.note.startswith("runs eagerly: "), event
+    assert "ms eagerly against" in event.note and event.note.endswith(" ms fused")
+    timed = len(calls)
+    with torch.no_grad():
+        affine(w, x)
+    assert len(calls) == timed  # later calls run the statements, not the trace

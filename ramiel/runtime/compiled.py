@@ -53,15 +53,18 @@ the C++ compiler.
 
 The ``onednn-graph`` backend (``@segment(backend='onednn-graph')``, ``--compile-backend
 onednn-graph``; see :func:`_onednn_graph`): the first call at a thread count traces the segment
-with ``torch.jit.trace`` (the weights it reads become constants of the graph), runs the trace
-:data:`ONEDNN_GRAPH_RUNS` times with TorchScript's oneDNN Graph fusion on, and compares the
-result with the eager one; later calls run the trace. oneDNN Graph compiles each fused partition
-once, where eager PyTorch makes a oneDNN primitive descriptor on every convolution call (50-70 µs
-each in a model, ``python bench/conv_overhead.py``). It compiles in 0.1-0.5 s and has no on-disk
-cache. A trace holds its input shapes: a call with other shapes runs the statements eagerly.
-Where the trace would hold a tensor's value (a ``TracerWarning`` outside the generated shape
-asserts) or its result differs from eager, the segment runs eagerly, with a warning; where the
-fusion fails inside TorchScript, it runs traced without the fusion (:attr:`CompileEvent.note`).
+with ``torch.jit.trace`` (the weights it reads become constants of the graph; its in-place
+statements made functional), runs the trace :data:`ONEDNN_GRAPH_RUNS` times with TorchScript's
+oneDNN Graph fusion on, compares the result with the eager one, and times the trace against the
+eager statements (:func:`_time_against_eager`): the faster runs every later call. oneDNN Graph
+compiles each fused partition once, where eager PyTorch makes a oneDNN primitive descriptor on
+every convolution call (50-70 µs each in a model, ``python bench/conv_overhead.py``). It
+compiles in 0.1-1.9 s (light_densenet121's one segment, whose fusion fails, the slowest) and has
+no on-disk cache. A trace holds its input shapes: a call with other shapes runs the statements
+eagerly. Where the trace would hold a tensor's value (a ``TracerWarning`` outside the generated
+shape asserts) or its result differs from eager, the segment runs eagerly, with a warning; where
+the fusion fails inside TorchScript, it runs traced without the fusion; where eager was faster,
+eagerly (both with a :attr:`CompileEvent.note`).
 
 ``RAMIEL_COMPILE=0`` in the environment runs every segment eagerly (the same statements,
 uncompiled), for debugging. A segment that cannot be compiled (a graph break, no C++ compiler)
@@ -75,6 +78,7 @@ import functools
 import linecache
 import os
 import re
+import statistics
 import threading
 import time
 import types
@@ -145,7 +149,8 @@ class CompileEvent:
     """One compilation of a segment: its name, the intra-op thread count it was compiled for,
     the seconds its first call took (compiling, or loading from the cache, plus one run), if it
     could not be compiled, why (it then runs eagerly), and a note where it was compiled in a
-    lesser way (an ``onednn-graph`` segment whose fusion failed runs traced without it), and
+    lesser way (an ``onednn-graph`` segment whose fusion failed runs traced without it, or
+    eagerly where that timed faster than its trace), and
     the segment's backend (:data:`BACKENDS`)."""
 
     segment: str
@@ -439,7 +444,9 @@ def _onednn_graph(
     (``torch.jit.enable_onednn_fusion``), checked against ``expected`` (the eager result on
     ``inputs``; every run is on copies of them, as a segment may write its inputs in place), and
     a note where the fusion failed and the trace runs without it (TorchScript alone: still no
-    Python per statement).
+    Python per statement). Where the eager statements time faster than the trace
+    (:func:`_time_against_eager`), ``fn`` itself is returned, with a note that says so and gives
+    both times.
 
     Raises ``TypeError`` for an input that is not a tensor, ``RuntimeError`` where the trace
     depends on a tensor's value (a ``TracerWarning``: the traced code would not follow another
@@ -467,7 +474,41 @@ def _onednn_graph(
             except Exception:  # noqa: BLE001 - traced without the fusion
                 note = f"oneDNN Graph fusion failed ({_why(e)}); traced without it"
                 traced = _traced_run(bound, inputs, expected, fuse=False)
+        traced_ms, eager_ms = _time_against_eager(traced, bound, inputs)
+    if eager_ms < traced_ms:
+        kind = "traced without fusion" if note else "fused"
+        return fn, (
+            f"runs eagerly: {eager_ms:.2f} ms eagerly against {traced_ms:.2f} ms {kind}"
+            + (f" ({note})" if note else "")
+        )
     return (lambda _w, *xs: traced(*xs)), note
+
+
+TIMING_BUDGET_S = 0.3
+"""Seconds an ``onednn-graph`` segment's compilation spends, beyond one run of each, timing its
+trace against its eager statements (:func:`_time_against_eager`)."""
+
+
+def _time_against_eager(
+    traced: Callable[..., Any], bound: Callable[..., Any], inputs: tuple[Any, ...]
+) -> tuple[float, float]:
+    """The median milliseconds of one call of ``traced`` and of ``bound`` (the eager
+    statements) on copies of ``inputs``, timed alternately: one round, then as many more as
+    :data:`TIMING_BUDGET_S` allows (at most 4). The faster runs the segment: oneDNN Graph's
+    fused partitions are not always faster than eager PyTorch, and can be much slower (its fused
+    LRN, as the generated code writes it, made light_inception_v1 4.6x slower at 1 thread)."""
+    times: tuple[list[float], list[float]] = ([], [])
+    rounds = 1
+    while len(times[0]) < rounds:
+        for fn, got in zip((traced, bound), times, strict=True):
+            xs = _copies(inputs)
+            t0 = time.perf_counter()
+            fn(*xs)
+            got.append(time.perf_counter() - t0)
+        if len(times[0]) == 1:
+            spent = times[0][0] + times[1][0]
+            rounds = 1 + min(4, int(TIMING_BUDGET_S / max(spent, 1e-9)))
+    return tuple(statistics.median(t) * 1e3 for t in times)  # type: ignore[return-value]
 
 
 def _why(e: BaseException) -> str:
@@ -491,7 +532,8 @@ def _traced_run(
     bound_cats: bool = False,
 ) -> Any:
     """``bound`` traced and run :data:`ONEDNN_GRAPH_RUNS` times on ``inputs`` by TorchScript,
-    with oneDNN Graph fusion where ``fuse`` (and :func:`_contiguous_cat_inputs` where
+    with oneDNN Graph fusion where ``fuse`` (after TorchScript's ``remove_mutation`` pass and
+    :func:`_matmul_bias_as_linear`; and :func:`_contiguous_cat_inputs` where
     ``bound_cats``); the traced function, its last result checked against ``expected`` (see
     :func:`_check_same`)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -500,6 +542,12 @@ def _traced_run(
         traced = torch.jit.trace(bound, _copies(inputs), check_trace=False)
     _check_trace_warnings(caught)
     if fuse:
+        # In-place statements (the generated code's relu_, add_, SiLU's sigmoid(x).mul_(x)) as
+        # their functional ops where no input or output aliases them: oneDNN Graph fuses only
+        # functional ops, and its fusion crashed the process (a segmentation fault, torch 2.13)
+        # on EfficientNet-B0's mul_. Measured at 1 thread (light_shufflenet 8.5 -> 6.1 ms,
+        # MobileNetV2 11.4 -> 9.6 ms): docs/benchmarks.md.
+        torch._C._jit_pass_remove_mutation(traced.graph)
         _matmul_bias_as_linear(traced.graph)
     if bound_cats:
         _contiguous_cat_inputs(traced.graph)
@@ -569,9 +617,11 @@ def _contiguous_cat_inputs(graph: Any) -> int:
     returns how many. Eagerly each is a no-op on the dense tensors the generated code
     concatenates, but it makes the input a boundary of oneDNN Graph's partitions. Without it the
     fusion handed an opaque mkldnn tensor to ``aten::cat`` on light_shufflenet (``Could not run
-    'aten::cat.out' with arguments from the 'MkldnnCPU' backend``); with it, 7.5 ms fused against
-    8.3 traced without fusion and 8.7 eager (1 thread). Used only where the fusion failed
-    without it: elsewhere the boundaries could split partitions that fuse."""
+    'aten::cat.out' with arguments from the 'MkldnnCPU' backend``; with it, 7.5 ms fused against
+    8.3 traced without fusion and 8.7 eager, 1 thread). Since the trace's in-place statements
+    are made functional before the fusion (see :func:`_traced_run`), light_shufflenet fuses
+    without it; it stays a retry where the fusion failed: elsewhere the boundaries could split
+    partitions that fuse."""
     count = 0
     for cat in list(graph.findAllNodes("aten::cat")):
         items = cat.inputsAt(0).node()
