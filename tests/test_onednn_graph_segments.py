@@ -18,6 +18,7 @@ from pathlib import Path
 import onnx
 import pytest
 import torch
+import torch.nn.functional as F
 
 import ramiel
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
@@ -497,3 +498,24 @@ def test_a_trace_slower_than_eager_runs_eagerly(monkeypatch):
     with torch.no_grad():
         affine(w, x)
     assert len(calls) == timed  # later calls run the statements, not the trace
+
+
+def test_pools_whose_stride_is_their_kernel_fuse():
+    """``F.avg_pool2d(x, (2, 2))`` (the stride defaults to the kernel: how the generated code
+    prints an ONNX pool whose strides equal its kernel) traces with an empty stride list, on
+    which the fusion failed (``could not set attribute to the op``: light_densenet121's whole
+    segment ran unfused); the list is made the kernel size first."""
+
+    @segment(backend="onednn-graph")
+    def transition(w, x):
+        y = F.conv2d(torch.relu(x), w.k)
+        return F.avg_pool2d(y, (2, 2)) + F.max_pool2d(y, (2, 2))
+
+    w = Weights({"k": torch.randn(8, 4, 1, 1)})
+    x = torch.randn(1, 4, 16, 16).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        want = transition.fn(w, x)
+        for _ in range(2):
+            torch.testing.assert_close(transition(w, x), want)
+    (event,) = transition.events
+    assert event.error is None and event.note is None, event

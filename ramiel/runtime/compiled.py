@@ -59,7 +59,7 @@ oneDNN Graph fusion on, compares the result with the eager one, and times the tr
 eager statements (:func:`_time_against_eager`): the faster runs every later call. oneDNN Graph
 compiles each fused partition once, where eager PyTorch makes a oneDNN primitive descriptor on
 every convolution call (50-70 µs each in a model, ``python bench/conv_overhead.py``). It
-compiles in 0.1-1.9 s (light_densenet121's one segment, whose fusion fails, the slowest) and has
+compiles in 0.1-1.3 s (light_densenet121's one segment the slowest, on a quiet machine) and has
 no on-disk cache. A trace holds its input shapes: a call with other shapes runs the statements
 eagerly. Where the trace would hold a tensor's value (a ``TracerWarning`` outside the generated
 shape asserts) or its result differs from eager, the segment runs eagerly, with a warning; where
@@ -532,8 +532,8 @@ def _traced_run(
     bound_cats: bool = False,
 ) -> Any:
     """``bound`` traced and run :data:`ONEDNN_GRAPH_RUNS` times on ``inputs`` by TorchScript,
-    with oneDNN Graph fusion where ``fuse`` (after TorchScript's ``remove_mutation`` pass and
-    :func:`_matmul_bias_as_linear`; and :func:`_contiguous_cat_inputs` where
+    with oneDNN Graph fusion where ``fuse`` (after TorchScript's ``remove_mutation`` pass,
+    :func:`_pool_strides_explicit` and :func:`_matmul_bias_as_linear`; and :func:`_contiguous_cat_inputs` where
     ``bound_cats``); the traced function, its last result checked against ``expected`` (see
     :func:`_check_same`)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -548,6 +548,7 @@ def _traced_run(
         # on EfficientNet-B0's mul_. Measured at 1 thread (light_shufflenet 8.5 -> 6.1 ms,
         # MobileNetV2 11.4 -> 9.6 ms): docs/benchmarks.md.
         torch._C._jit_pass_remove_mutation(traced.graph)
+        _pool_strides_explicit(traced.graph)
         _matmul_bias_as_linear(traced.graph)
     if bound_cats:
         _contiguous_cat_inputs(traced.graph)
@@ -609,6 +610,25 @@ def _matmul_bias_as_linear(graph: Any) -> bool:
             _MATMUL_ADD.replace("{add}", add), _LINEAR, graph
         )
     return True
+
+
+_POOLS = tuple(f"aten::{k}_pool{d}d" for k in ("avg", "max") for d in (1, 2, 3))
+
+
+def _pool_strides_explicit(graph: Any) -> int:
+    """Give every pooling node whose ``stride`` is the empty list (``F.avg_pool2d(x, (2, 2))``:
+    the stride defaults to the kernel size, as the generated code prints an ONNX pool whose
+    strides equal its kernel) its kernel size as stride; returns how many. TorchScript's oneDNN
+    Graph fusion fails on the empty list (``could not set attribute to the op``: light_densenet121's
+    transitions, whose whole segment then ran unfused)."""
+    count = 0
+    for kind in _POOLS:
+        for node in graph.findAllNodes(kind):
+            stride = node.inputsAt(2).node()
+            if stride.kind() == "prim::ListConstruct" and not list(stride.inputs()):
+                node.replaceInput(2, node.inputsAt(1))
+                count += 1
+    return count
 
 
 def _contiguous_cat_inputs(graph: Any) -> int:
