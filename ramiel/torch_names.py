@@ -41,20 +41,21 @@ F.scaled_dot_product_attention F.scaled_grouped_mm F.scaled_mm F.selu F.selu_ F.
 F.smooth_l1_loss F.soft_margin_loss F.softmax F.softmin F.softplus F.softshrink F.softsign
 F.tanh F.tanhshrink F.threshold F.threshold_ F.triplet_margin_loss
 F.triplet_margin_with_distance_loss F.unfold F.upsample F.upsample_bilinear F.upsample_nearest
-ops.Any ops.Callable ops.Sequence ops.Tensor ops.arg_last ops.avg_pool ops.batch_norm_training
-ops.cast_e8m0 ops.compress ops.conv1x1_grouped ops.conv2d_prepacked ops.cumulative
-ops.div_uint64 ops.eye_like ops.gather_elements ops.gather_nd ops.hardmax ops.layer_norm
-ops.lp_pool ops.lrn ops.matmul_prepacked ops.max_pool_indices ops.mean_variance_normalization
-ops.one_hot ops.packed_copies ops.pad ops.pool_output_size ops.range_ ops.records_autograd
-ops.recurrent ops.reshape ops.resize ops.reverse_sequence ops.rms_norm ops.rnn_params
-ops.scatter_elements ops.scatter_nd ops.shape ops.shrink ops.size ops.slice_ ops.tile
-ops.to_float32_round_to_odd ops.topk ops.trilu torch.AcceleratorError torch.AggregationType
-torch.AliasDb torch.AnyType torch.Argument torch.ArgumentSpec torch.AwaitType
-torch.BFloat16Storage torch.BFloat16Tensor torch.BenchmarkConfig torch.BenchmarkExecutionStats
-torch.Block torch.BoolStorage torch.BoolTensor torch.BoolType torch.BufferDict torch.ByteStorage
-torch.ByteTensor torch.CallStack torch.Capsule torch.CharStorage torch.CharTensor
-torch.ClassType torch.Code torch.CompilationUnit torch.CompleteArgumentSpec
-torch.ComplexDoubleStorage torch.ComplexFloatStorage torch.ComplexType torch.ConcreteModuleType
+ops.Any ops.Callable ops.Iterator ops.Sequence ops.Tensor ops.arg_last ops.avg_pool
+ops.batch_norm_training ops.cast_e8m0 ops.compress ops.conv1x1_grouped ops.conv2d_prepacked
+ops.cumulative ops.div_uint64 ops.eye_like ops.gather_elements ops.gather_nd ops.hardmax
+ops.layer_norm ops.lp_pool ops.lrn ops.matmul_prepacked ops.max_pool_indices
+ops.mean_variance_normalization ops.one_hot ops.opaque_to_fusion ops.packed_copies ops.pad
+ops.pool_output_size ops.range_ ops.records_autograd ops.recurrent ops.reshape ops.resize
+ops.reverse_sequence ops.rms_norm ops.rnn_params ops.scatter_elements ops.scatter_nd ops.shape
+ops.shrink ops.size ops.slice_ ops.tile ops.to_float32_round_to_odd ops.topk ops.trilu
+torch.AcceleratorError torch.AggregationType torch.AliasDb torch.AnyType torch.Argument
+torch.ArgumentSpec torch.AwaitType torch.BFloat16Storage torch.BFloat16Tensor
+torch.BenchmarkConfig torch.BenchmarkExecutionStats torch.Block torch.BoolStorage
+torch.BoolTensor torch.BoolType torch.BufferDict torch.ByteStorage torch.ByteTensor
+torch.CallStack torch.Capsule torch.CharStorage torch.CharTensor torch.ClassType torch.Code
+torch.CompilationUnit torch.CompleteArgumentSpec torch.ComplexDoubleStorage
+torch.ComplexFloatStorage torch.ComplexType torch.ConcreteModuleType
 torch.ConcreteModuleTypeBuilder torch.DeepCopyMemoTable torch.DeserializationStorageContext
 torch.DeviceObjType torch.DictType torch.DisableTorchFunction torch.DisableTorchFunctionSubclass
 torch.DispatchKey torch.DispatchKeySet torch.DoubleStorage torch.DoubleTensor torch.EnumType
@@ -312,37 +313,37 @@ NOT_CALLABLE = frozenset(
 F.BroadcastingList1 F.BroadcastingList2 F.BroadcastingList3 F.GRID_SAMPLE_INTERPOLATION_MODES
 F.GRID_SAMPLE_PADDING_MODES F.TYPE_CHECKING F.dataclasses F.grad F.importlib F.math F.np
 F.reproducibility_notes F.sparse_support_notes F.tf32_notes F.torch F.warnings ops.F
-ops.annotations ops.functools ops.math ops.torch ops.weakref torch.AVG torch.PRIVATE_OPS
-torch.SUM torch.TYPE_CHECKING torch.USE_GLOBAL_DEPS torch.USE_RTLD_GLOBAL_WITH_LIBTORCH
-torch.accelerator torch.amp torch.ao torch.autograd torch.backends torch.bfloat16 torch.bit
-torch.bits16 torch.bits1x8 torch.bits2x4 torch.bits4x2 torch.bits8 torch.bool torch.builtins
-torch.cdouble torch.cfloat torch.chalf torch.channels_last torch.channels_last_3d torch.classes
-torch.compiler torch.complex128 torch.complex32 torch.complex64 torch.contiguous_format
-torch.cpp torch.cpu torch.ctypes torch.cuda torch.default_generator torch.distributed
-torch.distributions torch.double torch.e torch.export torch.fft torch.fft.common_args
-torch.fft.factory_common_args torch.fft.torch torch.float torch.float16 torch.float32
-torch.float4_e2m1fn_x2 torch.float64 torch.float8_e4m3fn torch.float8_e4m3fnuz torch.float8_e5m2
-torch.float8_e5m2fnuz torch.float8_e8m0fnu torch.func torch.functional torch.functools
-torch.futures torch.fx torch.glob torch.half torch.has_lapack torch.has_mkl torch.has_openmp
-torch.has_spectral torch.hub torch.importlib torch.inf torch.inspect torch.int torch.int1
-torch.int16 torch.int2 torch.int3 torch.int32 torch.int4 torch.int5 torch.int6 torch.int64
-torch.int7 torch.int8 torch.jagged torch.jit torch.legacy_contiguous_format torch.library
-torch.linalg torch.linalg.common_notes torch.long torch.masked torch.math torch.monitor
-torch.mps torch.mtia torch.multiprocessing torch.nan torch.nested torch.newaxis torch.nn
-torch.nn.attention torch.nn.common_types torch.nn.functional torch.nn.grad torch.nn.init
-torch.nn.intrinsic torch.nn.modules torch.nn.parallel torch.nn.parameter torch.nn.qat
-torch.nn.quantizable torch.nn.quantized torch.nn.utils torch.ops torch.optim torch.os
-torch.overrides torch.package torch.per_channel_affine torch.per_channel_affine_float_qparams
-torch.per_channel_symmetric torch.per_tensor_affine torch.per_tensor_symmetric torch.pi
-torch.platform torch.preserve_format torch.profiler torch.qint32 torch.qint8 torch.quantization
-torch.quasirandom torch.quint2x4 torch.quint4x2 torch.quint8 torch.random torch.return_types
-torch.serialization torch.short torch.signal torch.sparse torch.sparse_bsc torch.sparse_bsr
-torch.sparse_coo torch.sparse_csc torch.sparse_csr torch.special torch.special.common_args
-torch.special.multi_dim_common torch.special.torch torch.storage torch.strided torch.sys
-torch.testing torch.textwrap torch.threading torch.torch torch.torch_version torch.types
-torch.uint1 torch.uint16 torch.uint2 torch.uint3 torch.uint32 torch.uint4 torch.uint5
-torch.uint6 torch.uint64 torch.uint7 torch.uint8 torch.utils torch.version torch.warnings
-torch.windows torch.xpu
+ops.annotations ops.contextlib ops.functools ops.math ops.threading ops.torch ops.weakref
+torch.AVG torch.PRIVATE_OPS torch.SUM torch.TYPE_CHECKING torch.USE_GLOBAL_DEPS
+torch.USE_RTLD_GLOBAL_WITH_LIBTORCH torch.accelerator torch.amp torch.ao torch.autograd
+torch.backends torch.bfloat16 torch.bit torch.bits16 torch.bits1x8 torch.bits2x4 torch.bits4x2
+torch.bits8 torch.bool torch.builtins torch.cdouble torch.cfloat torch.chalf torch.channels_last
+torch.channels_last_3d torch.classes torch.compiler torch.complex128 torch.complex32
+torch.complex64 torch.contiguous_format torch.cpp torch.cpu torch.ctypes torch.cuda
+torch.default_generator torch.distributed torch.distributions torch.double torch.e torch.export
+torch.fft torch.fft.common_args torch.fft.factory_common_args torch.fft.torch torch.float
+torch.float16 torch.float32 torch.float4_e2m1fn_x2 torch.float64 torch.float8_e4m3fn
+torch.float8_e4m3fnuz torch.float8_e5m2 torch.float8_e5m2fnuz torch.float8_e8m0fnu torch.func
+torch.functional torch.functools torch.futures torch.fx torch.glob torch.half torch.has_lapack
+torch.has_mkl torch.has_openmp torch.has_spectral torch.hub torch.importlib torch.inf
+torch.inspect torch.int torch.int1 torch.int16 torch.int2 torch.int3 torch.int32 torch.int4
+torch.int5 torch.int6 torch.int64 torch.int7 torch.int8 torch.jagged torch.jit
+torch.legacy_contiguous_format torch.library torch.linalg torch.linalg.common_notes torch.long
+torch.masked torch.math torch.monitor torch.mps torch.mtia torch.multiprocessing torch.nan
+torch.nested torch.newaxis torch.nn torch.nn.attention torch.nn.common_types torch.nn.functional
+torch.nn.grad torch.nn.init torch.nn.intrinsic torch.nn.modules torch.nn.parallel
+torch.nn.parameter torch.nn.qat torch.nn.quantizable torch.nn.quantized torch.nn.utils torch.ops
+torch.optim torch.os torch.overrides torch.package torch.per_channel_affine
+torch.per_channel_affine_float_qparams torch.per_channel_symmetric torch.per_tensor_affine
+torch.per_tensor_symmetric torch.pi torch.platform torch.preserve_format torch.profiler
+torch.qint32 torch.qint8 torch.quantization torch.quasirandom torch.quint2x4 torch.quint4x2
+torch.quint8 torch.random torch.return_types torch.serialization torch.short torch.signal
+torch.sparse torch.sparse_bsc torch.sparse_bsr torch.sparse_coo torch.sparse_csc
+torch.sparse_csr torch.special torch.special.common_args torch.special.multi_dim_common
+torch.special.torch torch.storage torch.strided torch.sys torch.testing torch.textwrap
+torch.threading torch.torch torch.torch_version torch.types torch.uint1 torch.uint16 torch.uint2
+torch.uint3 torch.uint32 torch.uint4 torch.uint5 torch.uint6 torch.uint64 torch.uint7
+torch.uint8 torch.utils torch.version torch.warnings torch.windows torch.xpu
 """.split()
 )
 """Dotted names that exist and are not callable (``torch.float32``, ``torch.linalg``)."""

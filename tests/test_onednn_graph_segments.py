@@ -75,11 +75,11 @@ def test_parallel_and_sequential_modules_match_onnxruntime(fj_onednn, backend, p
     assert {e.segment for e in events} >= {"forward_seg0"}
 
 
-@pytest.mark.parametrize("name", ["light_squeezenet", "light_shufflenet"])
+@pytest.mark.parametrize("name", ["light_squeezenet", "light_shufflenet", "light_inception_v1"])
 def test_zoo_models_match_onnxruntime(name, zoo_models, pipeline_helpers):
-    """Random weights (the zoo's are splats). Both fuse: shufflenet's fusion failed on its
+    """Random weights (the zoo's are splats). All fuse: shufflenet's fusion failed on its
     concatenations (an mkldnn tensor reached aten::cat) until the trace's in-place statements
-    were made functional."""
+    were made functional; inception_v1's LRN is one opaque op in the trace."""
     model = randomize_weights(onnx.load(zoo_models[name]), seed=1)
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4))
     weights = {t.name for t in model.graph.initializer}
@@ -519,3 +519,28 @@ def test_pools_whose_stride_is_their_kernel_fuse():
             torch.testing.assert_close(transition(w, x), want)
     (event,) = transition.events
     assert event.error is None and event.note is None, event
+
+
+def test_lrn_is_one_opaque_op_in_a_trace_for_the_fusion():
+    """Traced for oneDNN Graph (``ops.opaque_to_fusion``), ``ops.lrn`` is one ``ramiel::lrn``
+    node that runs its statements (the fusion made them 4-5x slower); any other trace records
+    the statements."""
+    from ramiel.runtime import ops
+
+    def f(x):
+        return ops.lrn(torch.relu(x), 5, 1e-4, 0.75, 2.0)
+
+    x = torch.randn(1, 8, 6, 6).contiguous(memory_format=torch.channels_last)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with ops.opaque_to_fusion():
+            opaque = torch.jit.trace(f, (x,), check_trace=False)
+        plain = torch.jit.trace(f, (x,), check_trace=False)
+    kinds = {n.kind() for n in opaque.graph.nodes()}
+    assert "ramiel::lrn" in kinds and {k for k in kinds if k.startswith("aten::")} == {"aten::relu"}
+    assert "ramiel::lrn" not in {n.kind() for n in plain.graph.nodes()}
+    y = torch.randn(1, 8, 6, 6).contiguous(memory_format=torch.channels_last)
+    for traced in (opaque, plain):
+        got = traced(y)
+        torch.testing.assert_close(got, f(y))
+        assert got.is_contiguous(memory_format=torch.channels_last)

@@ -91,6 +91,7 @@ from typing import Any
 import torch
 
 from ramiel.envflags import switch_on
+from ramiel.runtime import ops
 
 ENV_DISABLE = "RAMIEL_COMPILE"
 """Set to ``0`` to run every segment eagerly (debugging)."""
@@ -496,7 +497,8 @@ def _time_against_eager(
     statements) on copies of ``inputs``, timed alternately: one round, then as many more as
     :data:`TIMING_BUDGET_S` allows (at most 4). The faster runs the segment: oneDNN Graph's
     fused partitions are not always faster than eager PyTorch, and can be much slower (its fused
-    LRN, as the generated code writes it, made light_inception_v1 4.6x slower at 1 thread)."""
+    LRN, as the generated code writes it, made light_inception_v1 4.6x slower at 1 thread,
+    before :func:`ramiel.runtime.ops.opaque_to_fusion` kept the LRN out of the fusion)."""
     times: tuple[list[float], list[float]] = ([], [])
     rounds = 1
     while len(times[0]) < rounds:
@@ -539,7 +541,8 @@ def _traced_run(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", torch.jit.TracerWarning)
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit: chosen for its fusion
-        traced = torch.jit.trace(bound, _copies(inputs), check_trace=False)
+        with ops.opaque_to_fusion() if fuse else contextlib.nullcontext():
+            traced = torch.jit.trace(bound, _copies(inputs), check_trace=False)
     _check_trace_warnings(caught)
     if fuse:
         # In-place statements (the generated code's relu_, add_, SiLU's sigmoid(x).mul_(x)) as
