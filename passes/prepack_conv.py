@@ -16,7 +16,9 @@ What it does
     A marked Conv whose result is read only by an ``onnx.Relu`` in the same block (not a graph
     output, not sent on a channel) absorbs it: the Relu is erased, its uses read the Conv's
     result (which takes the Relu's name) and the Conv gets ``ramiel.prepack = "relu"`` (it then
-    computes ``Relu(Conv(...))``; oneDNN applies the Relu as a post-op).
+    computes ``Relu(Conv(...))``: ``ops.conv2d_prepacked(..., activation='relu')``, which runs
+    ``torch.relu_`` on the convolution's result, not oneDNN's Relu post-op, which turns NaN
+    into 0).
 
     ``ramiel compile`` runs it after clustering, before ``--inplace`` (a late rewrite), and
     ``--no-prepack-conv`` / ``CompileOptions(disable=["prepack-conv"])`` switch it off;

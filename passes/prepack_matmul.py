@@ -18,8 +18,8 @@ What it does
     ``ramiel.prepack`` is then ``"bias"`` or ``"bias+relu"``
     (:func:`ramiel.layout.matmul_epilogue`), and the lowering prints the ops as one
     ``ops.matmul_prepacked(x, w, b)`` (``activation='relu'``) named after the last (oneDNN adds
-    the bias and applies the Relu as a post-op, as onnxruntime's ``MatMulAddFusion`` and
-    ``GemmActivationFusion`` fuse them into one Gemm). The Add and the Relu stay in the IR,
+    the bias in the product's call, as onnxruntime's ``MatMulAddFusion`` fuses them into one
+    Gemm; the Relu is ``torch.relu_`` on its result: oneDNN's Relu post-op turns NaN into 0). The Add and the Relu stay in the IR,
     which stays valid ONNX. A Gelu after the bias stays ``F.gelu``: oneDNN's GELU post-op is
     slower than torch's kernel here (see *Measured*).
 

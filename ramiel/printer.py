@@ -268,13 +268,16 @@ def _func_text(
     doc: str | None = None,
     names: Names | None = None,
     functions: Iterable[str] = (),
+    segments_write: bool = False,
 ) -> tuple[str, dict[str, tuple[str, Attribute, str]]]:
     """Source of one function, and its channels: name -> ('get'|'put', type, memory format).
 
     A cluster function is ``def cluster_<c>(ch, w):`` and a segment ``@segment def
     <name>(w, <inputs>):`` at module level; the sequential function is the
     ``forward(self, <inputs>)`` method of the module class (``indent``: one level).
-    ``functions``: the module's function names, which no local name may shadow.
+    ``functions``: the module's function names, which no local name may shadow;
+    ``segments_write``: whether a segment the sequential function calls writes in place (its
+    ``forward`` then starts with the autograd guard, as where it writes in place itself).
     """
     kind = f.kind.data
     names = names or Names(functions, weights="self" if kind == "sequential" else "w")
@@ -289,7 +292,7 @@ def _func_text(
     doc = doc if doc is not None else _func_doc(f)
     if doc:
         lines.append(f'{indent}    """{doc}"""')
-    if kind == "sequential" and block.args and writes_in_place(f):
+    if kind == "sequential" and block.args and (segments_write or writes_in_place(f)):
         args = ", ".join(names[a] for a in block.args)
         lines += [
             f"{indent}    if ops.records_autograd({args}):  # backward(): the in-place"
@@ -742,7 +745,13 @@ def print_python(
     ins = _signature_doc(in_order, arg_types, params)
     outs = _signature_doc(out_order, out_types)
     returns = ", ".join(_docstring_text(n) for n in out_order) or "nothing"
-    body, _ = _func_text(seq, indent="    ", doc=f"The graph outputs: {returns}.", names=names)
+    body, _ = _func_text(
+        seq,
+        indent="    ",
+        doc=f"The graph outputs: {returns}.",
+        names=names,
+        segments_write=any(writes_in_place(f) for f in segments),
+    )
     decls = _weight_decls(weights, trainable, " " * 8, formats)
     cls_doc = [f'    """{doc}', ""]
     cls_doc.append(f"    Inputs: {ins or 'none'}.")

@@ -64,6 +64,17 @@ def test_prepacked_conv_is_f_conv2d(case, activation):
     assert len(ops.packed_copies(w)) == 1
 
 
+def test_a_nan_stays_nan_through_the_relu():
+    """ONNX's Relu (and eager PyTorch, onnxruntime) keeps NaN; oneDNN's Relu post-op had turned
+    it into 0 (found by a fresh-user check), so the Relu runs on the convolution's result."""
+    x, w, b = _tensors(CASES[0])
+    x[0, 0, 5, 5] = float("nan")
+    ref = torch.relu(F.conv2d(x, w, b, 1, 1))
+    got = ops.conv2d_prepacked(x, w, b, (1, 1), (1, 1), activation="relu")
+    assert ref.isnan().sum() > 0
+    torch.testing.assert_close(got, ref, equal_nan=True, rtol=1e-5, atol=1e-4)
+
+
 def test_kernel_is_packed_once_and_again_after_a_write():
     x, w, b = _tensors(CASES[0])
     ops.conv2d_prepacked(x, w, b, padding=(1, 1))

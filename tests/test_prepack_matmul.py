@@ -65,6 +65,18 @@ def test_fused_bias_and_relu(act, bias_shape, grad):
     assert again.data_ptr() != got.data_ptr()
 
 
+def test_a_nan_stays_nan_through_the_relu():
+    """As ``ops.conv2d_prepacked``: the Relu after the product keeps NaN (oneDNN's post-op
+    turned it into 0)."""
+    g = torch.Generator().manual_seed(1)
+    x, w, b = torch.randn(8, 64, generator=g), torch.randn(64, 32, generator=g), torch.randn(32)
+    x[3, 7] = float("nan")
+    ref = torch.relu(x @ w + b)
+    got = ops.matmul_prepacked(x, w, b, activation="relu")
+    assert ref.isnan().sum() == 32
+    torch.testing.assert_close(got, ref, equal_nan=True, rtol=1e-5, atol=1e-4)
+
+
 def test_bad_activation_is_one_clear_error():
     x, w = _pair((4,), 8, 8)
     with pytest.raises(ValueError, match="activation must be 'none' or 'relu', not 'gelu'"):

@@ -74,11 +74,11 @@ runs eagerly too, with a warning, and its :class:`CompileEvent` says why.
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import linecache
 import os
 import re
-import statistics
 import threading
 import time
 import types
@@ -219,8 +219,15 @@ class Segment:
         return f"<compiled segment {self.name} ({len(self._entries)} compiled version(s))>"
 
     def __call__(self, w: Any, *inputs: Any) -> Any:
-        if torch.compiler.is_compiling() or torch.jit.is_tracing():
-            return self.fn(w, *inputs)  # dynamo, torch.export, a trace: the readable statements
+        if (
+            torch.compiler.is_compiling()
+            or torch.jit.is_tracing()
+            or any(isinstance(x, torch.Tensor) and _wrapped(x) for x in inputs)
+        ):
+            # dynamo, torch.export, a trace, torch.func's transforms (functionalize: the
+            # generated forward's autograd guard; vmap, grad), tensor subclasses: the readable
+            # statements (a compiled version run on a functionalized input had segfaulted)
+            return self.fn(w, *inputs)
         key = (torch.get_num_threads(), id(w))
         entry = self._entries.get(key)
         if entry is not None and entry.owner() is w:
@@ -243,10 +250,8 @@ class Segment:
                     inputs = _as_compiled(inputs, entry.strides)
                     break
             return entry.fn(w, *inputs)
-        if not enabled() or any(
-            isinstance(x, torch.Tensor) and type(x) is not torch.Tensor for x in inputs
-        ):
-            return self.fn(w, *inputs)  # off, or a tensor subclass (fake, functional...)
+        if not enabled():
+            return self.fn(w, *inputs)  # off
         return self._compile_and_call(w, inputs)
 
     def _compile_and_call(self, w: Any, inputs: tuple[Any, ...]) -> Any:
@@ -354,6 +359,12 @@ class _Entry:
             if grad and t.requires_grad:
                 state = "grad"
         return state
+
+
+def _wrapped(x: torch.Tensor) -> bool:
+    """Whether ``x`` is a tensor subclass (fake, an fx proxy's) or a tensor of ``torch.func``'s
+    transforms (functionalized, batched by ``vmap``, tracked by ``grad``)."""
+    return type(x) is not torch.Tensor or torch._C._functorch.is_functorch_wrapped_tensor(x)
 
 
 def _owner(w: Any) -> Callable[[], Any]:
@@ -479,10 +490,15 @@ def _onednn_graph(
     if eager_ms < traced_ms:
         kind = "traced without fusion" if note else "fused"
         return fn, (
-            f"runs eagerly: {eager_ms:.2f} ms eagerly against {traced_ms:.2f} ms {kind}"
-            + (f" ({note})" if note else "")
+            f"runs eagerly: {_ms(eager_ms)} eagerly against {_ms(traced_ms)} {kind}"
+            + (f"; {note}" if note else "")
         )
     return (lambda _w, *xs: traced(*xs)), note
+
+
+def _ms(ms: float) -> str:
+    """``ms`` milliseconds for a note: ``12.34 ms``, or ``56.7 µs`` below a millisecond."""
+    return f"{ms:.2f} ms" if ms >= 1 else f"{ms * 1e3:.1f} µs"
 
 
 TIMING_BUDGET_S = 0.3
@@ -493,9 +509,11 @@ trace against its eager statements (:func:`_time_against_eager`)."""
 def _time_against_eager(
     traced: Callable[..., Any], bound: Callable[..., Any], inputs: tuple[Any, ...]
 ) -> tuple[float, float]:
-    """The median milliseconds of one call of ``traced`` and of ``bound`` (the eager
-    statements) on copies of ``inputs``, timed alternately: one round, then as many more as
-    :data:`TIMING_BUDGET_S` allows (at most 4). The faster runs the segment: oneDNN Graph's
+    """The fastest of the timed calls of ``traced`` and of ``bound`` (the eager statements) on
+    copies of ``inputs``, in milliseconds, timed alternately: one round, then as many more as
+    :data:`TIMING_BUDGET_S` allows (at most 4). The minimum, not the median: with a few calls
+    on a shared machine, the minimum is the steadier estimate of what each costs (a fresh-user
+    check saw the choice follow the noise). The faster runs the segment: oneDNN Graph's
     fused partitions are not always faster than eager PyTorch, and can be much slower (its fused
     LRN, as the generated code writes it, made light_inception_v1 4.6x slower at 1 thread,
     before :func:`ramiel.runtime.ops.opaque_to_fusion` kept the LRN out of the fusion)."""
@@ -510,7 +528,7 @@ def _time_against_eager(
         if len(times[0]) == 1:
             spent = times[0][0] + times[1][0]
             rounds = 1 + min(4, int(TIMING_BUDGET_S / max(spent, 1e-9)))
-    return tuple(statistics.median(t) * 1e3 for t in times)  # type: ignore[return-value]
+    return tuple(min(t) * 1e3 for t in times)  # type: ignore[return-value]
 
 
 def _why(e: BaseException) -> str:
@@ -553,8 +571,8 @@ def _traced_run(
         torch._C._jit_pass_remove_mutation(traced.graph)
         _pool_strides_explicit(traced.graph)
         _matmul_bias_as_linear(traced.graph)
-    if bound_cats:
-        _contiguous_cat_inputs(traced.graph)
+    if bound_cats and not _contiguous_cat_inputs(traced.graph):
+        raise RuntimeError("no concatenation to make a boundary of")  # no runs for nothing
     previous = torch.jit.onednn_fusion_enabled()
     torch.jit.enable_onednn_fusion(fuse)
     try:
@@ -678,16 +696,28 @@ def _constant(value: Any) -> Any:
     return {"t": node.t, "i": node.i, "f": node.f}.get(kind, lambda _n: None)(name)
 
 
+@functools.cache
+def _assert_lines() -> tuple[str, frozenset[int]]:
+    """The file and lines of ``torch._assert``'s own body."""
+    code = torch._assert.__code__
+    return code.co_filename, frozenset(line for _, line in dis.findlinestarts(code) if line)
+
+
 def _check_trace_warnings(caught: list[warnings.WarningMessage]) -> None:
     """Raise ``RuntimeError`` for the first ``TracerWarning`` in ``caught`` (a tensor made a Python
-    value while tracing: the trace holds that value as a constant) that is not on a generated
-    ``torch._assert(...)`` line: those check the input shapes the trace is made for, and the
-    segment runs a trace only on inputs of those shapes. Other warnings are shown again."""
+    value while tracing: the trace holds that value as a constant) that is neither on a generated
+    ``torch._assert(...)`` line nor inside ``torch._assert`` (a condition the trace made a tensor,
+    as ``x.shape[0] == 1`` of a ``--dynamic-batch`` module compiled for batch 1 only): those
+    check the input shapes the trace is made for, and the segment runs a trace only on inputs of
+    those shapes. Other warnings are shown again."""
+    assert_file, assert_lines = _assert_lines()
     for w in caught:
         if not issubclass(w.category, torch.jit.TracerWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             continue
         if linecache.getline(w.filename, w.lineno).strip().startswith("torch._assert("):
+            continue
+        if w.filename == assert_file and w.lineno in assert_lines:
             continue
         first = str(w.message).split(". ")[0]
         raise RuntimeError(

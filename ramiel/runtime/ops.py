@@ -241,8 +241,12 @@ def conv2d_prepacked(
     written in place (its version counter) or replaced (another tensor); each worker process of
     the processes backend packs its own. A write that bypasses the version counter (through
     ``weight.numpy()`` or ``weight.data``) is not seen: the old packed kernel stays in use until
-    the next in-place torch op on ``weight`` (``load_state_dict`` copies in place, and repacks). The convolution and the fused activation are one
-    ``torch.ops.mkldnn._convolution_pointwise`` call. Under tracing or compiling, for
+    the next in-place torch op on ``weight`` (``load_state_dict`` copies in place, and repacks).
+    The convolution and its bias are one ``torch.ops.mkldnn._convolution_pointwise`` call, and
+    the Relu is ``torch.relu_`` on its result, not oneDNN's post-op: oneDNN's Relu post-op turns NaN into 0, where ONNX's Relu, eager PyTorch and
+    onnxruntime keep NaN (found by a fresh-user check); apart, the Relu cost 0.3-1.2 % of
+    light_inception_v2's, light_squeezenet's and light_resnet50's inference at 1 thread
+    (in-model, interleaved, load 1.7-1.9). Under tracing or compiling, for
     Parameters, autograd, other devices or dtypes and contiguous inputs it is the plain
     ``F.conv2d`` (see :func:`_eager_onednn`), so ``torch.fx``, ``torch.export`` and
     ``torch.compile`` see the readable op.
@@ -277,9 +281,10 @@ def conv2d_prepacked(
             weight.contiguous(), padding, stride, dilation, groups, shape
         ),
     )
-    return torch.ops.mkldnn._convolution_pointwise(
-        x, packed, bias, padding, stride, dilation, groups, activation, (), ""
+    y = torch.ops.mkldnn._convolution_pointwise(
+        x, packed, bias, padding, stride, dilation, groups, "none", (), ""
     )
+    return torch.relu_(y) if activation == "relu" else y  # NaN stays NaN (see the docstring)
 
 
 def _plain_matmul(x: Tensor, weight: Tensor) -> bool:
@@ -311,8 +316,9 @@ def matmul_prepacked(
     itself, as :func:`conv2d_prepacked` keeps its kernel: once per process and weight, redone
     when the weight is written in place or replaced (not through ``weight.numpy()`` or
     ``weight.data``, as there); each worker process of the processes backend packs its own. The
-    product, the bias and the Relu are one
-    ``torch.ops.mkldnn._linear_pointwise`` call (the Relu a oneDNN post-op). Under tracing or
+    product and the bias are one ``torch.ops.mkldnn._linear_pointwise`` call, the Relu
+    ``torch.relu_`` on its result (oneDNN's Relu post-op turns NaN into 0: see
+    :func:`conv2d_prepacked`). Under tracing or
     compiling, for Parameters, autograd, other devices or dtypes it is the plain
     ``torch.matmul`` then ``add_`` and ``torch.relu_`` (see :func:`_plain_matmul`), so
     ``torch.fx``, ``torch.export`` and ``torch.compile`` see the readable ops.
@@ -343,7 +349,8 @@ def matmul_prepacked(
     )
     if bias is not None:
         bias = bias.reshape(-1)
-    return torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, bias, activation, [], "")
+    y = torch.ops.mkldnn._linear_pointwise(x.contiguous(), packed, bias, "none", [], "")
+    return torch.relu_(y) if activation == "relu" else y  # NaN stays NaN (as conv2d_prepacked)
 
 
 def conv1x1_grouped(x: Tensor, weight: Tensor, bias: Tensor | None, groups: int) -> Tensor:
