@@ -552,10 +552,11 @@ def _traced_run(
     bound_cats: bool = False,
 ) -> Any:
     """``bound`` traced and run :data:`ONEDNN_GRAPH_RUNS` times on ``inputs`` by TorchScript,
-    with oneDNN Graph fusion where ``fuse`` (after TorchScript's ``remove_mutation`` pass,
-    :func:`_pool_strides_explicit` and :func:`_matmul_bias_as_linear`; and :func:`_contiguous_cat_inputs` where
-    ``bound_cats``); the traced function, its last result checked against ``expected`` (see
-    :func:`_check_same`)."""
+    with oneDNN Graph fusion where ``fuse`` (traced under :func:`ops.opaque_to_fusion`, then
+    TorchScript's ``remove_mutation`` pass, :func:`_pool_strides_explicit` and
+    :func:`_matmul_bias_as_linear`; and :func:`_contiguous_cat_inputs` where ``bound_cats``,
+    ``RuntimeError`` where there is no concatenation); the traced function, its last result
+    checked against ``expected`` (see :func:`_check_same`)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", torch.jit.TracerWarning)
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit: chosen for its fusion
@@ -640,8 +641,8 @@ def _pool_strides_explicit(graph: Any) -> int:
     """Give every pooling node whose ``stride`` is the empty list (``F.avg_pool2d(x, (2, 2))``:
     the stride defaults to the kernel size, as the generated code prints an ONNX pool whose
     strides equal its kernel) its kernel size as stride; returns how many. TorchScript's oneDNN
-    Graph fusion fails on the empty list (``could not set attribute to the op``: light_densenet121's
-    transitions, whose whole segment then ran unfused)."""
+    Graph fusion fails on the empty list (``could not set attribute to the op``: the transitions
+    of light_densenet121, whose whole segment then ran unfused, and light_vgg19's pools)."""
     count = 0
     for kind in _POOLS:
         for node in graph.findAllNodes(kind):
