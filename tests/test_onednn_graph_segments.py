@@ -154,6 +154,7 @@ def test_failed_fusion_runs_traced_without_it(monkeypatch):
     torch.testing.assert_close(scale(w, x), x * 3 + 1)
     (event,) = scale.events
     assert event.error is None and "fusion failed (RuntimeError: vector" in event.note
+    assert f"scale ({event.threads} thread" in compiled_mod.summary(scale.events)
     assert "traced without it" in compiled_mod.summary(scale.events)
 
 
@@ -639,3 +640,73 @@ def test_a_batch_assert_inside_torch_assert_does_not_stop_the_trace():
     assert event.error is None and event.note is None, event
     with pytest.raises(AssertionError, match="batch size 1 only"):
         batch_one(w, torch.randn(2, 4))  # another shape: the statements, the assert
+
+
+def test_weights_that_require_grad_at_the_first_call_compile_later():
+    """A weight that requires grad at the first call: that call runs the statements, and the
+    first call without one compiles (the trace had failed on it, and the segment stayed eager
+    for good; found by a fresh-user check)."""
+
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return x @ w.a
+
+    w = Weights({"a": torch.randn(4, 3).requires_grad_(True)})
+    x = torch.randn(2, 4)
+    affine(w, x).sum().backward()
+    assert w.a.grad is not None and not affine.events
+    w.a.requires_grad_(False)
+    with torch.no_grad():
+        torch.testing.assert_close(affine(w, x), x @ w.a)
+    assert [(e.error, e.note) for e in affine.events] == [(None, None)]
+
+
+def test_reloading_ops_keeps_the_opaque_lrn_of_earlier_traces():
+    """``importlib.reload(ramiel.runtime.ops)`` takes over the ``torch.library`` that defines
+    ``ramiel::lrn``: had it been collected, the traces that call the op would segfault (found by
+    a fresh-user check). In a child process, so that a crash fails this test, not the run."""
+    code = """
+import importlib, torch, warnings
+from ramiel.runtime import ops
+def f(x):
+    return ops.lrn(torch.relu(x), 3)
+x = torch.randn(1, 4, 5, 5)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    with ops.opaque_to_fusion():
+        traced = torch.jit.trace(f, (x,), check_trace=False)
+importlib.reload(ops)
+import gc; gc.collect()
+torch.testing.assert_close(traced(x), f(x))
+print("traced after reload")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "traced after reload" in done.stdout
+
+
+def test_the_shape_asserts_are_known_when_the_file_is_gone(tmp_path):
+    """The generated shape asserts are read when the segment is made: a module whose file was
+    removed before its first call (``ramiel.compile(...).sequential`` alone: the CompiledModel
+    and its temporary directory dropped) is still traced (it ran eagerly, with a warning)."""
+    path = tmp_path / "gone.py"
+    path.write_text(
+        "import torch\n"
+        "from ramiel.runtime.compiled import segment\n\n\n"
+        "@segment(backend='onednn-graph')\n"
+        "def shaped(w, x):\n"
+        "    torch._assert(x.shape == (2, 4), 'shape (2, 4) only')\n"
+        "    return torch.relu(x * w.k)\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gone", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path.unlink()
+    w = Weights({"k": torch.full((4,), 2.0)})
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        torch.testing.assert_close(mod.shaped(w, x), torch.relu(x * 2))
+    assert [(e.error, e.note) for e in mod.shaped.events] == [(None, None)]

@@ -76,6 +76,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import functools
+import inspect
 import linecache
 import os
 import re
@@ -162,17 +163,25 @@ class CompileEvent:
     backend: str = "inductor"
 
 
+def _tensors_of(w: Any) -> Iterable[Any]:
+    """The values of the weights object ``w`` (a :class:`~ramiel.runtime.Weights`, an
+    ``nn.Module``'s parameters and buffers, or a mapping of tensors); not all tensors."""
+    if isinstance(w, torch.nn.Module):
+        return [*w.parameters(), *w.buffers()]
+    if isinstance(w, Mapping):
+        return w.values()
+    return vars(w).values()
+
+
+def _requires_grad(w: Any) -> bool:
+    """Whether a tensor of the weights object ``w`` requires grad."""
+    return any(isinstance(t, torch.Tensor) and t.requires_grad for t in _tensors_of(w))
+
+
 def _mark_static(w: Any) -> None:
     """Mark every tensor of the weights object ``w`` as a static address, so that dynamo makes
-    them graph constants and inductor's freezing folds them (a :class:`~ramiel.runtime.Weights`,
-    an ``nn.Module``'s parameters and buffers, or a mapping of tensors)."""
-    if isinstance(w, torch.nn.Module):
-        tensors: Iterable[Any] = [*w.parameters(), *w.buffers()]
-    elif isinstance(w, Mapping):
-        tensors = w.values()
-    else:
-        tensors = vars(w).values()
-    for t in tensors:
+    them graph constants and inductor's freezing folds them (see :func:`_tensors_of`)."""
+    for t in _tensors_of(w):
         if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None) is None:
             torch._dynamo.mark_static_address(t, guard=True)
 
@@ -205,6 +214,9 @@ class Segment:
             )
         functools.update_wrapper(self, fn)
         self.fn = fn
+        # the generated shape asserts' lines, read now: the file may be gone at the first call
+        # (a temporary directory dropped with its CompiledModel; found by a fresh-user check)
+        self._asserts = _generated_asserts(fn)
         self.backend = backend
         self.events: list[CompileEvent] = []
         self._taken = 0
@@ -255,6 +267,10 @@ class Segment:
         return self._compile_and_call(w, inputs)
 
     def _compile_and_call(self, w: Any, inputs: tuple[Any, ...]) -> Any:
+        if _requires_grad(w):
+            # autograd needs the statements, and a trace cannot hold such a weight: eagerly,
+            # and the first call without one compiles (it had failed and stayed eager for good)
+            return self.fn(w, *inputs)
         threads = torch.get_num_threads()
         key = (threads, id(w))
         with _COMPILE_LOCK:
@@ -275,7 +291,7 @@ class Segment:
             try:
                 note = None
                 if self.backend == "onednn-graph":
-                    compiled, note = _onednn_graph(self.fn, w, inputs, expected)
+                    compiled, note = _onednn_graph(self.fn, w, inputs, expected, self._asserts)
                 else:
                     compiled = _inductor(self.fn, w, _copies(inputs), threads)
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
@@ -449,7 +465,11 @@ third's result is compared with the eager one."""
 
 
 def _onednn_graph(
-    fn: Callable[..., Any], w: Any, inputs: tuple[Any, ...], expected: Any
+    fn: Callable[..., Any],
+    w: Any,
+    inputs: tuple[Any, ...],
+    expected: Any,
+    asserts: frozenset[tuple[str, int]] = frozenset(),
 ) -> tuple[Callable[..., Any], str | None]:
     """``fn`` traced with ``torch.jit.trace`` (the weights it reads from ``w`` become constants
     of the graph) and run by TorchScript with oneDNN Graph fusion
@@ -479,13 +499,15 @@ def _onednn_graph(
     with torch.no_grad():
         note = None
         try:
-            traced = _traced_run(bound, inputs, expected, fuse=True)
+            traced = _traced_run(bound, inputs, expected, fuse=True, asserts=asserts)
         except Exception as e:  # noqa: BLE001 - the fusion's failure: its work-around, or none
             try:
-                traced = _traced_run(bound, inputs, expected, fuse=True, bound_cats=True)
+                traced = _traced_run(
+                    bound, inputs, expected, fuse=True, bound_cats=True, asserts=asserts
+                )
             except Exception:  # noqa: BLE001 - traced without the fusion
                 note = f"oneDNN Graph fusion failed ({_why(e)}); traced without it"
-                traced = _traced_run(bound, inputs, expected, fuse=False)
+                traced = _traced_run(bound, inputs, expected, fuse=False, asserts=asserts)
         traced_ms, eager_ms = _time_against_eager(traced, bound, inputs)
     if eager_ms < traced_ms:
         kind = "traced without fusion" if note else "fused"
@@ -550,6 +572,7 @@ def _traced_run(
     expected: Any,
     fuse: bool,
     bound_cats: bool = False,
+    asserts: frozenset[tuple[str, int]] = frozenset(),
 ) -> Any:
     """``bound`` traced and run :data:`ONEDNN_GRAPH_RUNS` times on ``inputs`` by TorchScript,
     with oneDNN Graph fusion where ``fuse`` (traced under :func:`ops.opaque_to_fusion`, then
@@ -562,7 +585,7 @@ def _traced_run(
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit: chosen for its fusion
         with ops.opaque_to_fusion() if fuse else contextlib.nullcontext():
             traced = torch.jit.trace(bound, _copies(inputs), check_trace=False)
-    _check_trace_warnings(caught)
+    _check_trace_warnings(caught, asserts)
     if fuse:
         # In-place statements (the generated code's relu_, add_, SiLU's sigmoid(x).mul_(x)) as
         # their functional ops where no input or output aliases them: oneDNN Graph fuses only
@@ -704,7 +727,24 @@ def _assert_lines() -> tuple[str, frozenset[int]]:
     return code.co_filename, frozenset(line for _, line in dis.findlinestarts(code) if line)
 
 
-def _check_trace_warnings(caught: list[warnings.WarningMessage]) -> None:
+def _generated_asserts(fn: Callable[..., Any]) -> frozenset[tuple[str, int]]:
+    """The (file, line) of every ``torch._assert(...)`` line of ``fn``'s source (empty where
+    its source cannot be read)."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return frozenset()
+    file = fn.__code__.co_filename
+    return frozenset(
+        (file, start + i)
+        for i, line in enumerate(lines)
+        if line.strip().startswith("torch._assert(")
+    )
+
+
+def _check_trace_warnings(
+    caught: list[warnings.WarningMessage], asserts: frozenset[tuple[str, int]] = frozenset()
+) -> None:
     """Raise ``RuntimeError`` for the first ``TracerWarning`` in ``caught`` (a tensor made a Python
     value while tracing: the trace holds that value as a constant) that is neither on a generated
     ``torch._assert(...)`` line nor inside ``torch._assert`` (a condition the trace made a tensor,
@@ -715,6 +755,8 @@ def _check_trace_warnings(caught: list[warnings.WarningMessage]) -> None:
     for w in caught:
         if not issubclass(w.category, torch.jit.TracerWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            continue
+        if (w.filename, w.lineno) in asserts:
             continue
         if linecache.getline(w.filename, w.lineno).strip().startswith("torch._assert("):
             continue
@@ -819,7 +861,10 @@ def summary(events: Iterable[CompileEvent]) -> str:
         )
     noted = [e for e in evs if e.note]
     if noted:
-        text += "; " + ", ".join(f"{e.segment}: {e.note}" for e in noted)
+        text += "; " + ", ".join(
+            f"{e.segment} ({e.threads} thread{'' if e.threads == 1 else 's'}): {e.note}"
+            for e in noted
+        )
     return text
 
 

@@ -497,7 +497,10 @@ def max_pool_indices(indices: Tensor, input_shape: Sequence[int], storage_order:
 
 
 _OPAQUE = threading.local()  # .on: a trace for oneDNN Graph is being made in this thread
-_OPAQUE_LIB: list[Any] = []  # the torch.library.Library that defines ramiel::lrn, kept alive
+# The torch.library.Library that defines ramiel::lrn, kept alive (its collection would remove
+# the op under the traces that call it: a segfault). Taken over by importlib.reload, which runs
+# this module again in the same namespace (found by a fresh-user check).
+_OPAQUE_LIB: list[Any] = globals().get("_OPAQUE_LIB", [])
 
 
 @contextlib.contextmanager
@@ -519,11 +522,10 @@ def opaque_to_fusion() -> Iterator[None]:
 
 def _lrn_op() -> Callable[..., Tensor]:
     """``torch.ops.ramiel.lrn``, defined on first use (see :func:`opaque_to_fusion`)."""
-    if not _OPAQUE_LIB:
+    if not _OPAQUE_LIB and not hasattr(torch.ops.ramiel, "lrn"):  # (else: another copy's)
         lib = torch.library.Library("ramiel", "FRAGMENT")
-        if not hasattr(torch.ops.ramiel, "lrn"):  # (a reloaded module: defined already)
-            lib.define("lrn(Tensor x, int size, float alpha, float beta, float bias) -> Tensor")
-            lib.impl("lrn", _lrn, "CPU")
+        lib.define("lrn(Tensor x, int size, float alpha, float beta, float bias) -> Tensor")
+        lib.impl("lrn", _lrn, "CPU")
         _OPAQUE_LIB.append(lib)
     return torch.ops.ramiel.lrn
 
