@@ -59,7 +59,8 @@ oneDNN Graph fusion on, compares the result with the eager one, and times the tr
 eager statements (:func:`_time_against_eager`): the faster runs every later call. oneDNN Graph
 compiles each fused partition once, where eager PyTorch makes a oneDNN primitive descriptor on
 every convolution call (50-70 µs each in a model, ``python bench/conv_overhead.py``). It
-compiles in 0.1-1.3 s (light_densenet121's one segment the slowest, on a quiet machine) and has
+compiles in 0.1-1.5 s on the bench CNNs and BERT-base, 2.9-3.1 s on VGG-19 and ViT-Base (1
+thread, quiet machine: about seven runs of the statements, eager, traced, fused and timed) and has
 no on-disk cache. A trace holds its input shapes: a call with other shapes runs the statements
 eagerly. Where the trace would hold a tensor's value (a ``TracerWarning`` outside the generated
 shape asserts) or its result differs from eager, the segment runs eagerly, with a warning; where
