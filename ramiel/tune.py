@@ -20,10 +20,10 @@ why. Candidates for P cores (all compiled with the same profile database):
 The candidates ``1x1``, ``1xP`` and ``Px1`` are also compiled with ``onednn-graph`` segments
 (``...-onednn-graph``: traced on its first call and run by TorchScript with oneDNN Graph fusion,
 :mod:`ramiel.runtime.compiled`; a fraction of a second each; ``onednn_graph=False``, ``ramiel tune
---no-onednn-graph``: not): measured at 1 thread against the eager module, 0.80-0.99x on
-DenseNet-121, Inception-v2, ResNet-50, ShuffleNet, SqueezeNet and the project's inception CNN
-and transformer, 1.03-1.13x on AlexNet, VGG-19, ZFNet and GoogLeNet (docs/benchmarks.md,
-"oneDNN Graph segments"), so only a timing tells. With
+--no-onednn-graph``: not): measured against the eager module, as fast or faster on all 11
+bench models at 1 and 2 threads (0.64-1.00x at 1 thread; docs/benchmarks.md, "oneDNN Graph
+segments fused whole"), but a crash inside TorchScript or a fused NaN (see the README) are its
+own, and the margin is a few percent on the large-kernel models, so a timing tells. With
 ``compile=True`` (``ramiel tune --compile``) they are also compiled with inductor
 (``...-compiled``: torch.compile, frozen weights). Each compiled candidate compiles in its own
 process before the timing starts (its compile time, reported per candidate, is never part of a

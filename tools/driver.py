@@ -760,17 +760,13 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     return worst
 
 
-def _threads_label(n: int) -> str:
-    return f" ({n} thread{'s' if n != 1 else ''})"
-
-
 _BACKEND_TITLES = {"inductor": "torch.compile", "onednn-graph": "oneDNN Graph (TorchScript)"}
 
 
 def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-untyped-def]
     """Per module, the segments' compile times (torch.compile or oneDNN Graph), the slowest
     ``most`` by name, and the segments not compiled or compiled in a lesser way."""
-    from ramiel.runtime.compiled import cache_dir  # lazy: numpy,torch
+    from ramiel.runtime.compiled import cache_dir, threads_label  # lazy: numpy,torch
 
     groups: dict[str, list] = {}  # type: ignore[type-arg]
     for e in events:
@@ -781,7 +777,7 @@ def _print_compile_report(events, most: int = 6) -> None:  # type: ignore[no-unt
         slow = sorted(evs, key=lambda e: -e.seconds)
         several = len({e.threads for e in evs}) > 1  # compiled once per thread count
         items = ", ".join(
-            f"{e.segment}{_threads_label(e.threads) if several else ''} {e.seconds:.1f} s"
+            f"{e.segment}{f' ({threads_label(e.threads)})' if several else ''} {e.seconds:.1f} s"
             for e in slow[:most]
         )
         more = f", {len(evs) - most} more" if len(evs) > most else ""

@@ -736,11 +736,12 @@ def _generated_asserts(fn: Callable[..., Any]) -> frozenset[tuple[str, int]]:
     except (OSError, TypeError):
         return frozenset()
     file = fn.__code__.co_filename
-    return frozenset(
-        (file, start + i)
-        for i, line in enumerate(lines)
-        if line.strip().startswith("torch._assert(")
-    )
+    return frozenset((file, start + i) for i, line in enumerate(lines) if _is_assert(line))
+
+
+def _is_assert(line: str) -> bool:
+    """Whether a source line is a generated shape assert, ``torch._assert(...)``."""
+    return line.strip().startswith("torch._assert(")
 
 
 def _check_trace_warnings(
@@ -759,7 +760,7 @@ def _check_trace_warnings(
             continue
         if (w.filename, w.lineno) in asserts:
             continue
-        if linecache.getline(w.filename, w.lineno).strip().startswith("torch._assert("):
+        if _is_assert(linecache.getline(w.filename, w.lineno)):
             continue
         if w.filename == assert_file and w.lineno in assert_lines:
             continue
@@ -844,6 +845,11 @@ def take_events(segments: Iterable[Segment]) -> list[CompileEvent]:
     return [e for s in segments for e in s.take_events()]
 
 
+def threads_label(n: int) -> str:
+    """``1 thread``, ``2 threads``: a compilation's thread count in a report."""
+    return f"{n} thread{'' if n == 1 else 's'}"
+
+
 def summary(events: Iterable[CompileEvent]) -> str:
     """One line: how many segments were compiled, in how many seconds, the slowest, failures."""
     evs = list(events)
@@ -863,8 +869,7 @@ def summary(events: Iterable[CompileEvent]) -> str:
     noted = [e for e in evs if e.note]
     if noted:
         text += "; " + ", ".join(
-            f"{e.segment} ({e.threads} thread{'' if e.threads == 1 else 's'}): {e.note}"
-            for e in noted
+            f"{e.segment} ({threads_label(e.threads)}): {e.note}" for e in noted
         )
     return text
 
@@ -884,4 +889,5 @@ __all__ = [
     "segments_in",
     "summary",
     "take_events",
+    "threads_label",
 ]

@@ -239,18 +239,18 @@ def conv2d_prepacked(
     file, so it is made on the first call for an input shape and kept on ``weight`` itself
     (in :data:`_PACKED`, not on the tensor: the module stays copyable): once per process and
     kernel, redone when the kernel is written in place (its version counter) or replaced
-    (another tensor); each worker process of the processes backend packs its own. A write that bypasses the version counter (through
-    ``weight.numpy()`` or ``weight.data``) is not seen: the old packed kernel stays in use until
-    the next in-place torch op on ``weight`` (``load_state_dict`` copies in place, and repacks).
+    (another tensor); each worker process of the processes backend packs its own. A write that
+    bypasses the version counter (through ``weight.numpy()`` or ``weight.data``) is not seen:
+    the old packed kernel stays in use until the next in-place torch op on ``weight``
+    (``load_state_dict`` copies in place, and repacks).
     The convolution and its bias are one ``torch.ops.mkldnn._convolution_pointwise`` call, and
     the Relu is ``torch.relu_`` on its result, not oneDNN's post-op: that one turns NaN into 0,
     where ONNX's Relu, eager PyTorch and onnxruntime keep NaN (found by a fresh-user check);
     apart, the Relu cost 0.3-1.2 % of light_inception_v2's, light_squeezenet's and
     light_resnet50's inference at 1 thread (in-model, interleaved, load 1.7-1.9). Under
     tracing or compiling, for Parameters, autograd, other devices or dtypes and contiguous
-    inputs it is the plain
-    ``F.conv2d`` (see :func:`_eager_onednn`), so ``torch.fx``, ``torch.export`` and
-    ``torch.compile`` see the readable op.
+    inputs it is the plain ``F.conv2d`` (see :func:`_eager_onednn`), so ``torch.fx``,
+    ``torch.export`` and ``torch.compile`` see the readable op.
 
     ``--prepack-conv`` (:mod:`ramiel.passes.prepack_conv`, with the measurements) prints it
     for every channels-last convolution with a constant kernel on a map of more than one
@@ -509,9 +509,9 @@ def opaque_to_fusion() -> Iterator[None]:
     (:mod:`ramiel.runtime.compiled`), :func:`lrn` is recorded as one opaque op,
     ``ramiel::lrn`` (a ``torch.library`` op that runs :func:`lrn`'s statements), instead of its
     statements: fused, they ran 4-5x slower than eager (the channel-window sum of slices on the
-    NHWC view), so they stay outside the fusion's partitions. Measured
-    in-model, 1 thread, fused against eager (both under load): light_inception_v1 103.7 against
-    117.7 ms, light_bvlc_alexnet 42.2 against 48.0 ms, light_zfnet512 80.8 against 85.5 ms."""
+    NHWC view), so they stay outside the fusion's partitions. Measured in-model, 1 thread,
+    fused against eager (both under load): light_inception_v1 103.7 against 117.7 ms,
+    light_bvlc_alexnet 42.2 against 48.0 ms, light_zfnet512 80.8 against 85.5 ms."""
     before = getattr(_OPAQUE, "on", False)
     _OPAQUE.on = True
     try:
