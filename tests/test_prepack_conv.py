@@ -13,6 +13,7 @@ pads) compiled end to end against onnxruntime.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -22,6 +23,7 @@ import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ramiel
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
 from ramiel.models import randomize_weights
 from ramiel.runtime import ops
@@ -201,6 +203,21 @@ def test_compiled_squeezenet_prints_prepacked_convs(
         (name,) = list(par)
         pipeline_helpers.assert_close(par[name], ref[0], 1e-3, f"parallel {disable}")
         pipeline_helpers.assert_close(seq, ref[0], 1e-3, f"sequential {disable}")
+
+
+def test_a_nan_pixel_reaches_the_output_as_onnxruntime_gives_it(zoo_models, pipeline_helpers):
+    """light_squeezenet, default options (prepacked convolutions with their Relu): a NaN in the
+    input comes out where onnxruntime puts it (the oneDNN post-op had made it 0, so the output
+    was finite; found by a fresh-user check), and the rest still matches."""
+    model = randomize_weights(onnx.load(zoo_models["light_squeezenet"]), seed=1)
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    x[0, 1, 100, 100] = np.nan
+    (ref,) = pipeline_helpers.ort_run(model, {"data_0": x})
+    with ramiel.compile(model, clusters=1) as m:
+        assert "activation='relu'" in Path(m.result.sequential_path).read_text()
+        got = m.sequential(torch.from_numpy(x)).numpy()
+    assert np.isnan(ref).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
 
 
 # -------------------------------------------------------------- grouped 1x1 convolutions
