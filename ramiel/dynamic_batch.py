@@ -22,6 +22,14 @@ batch size when the graph says the batch is free:
   becomes ``k * batch``, where ``batch = x.shape[0]`` is the first statement of ``forward``. So a
   Reshape's folded target ``(17, 1000)`` becomes ``(batch, 1000)``, an Expand's ``(17, 4, 64)``
   ``(batch, 4, 64)``, a folded shape tensor ``torch.tensor([17, 64])`` ``torch.tensor([batch, 64])``.
+  A constant folded from an ``Expand`` to the batch (BERT's token type ids, a splat of shape
+  ``(17, 32)``), whose rows are all one row in both samples, becomes that row (the batch-1
+  program's constant, or a new one where that program folded it further) read as
+  ``row.expand(batch, 32)``. The sequential module can read a constant the batch-1 program does
+  not (ViT's class token, which the batch-1 program folded into the result of its ``Expand``):
+  an inline one, or a model tensor the weights file holds with the same data; the parallel and
+  the sequential program then read different tensors of the one weights file, and each
+  ``from_safetensors`` takes its own.
   This is a check, not a guess: a literal that is not linear in the batch (``B + 1``, ``B // 2``),
   a statement, operand or weight that differs, or a sample that does not compile (a Reshape to a
   constant shape with 1 in the batch position fails ONNX shape inference at batch 17) keeps the
@@ -42,7 +50,7 @@ import os
 import re
 import tempfile
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,11 +58,18 @@ import numpy as np
 import onnx
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from ramiel.attrs import NODE_NAME_ATTR, get_str, set_str
+from ramiel.context import module_store
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.dtypes import numpy_dtype_of
@@ -67,6 +82,7 @@ from ramiel.pipeline import clean_up_passes, late_passes, run_passes
 from ramiel.printer import print_python
 from ramiel.runtime.module import generated_class
 from ramiel.runtime.program import import_from_path
+from ramiel.weights import INLINE_LIMIT, constant_value, dense_from_numpy
 
 SAMPLE_BATCHES = (17, 19)
 """The two batch sizes the sequential module is compared at (distinct primes above 16)."""
@@ -394,10 +410,20 @@ def _forward(module: ModuleOp) -> tp.FuncOp:
     raise RamielError("the module has no sequential torchpy.func")
 
 
-def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
+BroadcastWeight = Callable[[tp.WeightOp, tp.WeightOp], "tp.WeightOp | None"]
+"""Given a weight of the two samples that differs between them, the batch-free weight (of
+shape ``(1, ...)``) that ``.expand(batch, ...)`` turns into it at every batch size, or ``None``."""
+
+
+def generalize(
+    a: ModuleOp, b: ModuleOp, batch_arg: int = 0, broadcast: BroadcastWeight | None = None
+) -> ModuleOp:
     """``a`` (the sequential module at batch :data:`SAMPLE_BATCHES` [0]) written for any batch,
     given ``b`` (the same at [1]); ``batch_arg``: the ``forward`` argument whose dimension 0 is
-    the batch. ``a`` is modified in place and returned.
+    the batch; ``broadcast``: where a weight differs between the samples, its batch-free row
+    (see :data:`BroadcastWeight`), which ``a`` then reads expanded to the batch (a constant
+    folded from ``Expand(row, Shape(x))``: BERT's token type ids, ViT's class token). ``a`` is
+    modified in place and returned.
 
     Raises :class:`_NotPolymorphic` (see the module docstring).
     """
@@ -415,6 +441,7 @@ def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
     size.results[0].name_hint = BATCH_NAME
     set_str(size, NODE_NAME_ATTR, "the batch size")
     rewrites: list[tuple[tp.CallOp | tp.MethodOp, dict[str, str]]] = []
+    expanded: list[tuple[tp.WeightOp, tp.WeightOp]] = []
     for oa, ob in zip(ops_a, ops_b, strict=True):
         if type(oa) is not type(ob) or len(oa.operands) != len(ob.operands):
             raise _NotPolymorphic(f"{_where(oa)} is another statement at another batch size")
@@ -423,6 +450,10 @@ def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
         if isinstance(oa, tp.WeightOp):
             assert isinstance(ob, tp.WeightOp)
             if oa.key != ob.key or oa.result.type != ob.result.type or oa.value != ob.value:
+                row = broadcast(oa, ob) if broadcast is not None and oa.key == ob.key else None
+                if row is not None:
+                    expanded.append((oa, row))
+                    continue
                 raise _NotPolymorphic(
                     f"weight '{oa.key.data}'{_readers(oa)} depends on the batch size (a constant "
                     "computed from the input's shape)"
@@ -455,14 +486,88 @@ def generalize(a: ModuleOp, b: ModuleOp, batch_arg: int = 0) -> ModuleOp:
             continue
         if not isinstance(oa, tp.ReturnOp):
             raise _NotPolymorphic(f"{_where(oa)}: {oa.name} is not expected in forward")
-    if not rewrites:  # no statement depends on the batch size
+    if not rewrites and not expanded:  # no statement depends on the batch size
         return a
     first = ba.first_op
     assert first is not None
     ba.insert_op_before(size, first)
     for op, changed in rewrites:
         _replace_call(op, changed, size.results[0])
+    for weight, row in expanded:
+        _expand_weight(weight, row, size.results[0])
     return a
+
+
+def _expand_weight(weight: tp.WeightOp, row: tp.WeightOp, batch: SSAValue) -> None:
+    """Replace ``weight`` (a constant whose dimension 0 is the batch, every row alike) by
+    ``row`` (its batch-free row) and ``row.expand(batch, ...)`` before its first reader."""
+    block = weight.parent_block()
+    assert block is not None
+    readers = {use.operation for use in weight.result.uses}
+    at = next(op for op in block.ops if op in readers)
+    shape = weight.result.type.get_shape()  # type: ignore[attr-defined]
+    expand = tp.MethodOp(
+        "expand",
+        [row.result, batch],
+        [1, *(str(d) for d in shape[1:])],
+        None,
+        [weight.result.type],
+    )
+    set_str(expand, NODE_NAME_ATTR, get_str(next(iter(readers)), NODE_NAME_ATTR) or "")
+    block.insert_op_before(row, weight)
+    block.insert_op_before(expand, at)
+    weight.result.replace_all_uses_with(expand.results[0])
+    block.erase_op(weight)
+
+
+def _broadcast_rows(
+    a_store: Any, b_store: Any, static: ModuleOp, static_store: Any, bound: int
+) -> BroadcastWeight:
+    """The :data:`BroadcastWeight` of the samples (their weights in ``a_store``,
+    ``b_store``) against the static program ``static`` compiled for batch ``bound`` (its
+    weights in ``static_store``), where one row is every row of both samples' weights
+    (dimension 0: the sample's batch size): the static weight of the same key, of shape ``(1,
+    ...)``, when it is that row; where the static program has no weight of that key (it folded
+    the constant further), a new inline one holding the row, where it is a splat or tiny (as
+    the samples' constants that depend on the batch are: ``--constant-fold`` folds no other
+    ``Expand``)."""
+    have = {op.key.data: op for op in static.walk() if isinstance(op, tp.WeightOp)}
+
+    def rows(op: tp.WeightOp, store: Any, n: int) -> np.ndarray | None:
+        t = op.result.type
+        if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[0] != n:
+            return None
+        arr = constant_value(op.value, store)
+        if arr is None or arr.shape[0] != n:
+            return None
+        first = arr[:1]
+        same = np.array_equal(
+            arr, np.broadcast_to(first, arr.shape), equal_nan=arr.dtype.kind in "fc"
+        )
+        return first if same else None
+
+    def same(x: np.ndarray, y: np.ndarray) -> bool:
+        return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+
+    def broadcast(oa: tp.WeightOp, ob: tp.WeightOp) -> tp.WeightOp | None:
+        if bound != 1:
+            return None
+        ra = rows(oa, a_store, SAMPLE_BATCHES[0])
+        rb = rows(ob, b_store, SAMPLE_BATCHES[1])
+        if ra is None or rb is None or not same(ra, rb):
+            return None
+        mine = have.get(oa.key.data)
+        if mine is not None:  # the batch-1 program reads the row itself
+            rs = rows(mine, static_store, 1)
+            return mine.clone() if rs is not None and same(ra, rs) else None
+        # the batch-1 program folded it further (a Gather of constant ids): a new weight, inline
+        flat = ra.reshape(-1)
+        if flat.size > INLINE_LIMIT and not np.all(flat == flat[0]):
+            return None
+        value = dense_from_numpy(np.ascontiguousarray(ra))
+        return tp.WeightOp(oa.key.data, value, value.type)
+
+    return broadcast
 
 
 def _replace_call(op: tp.CallOp | tp.MethodOp, changed: dict[str, str], batch: SSAValue) -> None:
@@ -582,8 +687,12 @@ def generalize_batch(
                 SAMPLE_BATCHES[0]: _result_types(a),
                 SAMPLE_BATCHES[1]: _result_types(b),
             }
-            general = generalize(a, b, order.index(names[0]))
-            _same_weights(general, static)
+            store_a, store_static = module_store(ctx, a), module_store(ctx, static)
+            broadcast = _broadcast_rows(
+                store_a, module_store(ctx, b), static, store_static, plan.bound
+            )
+            general = generalize(a, b, order.index(names[0]), broadcast)
+            _same_weights(general, static, store_a, store_static)
             # INPUTS lists the bound shapes (the printed table)
             fs, fg = _forward(static), _forward(general)
             for ga, sa in zip(fg.body.block.args, fs.body.block.args, strict=True):
@@ -681,18 +790,51 @@ def _run_on_meta(
                 )
 
 
-def _same_weights(general: ModuleOp, static: ModuleOp) -> None:
-    """Every weight ``general`` reads is one of ``static``'s (same key, type and value)."""
+def _same_weights(
+    general: ModuleOp, static: ModuleOp, sample_store: Any = None, static_store: Any = None
+) -> None:
+    """Every weight ``general`` reads is one of ``static``'s (same key, type and value), or a
+    constant the static program does not read, under a key it does not use: inline (``dense``),
+    or a tensor of the static program's weights file (``static_store``: a model initializer,
+    which the static program folded into another constant, e.g. ViT's class token under an
+    ``Expand`` to batch 1) holding the same data as the sample's (``sample_store``)."""
     have = {op.key.data: op for op in static.walk() if isinstance(op, tp.WeightOp)}
     for op in general.walk():
         if not isinstance(op, tp.WeightOp):
             continue
         mine = have.get(op.key.data)
+        if mine is None and _same_tensor(op, sample_store, static_store):
+            continue
         if mine is None or mine.result.type != op.result.type or mine.value != op.value:
             raise _NotPolymorphic(
                 f"weight '{op.key.data}'{_readers(op)} is not the one of the "
                 f"batch-{SAMPLE_BATCHES[0]} program (a constant folded from the input's shape)"
             )
+
+
+def _same_tensor(op: tp.WeightOp, sample_store: Any, static_store: Any) -> bool:
+    """Whether ``op``'s value is inline (``dense``: written from the IR), or a ``dense_resource``
+    of the sample's weights that the static program's weights hold with the same shape, dtype
+    and data."""
+    value = op.value
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return True  # inline: the IR holds it whole (and it is the same in both samples)
+    if not isinstance(value, DenseResourceAttr) or sample_store is None or static_store is None:
+        return False
+    handle = value.resource_handle.data
+    if handle not in set(static_store.keys()):
+        return False
+    try:
+        theirs = constant_value(value, static_store)
+        ours = constant_value(value, sample_store)
+    except RamielError:
+        return False
+    return (
+        theirs is not None
+        and ours is not None
+        and theirs.dtype == ours.dtype
+        and np.array_equal(theirs, ours, equal_nan=theirs.dtype.kind in "fc")
+    )
 
 
 __all__ = [

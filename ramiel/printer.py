@@ -563,7 +563,9 @@ _LOADER = """\
         \"\"\"An instance holding the weights of the safetensors file ``path`` (default:
         ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU){formats_doc}.
 
-        Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
+        The file holds the weights of both programs of the compilation; the tensors only the
+        parallel one reads are skipped. Raises ``RuntimeError`` (``load_state_dict``) when the
+        file lacks a weight or holds one of another shape.
         \"\"\"
         from safetensors.torch import load_file
 
@@ -589,12 +591,15 @@ def _loader_text(formats: bool) -> str:
             formats_doc="",
             formats_import="",
             load='            state = load_file(str(path), device=str(device or "cpu"))\n'
-            "            model.load_state_dict(state, assign=True)\n",
+            "            own = model.state_dict().keys()\n"
+            "            model.load_state_dict({k: v for k, v in state.items() if k in own}, assign=True)\n",
         )
     return _LOADER.format(
         formats_doc="; the weights of\n        ``WEIGHT_FORMATS`` converted once into their memory format",
         formats_import="        from ramiel.runtime.weights import to_formats\n",
         load='            state = load_file(str(path), device=str(device or "cpu"))\n'
+        "            own = model.state_dict().keys()\n"
+        "            state = {k: v for k, v in state.items() if k in own}\n"
         "            model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)\n",
     )
 

@@ -116,3 +116,42 @@ def test_cache_key_names_the_transformers_version(tmp_path, monkeypatch):
     tag = f"v{models.MODELS_VERSION}-transformers{transformers.__version__}"
     assert os.path.basename(path) == f"hf_resnet_test-opset17-{tag}.onnx"
     assert models.export_model("hf_resnet_test", opset=17) == path
+
+
+@pytest.mark.parametrize("name", ["hf_bert_test", "hf_vit_test"])
+def test_dynamic_batch_export_runs_at_any_batch(name, tmp_path, pipeline_helpers):
+    """A ``dynamic_axes`` export of BERT and ViT: the sequential module takes any batch size
+    and matches onnxruntime at batch 1, 3 and 8. Their batch-1 program folds a constant
+    that depends on the batch (BERT's token type ids expanded to the input's shape, ViT's
+    class token expanded to the batch): the sequential module reads the batch-free row
+    expanded to the batch, or the initializer the batch-1 program folded away (they had kept
+    batch 1, with a note). The parallel program, compiled for batch 1, loads from the same
+    weights file and matches too."""
+    from ramiel.compiler import CompileOptions, compile_model
+
+    path = models.export_model(name, dynamic_batch=True)
+    model = onnx.load(path)
+    res = compile_model(path, str(tmp_path / "out"), CompileOptions(clusters=2, backend="threads"))
+    names = models.input_names(name)
+    assert res.dynamic_batch == names, res.notes
+    with open(res.sequential_path) as f:
+        assert ".expand(batch, " in f.read()
+    feeds = _feeds(name)
+    g = torch.Generator().manual_seed(0)
+    with ramiel.CompiledModel(res, CompileOptions(clusters=2, backend="threads")) as m:
+        for b in (1, 3, 8):
+            xs = {
+                k: (
+                    torch.randint(0, 2 if "mask" in k else 90, (b, *v.shape[1:]), generator=g)
+                    if not v.is_floating_point()
+                    else torch.randn((b, *v.shape[1:]), generator=g)
+                )
+                for k, v in feeds.items()
+            }
+            (expected,) = pipeline_helpers.ort_run(model, {k: v.numpy() for k, v in xs.items()})
+            with torch.no_grad():
+                got = m.sequential(*xs.values())
+            assert got.shape[0] == b
+            pipeline_helpers.assert_close(got, expected, 1e-3, f"{name} at batch {b}")
+        (expected,) = pipeline_helpers.ort_run(model, {k: v.numpy() for k, v in feeds.items()})
+        pipeline_helpers.assert_close(m(*feeds.values()), expected, 1e-3, f"{name} parallel")

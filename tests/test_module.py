@@ -290,6 +290,70 @@ def test_fixed_batch_is_a_note_and_a_clear_error(tmp_path):
         assert m.sequential(torch.zeros(1, 3, 224, 224)).shape == (1, 1000)
 
 
+def _expanded_rows_model() -> onnx.ModelProto:
+    """``x: float[batch, 8, 64]``; token ids, a (1, 8) row of zeros ``Expand``-ed to
+    ``(batch, 8)``, look up a (10, 64) table (BERT's token type ids); a random (1, 1, 64) row
+    expanded to ``(batch, 1, 64)`` is put before ``x + table[ids]`` (ViT's class token)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(np.zeros((1, 8), np.int64), "ids"),
+        numpy_helper.from_array(rng.standard_normal((10, 64)).astype(np.float32), "table"),
+        numpy_helper.from_array(rng.standard_normal((1, 1, 64)).astype(np.float32), "cls"),
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        numpy_helper.from_array(np.array([8], np.int64), "eight"),
+        numpy_helper.from_array(np.array([1, 64], np.int64), "one64"),
+    ]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["b"], axis=0),
+        helper.make_node("Concat", ["b", "eight"], ["ids_shape"], axis=0),
+        helper.make_node("Expand", ["ids", "ids_shape"], ["ids_b"]),
+        helper.make_node("Gather", ["table", "ids_b"], ["emb"], axis=0),
+        helper.make_node("Add", ["x", "emb"], ["h"]),
+        helper.make_node("Concat", ["b", "one64"], ["cls_shape"], axis=0),
+        helper.make_node("Expand", ["cls", "cls_shape"], ["cls_b"]),
+        helper.make_node("Concat", ["cls_b", "h"], ["y"], axis=1),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "expanded_rows",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 9, 64])],
+        inits,
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_constants_expanded_to_the_batch_run_at_any_size(tmp_path, pipeline_helpers):
+    """Constants ``Expand``-ed to the input's batch (what BERT's and ViT's exports do): at batch
+    1 the compiler folds them, so the sequential module reads the batch-free row and expands it
+    to the batch, and matches onnxruntime at batch 1, 3 and 8 (it had kept batch 1 with a
+    note). The weights file serves both programs: the parallel one loads from it too."""
+    import ramiel
+
+    model = _expanded_rows_model()
+    onnx.checker.check_model(model, full_check=True)
+    path = str(tmp_path / "rows.onnx")
+    onnx.save(model, path)
+    with ramiel.compile(path, clusters=2, out_dir=str(tmp_path / "out")) as compiled:
+        assert compiled.result.dynamic_batch == ("x",), compiled.result.notes
+        with open(compiled.result.sequential_path) as f:
+            assert ".expand(batch, " in f.read()
+        g = torch.Generator().manual_seed(0)
+        for b in (1, 3, 8):
+            x = torch.randn((b, 8, 64), generator=g)
+            with torch.no_grad():
+                (got,) = outputs(compiled.sequential(x))
+            (ref,) = pipeline_helpers.ort_run(model, {"x": x.numpy()})
+            assert got.shape == (b, 9, 64)
+            pipeline_helpers.assert_close(got, ref, RTOL, f"batch {b}")
+        x = torch.randn((1, 8, 64), generator=g)
+        (ref,) = pipeline_helpers.ort_run(model, {"x": x.numpy()})
+        pipeline_helpers.assert_close(outputs(compiled(x))[0], ref, RTOL, "parallel")
+
+
 def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pipeline_helpers):
     """The compiler checks a dynamic-batch module at another batch size on the meta device;
     Resize's per-axis index tables (cached by size) were made there too, as meta tensors, and

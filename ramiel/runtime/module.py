@@ -66,15 +66,23 @@ from ramiel.runtime.program import (
 from ramiel.runtime.weights import Weights, to_formats
 
 
-def with_state(cls: type, state: Mapping[str, torch.Tensor], **kwargs: Any) -> Any:
+def with_state(
+    cls: type, state: Mapping[str, torch.Tensor], only_own: bool = False, **kwargs: Any
+) -> Any:
     """``cls(**kwargs)`` (a module class) holding the tensors of ``state`` (no copy): built on the
     meta device, so its own uninitialised weights take no memory, then
-    ``load_state_dict(state, assign=True)``.
+    ``load_state_dict(state, assign=True)``; with ``only_own``, the tensors of ``state`` that
+    are not the module's are skipped (a compilation's weights file holds those of both its
+    programs: the sequential one can read a constant that the parallel one folded into another).
 
-    Raises ``RuntimeError`` (``load_state_dict``) for a missing or unexpected weight.
+    Raises ``RuntimeError`` (``load_state_dict``) for a missing weight, one of another shape, or
+    (without ``only_own``) an unexpected one.
     """
     with torch.device("meta"):
         model = cls(**kwargs)
+    if only_own:
+        own = model.state_dict().keys()
+        state = {k: v for k, v in state.items() if k in own}
     model.load_state_dict(state, assign=True)
     return model
 
@@ -164,7 +172,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         cluster functions read them in (:func:`~ramiel.runtime.weights.to_formats`); the
         processes backend's shared copy keeps that format.
 
-        Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a weight or has another.
+        The file holds the weights of both programs of the compilation; the tensors only the
+        sequential one reads are skipped. Raises ``RuntimeError`` (``load_state_dict``) when the
+        file lacks a weight or holds one of another shape.
         """
         if path is None:
             mod = sys.modules.get(cls.__module__)
@@ -174,7 +184,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             path = os.path.join(os.path.dirname(os.path.abspath(where)), cls.WEIGHTS_FILE)
         with torch.inference_mode(False):  # plain tensors even under inference mode
             state = load_file(os.fspath(path), device=str(device or "cpu"))
-            return with_state(cls, to_formats(state, cls.WEIGHT_FORMATS), **kwargs)
+            return with_state(cls, to_formats(state, cls.WEIGHT_FORMATS), only_own=True, **kwargs)
 
     # ---------------------------------------------------------------------------- the workers
 
