@@ -7,6 +7,7 @@ cover the real-model conventions (initializers listed as inputs, ConstantOfShape
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import onnx
@@ -415,3 +416,78 @@ def test_ops_without_a_lowering_rule_are_listed_at_import():
         ("RoiAlign", "roi", "no lowering rule for this operator"),
         ("FooBar", "foo", "no ONNX operator 'FooBar' in the default domain at opset 17"),
     ]
+
+
+def _big_weight_model(ir_version: int = 8) -> onnx.ModelProto:
+    """``x: float[1, 2048]`` times a (2048, 64) weight, reshaped by a constant shape input
+    (data propagation) to (8, 8), inside an If whose branches read the weight too; with
+    ``ir_version`` 3 the initializers are also graph inputs, as IR versions before 4 required."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((2048, 64)).astype(np.float32), "W")
+    shape = numpy_helper.from_array(np.array([8, 8], np.int64), "shape")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+
+    def branch(name: str, op: str) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node(op, ["m", "m"], [f"{name}_out"])],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, [None, None])],
+        )
+
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["m"]),
+        helper.make_node(
+            "If",
+            ["cond"],
+            ["b"],
+            then_branch=branch("then", "Add"),
+            else_branch=branch("else", "Mul"),
+        ),
+        helper.make_node("Reshape", ["b", "shape"], ["y"]),
+    ]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048])]
+    inits = [w, shape, cond]
+    if ir_version < 4:
+        inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in inits]
+    g = helper.make_graph(
+        nodes,
+        "big",
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])],
+        inits,
+    )
+    return helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 13)], ir_version=max(ir_version, 3)
+    )
+
+
+@pytest.mark.parametrize("ir_version", [8, 3])
+def test_prepare_model_infers_as_onnx_does_on_the_whole_model(ir_version):
+    """The checker and shape inference run on the model without its large initializers'
+    data (ramiel.importer._skeleton): the shapes inferred (in the If's branches too) are
+    onnx's on the whole model, and the model keeps every initializer, in its order."""
+    from ramiel.importer import SKELETON_ELEMENTS, prepare_model
+
+    model = _big_weight_model(ir_version)
+    assert math.prod(model.graph.initializer[0].dims) > SKELETON_ELEMENTS
+    whole = onnx.shape_inference.infer_shapes(
+        model, check_type=True, strict_mode=True, data_prop=True
+    )
+    got = prepare_model(model)
+    assert got.graph.value_info == whole.graph.value_info
+    assert got.graph.output == whole.graph.output
+    assert got.graph.node == whole.graph.node  # the If's branches, with their inferred shapes
+    assert [t.name for t in got.graph.initializer] == ["W", "shape", "cond"]
+    assert got.graph.initializer == model.graph.initializer
+    assert got.graph.input == model.graph.input
+    assert [d.dim_value for d in got.graph.output[0].type.tensor_type.shape.dim] == [8, 8]
+
+
+def test_a_large_initializer_of_the_wrong_size_is_one_checker_error():
+    """A large initializer whose data does not fit its dims (left out of the checked skeleton)
+    is still the ONNX checker's one error."""
+    model = _big_weight_model()
+    model.graph.initializer[0].raw_data = model.graph.initializer[0].raw_data[:-4]
+    with pytest.raises(ImportError_, match="the ONNX checker rejects the model"):
+        import_onnx(model)
