@@ -410,9 +410,10 @@ def _forward(module: ModuleOp) -> tp.FuncOp:
     raise RamielError("the module has no sequential torchpy.func")
 
 
-BroadcastWeight = Callable[[tp.WeightOp, tp.WeightOp], "tp.WeightOp | None"]
+BroadcastWeight = Callable[[tp.WeightOp, tp.WeightOp], "tuple[tp.WeightOp, int] | None"]
 """Given a weight of the two samples that differs between them, the batch-free weight (of
-shape ``(1, ...)``) that ``.expand(batch, ...)`` turns into it at every batch size, or ``None``."""
+size 1 along the axis that is the batch) and that axis: ``.expand(..., batch, ...)`` turns it
+into the weight at every batch size; or ``None``."""
 
 
 def generalize(
@@ -441,7 +442,7 @@ def generalize(
     size.results[0].name_hint = BATCH_NAME
     set_str(size, NODE_NAME_ATTR, "the batch size")
     rewrites: list[tuple[tp.CallOp | tp.MethodOp, dict[str, str]]] = []
-    expanded: list[tuple[tp.WeightOp, tp.WeightOp]] = []
+    expanded: list[tuple[tp.WeightOp, tp.WeightOp, int]] = []
     for oa, ob in zip(ops_a, ops_b, strict=True):
         if type(oa) is not type(ob) or len(oa.operands) != len(ob.operands):
             raise _NotPolymorphic(f"{_where(oa)} is another statement at another batch size")
@@ -452,7 +453,7 @@ def generalize(
             if oa.key != ob.key or oa.result.type != ob.result.type or oa.value != ob.value:
                 row = broadcast(oa, ob) if broadcast is not None and oa.key == ob.key else None
                 if row is not None:
-                    expanded.append((oa, row))
+                    expanded.append((oa, *row))
                     continue
                 raise _NotPolymorphic(
                     f"weight '{oa.key.data}'{_readers(oa)} depends on the batch size (a constant "
@@ -493,14 +494,15 @@ def generalize(
     ba.insert_op_before(size, first)
     for op, changed in rewrites:
         _replace_call(op, changed, size.results[0])
-    for weight, row in expanded:
-        _expand_weight(weight, row, size.results[0])
+    for weight, row, axis in expanded:
+        _expand_weight(weight, row, axis, size.results[0])
     return a
 
 
-def _expand_weight(weight: tp.WeightOp, row: tp.WeightOp, batch: SSAValue) -> None:
-    """Replace ``weight`` (a constant whose dimension 0 is the batch, every row alike) by
-    ``row`` (its batch-free row) and ``row.expand(batch, ...)`` before its first reader."""
+def _expand_weight(weight: tp.WeightOp, row: tp.WeightOp, axis: int, batch: SSAValue) -> None:
+    """Replace ``weight`` (a constant whose dimension ``axis`` is the batch, every row alike)
+    by ``row`` (its batch-free row) and ``row.expand(..., batch, ...)`` before its first
+    reader."""
     block = weight.parent_block()
     assert block is not None
     readers = {use.operation for use in weight.result.uses}
@@ -509,11 +511,12 @@ def _expand_weight(weight: tp.WeightOp, row: tp.WeightOp, batch: SSAValue) -> No
     expand = tp.MethodOp(
         "expand",
         [row.result, batch],
-        [1, *(str(d) for d in shape[1:])],
+        [1 if i == axis else str(d) for i, d in enumerate(shape)],
         None,
         [weight.result.type],
     )
-    set_str(expand, NODE_NAME_ATTR, get_str(next(iter(readers)), NODE_NAME_ATTR) or "")
+    reader = get_str(next(iter(readers)), NODE_NAME_ATTR)
+    set_str(expand, NODE_NAME_ATTR, reader or f"{weight.key.data} along the batch")
     block.insert_op_before(row, weight)
     block.insert_op_before(expand, at)
     weight.result.replace_all_uses_with(expand.results[0])
@@ -525,47 +528,55 @@ def _broadcast_rows(
 ) -> BroadcastWeight:
     """The :data:`BroadcastWeight` of the samples (their weights in ``a_store``,
     ``b_store``) against the static program ``static`` compiled for batch ``bound`` (its
-    weights in ``static_store``), where one row is every row of both samples' weights
-    (dimension 0: the sample's batch size): the static weight of the same key, of shape ``(1,
-    ...)``, when it is that row; where the static program has no weight of that key (it folded
+    weights in ``static_store``), where one row is every row of both samples' weights along
+    the one axis where they differ (of the samples' batch sizes; a GRU's initial state
+    ``(layers, batch, hidden)``): the static weight of the same key, of size 1 there, when it
+    is that row; where the static program has no weight of that key (it folded
     the constant further), a new inline one holding the row, where it is a splat or tiny (as
     the samples' constants that depend on the batch are: ``--constant-fold`` folds no other
     ``Expand``)."""
     have = {op.key.data: op for op in static.walk() if isinstance(op, tp.WeightOp)}
 
-    def rows(op: tp.WeightOp, store: Any, n: int) -> np.ndarray | None:
+    def row(op: tp.WeightOp, store: Any, axis: int, n: int) -> np.ndarray | None:
+        """The one row of ``op`` along ``axis`` (of size ``n``), or ``None``."""
         t = op.result.type
-        if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[0] != n:
+        if not isinstance(t, TensorType) or len(t.get_shape()) <= axis:
             return None
         arr = constant_value(op.value, store)
-        if arr is None or arr.shape[0] != n:
+        if arr is None or arr.shape[axis] != n:
             return None
-        first = arr[:1]
-        same = np.array_equal(
-            arr, np.broadcast_to(first, arr.shape), equal_nan=arr.dtype.kind in "fc"
-        )
-        return first if same else None
+        first = arr.take([0], axis=axis)
+        kind = arr.dtype.kind in "fc"
+        return first if np.array_equal(arr, np.broadcast_to(first, arr.shape), kind) else None
 
     def same(x: np.ndarray, y: np.ndarray) -> bool:
         return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
 
-    def broadcast(oa: tp.WeightOp, ob: tp.WeightOp) -> tp.WeightOp | None:
-        if bound != 1:
+    def broadcast(oa: tp.WeightOp, ob: tp.WeightOp) -> tuple[tp.WeightOp, int] | None:
+        ta, tb = oa.result.type, ob.result.type
+        if bound != 1 or not isinstance(ta, TensorType) or not isinstance(tb, TensorType):
             return None
-        ra = rows(oa, a_store, SAMPLE_BATCHES[0])
-        rb = rows(ob, b_store, SAMPLE_BATCHES[1])
+        sa, sb = list(ta.get_shape()), list(tb.get_shape())
+        axes = [i for i, (x, y) in enumerate(zip(sa, sb, strict=False)) if x != y]
+        if len(sa) != len(sb) or len(axes) != 1:
+            return None
+        (axis,) = axes
+        if (sa[axis], sb[axis]) != SAMPLE_BATCHES:
+            return None
+        ra = row(oa, a_store, axis, SAMPLE_BATCHES[0])
+        rb = row(ob, b_store, axis, SAMPLE_BATCHES[1])
         if ra is None or rb is None or not same(ra, rb):
             return None
         mine = have.get(oa.key.data)
         if mine is not None:  # the batch-1 program reads the row itself
-            rs = rows(mine, static_store, 1)
-            return mine.clone() if rs is not None and same(ra, rs) else None
+            rs = row(mine, static_store, axis, 1)
+            return (mine.clone(), axis) if rs is not None and same(ra, rs) else None
         # the batch-1 program folded it further (a Gather of constant ids): a new weight, inline
         flat = ra.reshape(-1)
         if flat.size > INLINE_LIMIT and not np.all(flat == flat[0]):
             return None
         value = dense_from_numpy(np.ascontiguousarray(ra))
-        return tp.WeightOp(oa.key.data, value, value.type)
+        return tp.WeightOp(oa.key.data, value, value.type), axis
 
     return broadcast
 
