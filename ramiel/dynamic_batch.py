@@ -25,7 +25,9 @@ batch size when the graph says the batch is free:
   A constant folded from an ``Expand`` to the batch (BERT's token type ids, a splat of shape
   ``(17, 32)``), whose rows are all one row in both samples, becomes that row (the batch-1
   program's constant, or a new one where that program folded it further) read as
-  ``row.expand(batch, 32)``. The sequential module can read a constant the batch-1 program does
+  ``row.expand(batch, 32)`` (along whichever axis is the batch: a GRU's initial state
+  ``(layers, batch, hidden)``). Statements inside ``if``/``for``/``while`` blocks are compared
+  the same way, with the blocks' structure. The sequential module can read a constant the batch-1 program does
   not (ViT's class token, which the batch-1 program folded into the result of its ``Expand``):
   an inline one, or a model tensor the weights file holds with the same data; the parallel and
   the sequential program then read different tensors of the one weights file, and each
@@ -50,7 +52,7 @@ import os
 import re
 import tempfile
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -385,15 +387,43 @@ def _generalize_literal(a: str, b: str, batch_ref: str) -> str | None:
     return _unparse(ast.fix_missing_locations(out), subscript)
 
 
-def _index(block: Block) -> dict[SSAValue, tuple[int, int]]:
-    """SSA value -> (defining position, result index); block arguments are (-1 - i, 0)."""
-    pos: dict[SSAValue, tuple[int, int]] = {}
-    for i, a in enumerate(block.args):
-        pos[a] = (-1 - i, 0)
-    for i, op in enumerate(block.ops):
-        for j, r in enumerate(op.results):
-            pos[r] = (i, j)
+def _statements(block: Block) -> Iterator[Operation]:
+    """The ops of ``block`` and of the blocks of its if/for/while statements, in source order."""
+    for op in block.ops:
+        yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _statements(inner)
+
+
+def _index(block: Block) -> dict[Any, tuple[int, int]]:
+    """SSA value -> (defining position, result index) over :func:`_statements`; the arguments of
+    the ``k``-th block (``block`` itself: 0, then its statements' blocks in source order) are
+    ``(-1 - k, i)``; an op -> ``(its position, the number of its block)`` (:func:`_place`)."""
+    pos: dict[Any, tuple[int, int]] = {}
+    blocks = 0
+
+    def visit(b: Block) -> None:
+        nonlocal blocks
+        k = blocks
+        blocks += 1
+        for i, arg in enumerate(b.args):
+            pos[arg] = (-1 - k, i)
+        for op in b.ops:
+            pos[op] = (len(pos), k)
+            for j, r in enumerate(op.results):
+                pos[r] = (pos[op][0], j)
+            for region in op.regions:
+                for inner in region.blocks:
+                    visit(inner)
+
+    visit(block)
     return pos
+
+
+def _place(op: Operation, pos: dict[Any, tuple[int, int]]) -> int:
+    """The number of the block ``op`` is in (see :func:`_index`)."""
+    return pos[op][1]
 
 
 def _items(op: tp.CallOp | tp.MethodOp) -> list[tuple[str, Any]]:
@@ -430,7 +460,7 @@ def generalize(
     """
     fa, fb = _forward(a), _forward(b)
     ba, bb = fa.body.block, fb.body.block
-    ops_a, ops_b = list(ba.ops), list(bb.ops)
+    ops_a, ops_b = list(_statements(ba)), list(_statements(bb))
     if len(ops_a) != len(ops_b) or len(ba.args) != len(bb.args):
         first = next((x for x, y in zip(ops_a, ops_b, strict=False) if x.name != y.name), None)
         where = f" from {_where(first)} on" if first is not None else ""
@@ -446,8 +476,14 @@ def generalize(
     for oa, ob in zip(ops_a, ops_b, strict=True):
         if type(oa) is not type(ob) or len(oa.operands) != len(ob.operands):
             raise _NotPolymorphic(f"{_where(oa)} is another statement at another batch size")
-        if [pa[v] for v in oa.operands] != [pb[v] for v in ob.operands]:
+        if [pa[v] for v in oa.operands] != [pb[v] for v in ob.operands] or _place(oa, pa) != _place(
+            ob, pb
+        ):
             raise _NotPolymorphic(f"{_where(oa)} has other operands at another batch size")
+        if isinstance(oa, (*tp.REGION_OPS, tp.YieldOp)):  # if/for/while: the same structure
+            if oa.properties != ob.properties:
+                raise _NotPolymorphic(f"{_where(oa)}: {oa.name} differs at another batch size")
+            continue
         if isinstance(oa, tp.WeightOp):
             assert isinstance(ob, tp.WeightOp)
             if oa.key != ob.key or oa.result.type != ob.result.type or oa.value != ob.value:
@@ -506,7 +542,7 @@ def _expand_weight(weight: tp.WeightOp, row: tp.WeightOp, axis: int, batch: SSAV
     block = weight.parent_block()
     assert block is not None
     readers = {use.operation for use in weight.result.uses}
-    at = next(op for op in block.ops if op in readers)
+    at = next(op for op in block.ops if any(op is r or op.is_ancestor(r) for r in readers))
     shape = weight.result.type.get_shape()  # type: ignore[attr-defined]
     expand = tp.MethodOp(
         "expand",

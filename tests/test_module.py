@@ -219,11 +219,14 @@ def _free_squeezenet(path: str) -> str:
     return path
 
 
-@pytest.mark.parametrize("name", ["inception", "transformer", "light_squeezenet", "gru_tagger"])
+@pytest.mark.parametrize(
+    "name", ["inception", "transformer", "light_squeezenet", "gru_tagger", "refiner"]
+)
 def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
     """A model whose input dimension 0 is symbolic (PyTorch's ``dynamic_axes`` export, whose
     reshapes come from ``Shape -> Gather -> Concat`` chains; squeezenet with a free batch; the
-    GRU tagger, whose initial state of zeros ``(layers, batch, hidden)`` the compiler folds): the
+    GRU tagger, whose initial state of zeros ``(layers, batch, hidden)`` the compiler folds; the
+    refiner, whose ``forward`` has a loop): the
     sequential module (with the static program's memory formats, prepacked convolutions and
     in-place ops) matches onnxruntime at batch 1, 3 and 8, and exports once with a dynamic
     batch dimension; the parallel program stays compiled for batch 1 and says so."""
