@@ -710,3 +710,29 @@ def test_the_shape_asserts_are_known_when_the_file_is_gone(tmp_path):
         warnings.simplefilter("error", RuntimeWarning)
         torch.testing.assert_close(mod.shaped(w, x), torch.relu(x * 2))
     assert [(e.error, e.note) for e in mod.shaped.events] == [(None, None)]
+
+
+def test_warm_up_runs_on_random_floats(tmp_path, monkeypatch):
+    """start()'s warm-up inference, on which each onednn-graph segment checks its fused trace
+    against its statements and times both, feeds normal-distributed floats (seed 0), not
+    zeros: a wrong kernel can still map zeros to the right result."""
+    from ramiel.runtime.runner import Runner
+
+    seen: list[dict[str, torch.Tensor]] = []
+    run = Runner.run
+
+    def recording(self, feeds, *args, **kwargs):
+        seen.append({k: v.clone() for k, v in feeds.items()})
+        return run(self, feeds, *args, **kwargs)
+
+    monkeypatch.setattr(Runner, "run", recording)
+    res = compile_model(
+        fork_join(), str(tmp_path), CompileOptions(clusters=1, compile="onednn-graph")
+    )
+    with CompiledModel(res, CompileOptions(clusters=1)) as model:
+        model.start()
+    (x,) = seen[0].values()
+    assert x.dtype == torch.float32 and x.shape == (1, 3, 16, 16)
+    assert 0.5 < float(x.std()) < 1.5 and float(x.abs().min()) < float(x.abs().max())
+    expected = torch.randn(x.shape, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(x, expected)

@@ -23,7 +23,7 @@ every later call runs the compiled code: no recompilation per call (an input who
 from the compilation's, or that requires grad, is first copied into the compiled layout, so no
 dynamo guard fails and recompiles on a call). The runtimes compile every
 segment before the first inference (:func:`ramiel.runtime.start` runs one warm-up inference on
-zero inputs: each segment is compiled in the thread or process that runs it, at the thread count
+random inputs: each segment is compiled in the thread or process that runs it, at the thread count
 and with the tensor layouts it will see), so compile time is not part of an inference's
 latency; :meth:`ramiel.runtime.Runner.compile_report` lists it per segment. One exception: an
 inference under load runs with fewer intra-op threads than planned

@@ -8,7 +8,7 @@ arrived) and returns the outputs. Because inferences never overlap, every channe
 again when the next inference starts.
 
 A program with compiled segments (:mod:`ramiel.runtime.compiled`) is compiled by ``start``: it
-runs one warm-up inference on zero inputs, so that every segment compiles (or loads from
+runs one warm-up inference on random inputs, so that every segment compiles (or loads from
 inductor's on-disk cache) in the thread or process that runs it, before the first real
 inference; ``Runner.compile_report()`` lists each compilation with its time.
 
@@ -198,17 +198,25 @@ class Runner(ProgramNames):
         return list(self._compile_events)
 
     def warm_up(self, timeout_s: float | None = None) -> None:
-        """Run one inference on zero inputs (compiles a compiled program's segments, each for
-        its thread count). With ``onednn-graph`` segments (a fraction of a second each) and more
-        than one planned thread per worker, one more at 1 thread: an inference under load runs
-        with fewer threads (:mod:`ramiel.runtime.contention`), and would otherwise compile
-        then. (Inductor's segments take tens of seconds each: they compile for the planned
-        count only, and for another on its first inference.)"""
+        """Run one inference (compiles a compiled program's segments, each for its thread
+        count) on inputs drawn from a normal distribution (seed 0; integer and bool inputs: zeros,
+        valid indices): an ``onednn-graph`` segment checks its fused trace against its eager
+        statements and times both on what this inference gives it, and zeros would check little
+        (a wrong kernel can still map zeros to the right result) and time a special case. With
+        ``onednn-graph`` segments (a fraction of a second each) and more than one planned thread
+        per worker, one more at 1 thread: an inference under load runs with fewer threads
+        (:mod:`ramiel.runtime.contention`), and would otherwise compile then. (Inductor's
+        segments take tens of seconds each: they compile for the planned count only, and for
+        another on its first inference.)"""
         feeds: dict[str, torch.Tensor] = {}
+        g = torch.Generator().manual_seed(0)
         for name, chans in self.program.inputs.items():
             if chans:
                 spec = self.program.channels[chans[0]]
                 feeds[name] = torch.zeros(spec.shape, dtype=spec.dtype)
+                if spec.dtype.is_floating_point or spec.dtype.is_complex:
+                    with contextlib.suppress(RuntimeError, TypeError):  # no randn: float8
+                        feeds[name] = torch.randn(spec.shape, generator=g, dtype=spec.dtype)
             else:
                 feeds[name] = torch.zeros(())
         counts = [self.threads_per_worker]
