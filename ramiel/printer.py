@@ -570,7 +570,7 @@ _LOADER = """\
         from safetensors.torch import load_file
 
         from ramiel.runtime.memory import reuse_freed_memory
-{formats_import}
+        from ramiel.runtime.weights import own_tensors{formats_import}
         reuse_freed_memory()  # freed tensor memory kept for reuse (RAMIEL_MALLOC=0: off)
         if path is None:
             path = Path(__file__).resolve().with_name(cls.WEIGHTS_FILE)
@@ -589,17 +589,14 @@ def _loader_text(formats: bool) -> str:
     if not formats:
         return _LOADER.format(
             formats_doc="",
-            formats_import="",
+            formats_import="\n",
             load='            state = load_file(str(path), device=str(device or "cpu"))\n'
-            "            own = model.state_dict().keys()\n"
-            "            model.load_state_dict({k: v for k, v in state.items() if k in own}, assign=True)\n",
+            "            model.load_state_dict(own_tensors(model, state), assign=True)\n",
         )
     return _LOADER.format(
         formats_doc="; the weights of\n        ``WEIGHT_FORMATS`` converted once into their memory format",
-        formats_import="        from ramiel.runtime.weights import to_formats\n",
-        load='            state = load_file(str(path), device=str(device or "cpu"))\n'
-        "            own = model.state_dict().keys()\n"
-        "            state = {k: v for k, v in state.items() if k in own}\n"
+        formats_import=", to_formats\n",
+        load='            state = own_tensors(model, load_file(str(path), device=str(device or "cpu")))\n'
         "            model.load_state_dict(to_formats(state, cls.WEIGHT_FORMATS), assign=True)\n",
     )
 

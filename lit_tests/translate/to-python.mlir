@@ -30,8 +30,7 @@
 // SEQ:          def from_safetensors(cls, path=None, device=None):
 // SEQ:              with torch.inference_mode(False):
 // SEQ-NEXT:             state = load_file(str(path), device=str(device or "cpu"))
-// SEQ-NEXT:             own = model.state_dict().keys()
-// SEQ-NEXT:             model.load_state_dict({k: v for k, v in state.items() if k in own}, assign=True)
+// SEQ-NEXT:             model.load_state_dict(own_tensors(model, state), assign=True)
 // SEQ:          def forward(self, x):
 // SEQ-NEXT:         """The graph outputs: output."""
 // SEQ-NEXT:         c = F.conv2d(x, self.conv1_W, None, stride=(2, 2), padding=(1, 1))  # conv1 (Conv)

@@ -63,7 +63,7 @@ from ramiel.runtime.program import (
     RunnerClosed,
     check_threads,
 )
-from ramiel.runtime.weights import Weights, to_formats
+from ramiel.runtime.weights import Weights, own_tensors, to_formats
 
 
 def with_state(
@@ -81,8 +81,7 @@ def with_state(
     with torch.device("meta"):
         model = cls(**kwargs)
     if only_own:
-        own = model.state_dict().keys()
-        state = {k: v for k, v in state.items() if k in own}
+        state = own_tensors(model, state)
     model.load_state_dict(state, assign=True)
     return model
 

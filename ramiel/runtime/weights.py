@@ -149,6 +149,18 @@ def to_formats(
     return out
 
 
+def own_tensors(
+    module: torch.nn.Module, tensors: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """The tensors of ``tensors`` (a weights file's) that are ``module``'s own state (its
+    ``state_dict`` keys): a compilation's one weights file holds the tensors of both its
+    programs, and the sequential one can read a constant the parallel one does not (or the
+    other way round: :mod:`ramiel.dynamic_batch`). What ``module`` lacks is not dropped here:
+    ``load_state_dict`` names it."""
+    own = module.state_dict().keys()
+    return {k: v for k, v in tensors.items() if k in own}
+
+
 def as_weights(weights: Weights | Mapping[str, torch.Tensor] | str | Path | None) -> Weights:
     """Accept a :class:`Weights`, a dict of tensors, a ``.safetensors`` path or ``None`` (empty)."""
     if weights is None:
