@@ -736,3 +736,44 @@ def test_warm_up_runs_on_random_floats(tmp_path, monkeypatch):
     assert 0.5 < float(x.std()) < 1.5 and float(x.abs().min()) < float(x.abs().max())
     expected = torch.randn(x.shape, generator=torch.Generator().manual_seed(0))
     torch.testing.assert_close(x, expected)
+
+
+@pytest.mark.parametrize("first", ["call", "trace"])
+def test_fx_symbolic_trace_sees_the_statements(fj_onednn, first):
+    """``torch.fx.symbolic_trace`` of a sequential module with onednn-graph segments records
+    the statements, whether the module ran before (a shape comparison on an fx Proxy had
+    failed: found by a fresh-user check) or not (the trace's Proxies had left the segment eager
+    for good): the graph module matches eager, and the next call compiles."""
+    with CompiledModel(fj_onednn, CompileOptions(clusters=2)) as m:
+        seq = m.sequential
+        mod = sys.modules[type(seq).__module__]
+        segs = [v for v in vars(mod).values() if isinstance(v, compiled_mod.Segment)]
+        assert segs
+        x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(20))
+        with torch.no_grad():
+            eager = seq(x) if first == "call" else None
+            graph = torch.fx.symbolic_trace(seq)
+            got = graph(x)
+            again = seq(x)
+        assert all(s.events and s.events[-1].error is None for s in segs)
+        torch.testing.assert_close(got, again)
+        if eager is not None:
+            torch.testing.assert_close(got, eager)
+
+
+def test_an_error_in_the_trace_is_the_statements_error():
+    """An index out of range raises the statements' IndexError from the traced version too,
+    not TorchScript's multi-line RuntimeError (which one runs follows the timing: found by a
+    fresh-user check)."""
+
+    @segment(backend="onednn-graph")
+    def lookup(w, ids):
+        return w.table[ids] * 2
+
+    w = Weights({"table": torch.randn(10, 4, generator=torch.Generator().manual_seed(21))})
+    with torch.no_grad():
+        ids = torch.tensor([[1, 2, 3]])
+        torch.testing.assert_close(lookup(w, ids), w.table[ids] * 2)
+        assert lookup._entries and all(e.fn is not lookup.fn for e in lookup._entries.values())
+        with pytest.raises(IndexError, match="out of bounds"):
+            lookup(w, torch.tensor([[1, 2, 17]]))

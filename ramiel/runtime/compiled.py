@@ -235,9 +235,15 @@ class Segment:
         if (
             torch.compiler.is_compiling()
             or torch.jit.is_tracing()
-            or any(isinstance(x, torch.Tensor) and _wrapped(x) for x in inputs)
+            or torch.fx._symbolic_trace.is_fx_symbolic_tracing()
+            or any(
+                isinstance(x, torch.fx.Proxy) or (isinstance(x, torch.Tensor) and _wrapped(x))
+                for x in inputs
+            )
         ):
-            # dynamo, torch.export, a trace, torch.func's transforms (functionalize: the
+            # dynamo, torch.export, a trace, torch.fx.symbolic_trace (its Proxies: a shape
+            # comparison on one fails, and a first call on them had left the segment eager for
+            # good; found by a fresh-user check), torch.func's transforms (functionalize: the
             # generated forward's autograd guard; vmap, grad), tensor subclasses: the readable
             # statements (a compiled version run on a functionalized input had segfaulted)
             return self.fn(w, *inputs)
@@ -262,7 +268,20 @@ class Segment:
                 if st is not None and (x.stride() != st or x.requires_grad):
                     inputs = _as_compiled(inputs, entry.strides)
                     break
-            return entry.fn(w, *inputs)
+            if entry.fn is self.fn:
+                return self.fn(w, *inputs)
+            try:
+                return entry.fn(w, *inputs)
+            except Exception:
+                # the statements' own error (an index out of range: IndexError, not
+                # TorchScript's multi-line RuntimeError), whichever version the timing chose
+                # (found by a fresh-user check); on copies, as the failed run may have written
+                # its inputs. Should they run, the compiled version's error stands.
+                try:
+                    self.fn(w, *_copies(inputs))
+                except Exception as eager:  # noqa: BLE001 - re-raised as the caller's error
+                    raise eager from None
+                raise
         if not enabled():
             return self.fn(w, *inputs)  # off
         return self._compile_and_call(w, inputs)
