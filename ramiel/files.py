@@ -194,12 +194,14 @@ def read_json_file(path: str | os.PathLike[str], what: str) -> object:
     """
     where = f"{what} {os.fspath(path)}"
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return json.load(f)
     except OSError as e:
         raise RamielError(f"{where}: cannot read it: {e.strerror or e}") from None
     except json.JSONDecodeError as e:
         raise RamielError(f"{where}: not JSON: {e}") from None
+    except UnicodeDecodeError as e:  # found by a fresh-user check (an internal error)
+        raise RamielError(f"{where}: not JSON: not UTF-8 text (byte {e.start})") from None
 
 
 def write_text(path: str | os.PathLike[str], text: str, what: str = "output file") -> None:

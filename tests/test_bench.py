@@ -524,3 +524,22 @@ def test_a_failed_model_reads_as_ramiel_s_message(tmp_path):
     )[:3]
     assert results[0].error and "ImportError_" not in results[0].error
     assert "empty.onnx" in results[0].error
+
+
+def test_trace_names_with_quotes_and_backslashes_read_back(tmp_path):
+    """A node or channel name with ``"``, a backslash or a newline, as a profiler label: torch's
+    ``export_chrome_trace`` writes names unescaped, so ``ramiel bench`` of a node named ``a"b``
+    failed to read its own trace (found by a fresh-user check); the labels replace them."""
+    import torch
+
+    from ramiel.bench.trace import _profiler_name
+
+    name = _profiler_name('put conv "1"\\x\nn')
+    assert name == "put conv '1'/x n"
+    cpu = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=cpu) as prof, torch.profiler.record_function(name):
+        torch.ones(2).add_(1)
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    names = {e.get("name") for e in json.loads(path.read_text())["traceEvents"]}
+    assert name in names

@@ -652,3 +652,14 @@ def test_compiling_into_a_tune_directory_notes_its_files(tmp_path, capsys):
     assert "tune.json, candidates in " in text.out + text.err
     assert "are from an earlier 'ramiel tune'" in text.out + text.err
     assert (out / "tune.json").exists()
+
+
+@pytest.mark.parametrize("flag", ["--transfer-cost", "--profile"])
+def test_a_json_option_file_that_is_not_text_is_one_error(flag, tmp_path, capsys):
+    """A ``--transfer-cost`` (or ``--profile``) file that is not UTF-8 text: one error naming
+    it (found by a fresh-user check: an internal error, UnicodeDecodeError)."""
+    path = tmp_path / "g.json"
+    path.write_bytes(b"garbage\x00\xff")
+    line = _run(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), flag, str(path)],
+                capsys)  # fmt: skip
+    assert str(path) in line and "internal error" not in line, line

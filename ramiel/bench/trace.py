@@ -91,7 +91,7 @@ class _TracingChannel:
 
         self._state.in_channel = True
         try:
-            with record_function(f"get {name}"):
+            with record_function(_profiler_name(f"get {name}")):
                 return self._ch.get(name)
         finally:
             self._state.in_channel = False
@@ -101,7 +101,7 @@ class _TracingChannel:
 
         self._state.in_channel = True
         try:
-            with record_function(f"put {name}"):
+            with record_function(_profiler_name(f"put {name}")):
                 self._ch.put(name, tensor)
         finally:
             self._state.in_channel = False
@@ -118,12 +118,12 @@ def _traced_cluster(cluster: str, fn: Callable[..., Any], module_path: str | Non
         def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             if getattr(state, "in_channel", False):
                 return func(*args, **(kwargs or {}))
-            with record_function(_statement_label(source)):
+            with record_function(_profiler_name(_statement_label(source))):
                 return func(*args, **(kwargs or {}))
 
     def run(ch: Any, w: Any) -> None:
         _tids[threading.get_native_id()] = cluster
-        with record_function(f"cluster {cluster}"), _Label():
+        with record_function(_profiler_name(f"cluster {cluster}")), _Label():
             fn(_TracingChannel(ch, state), w)
 
     run.__name__ = run.__qualname__ = getattr(fn, "__name__", cluster)
@@ -131,6 +131,18 @@ def _traced_cluster(cluster: str, fn: Callable[..., Any], module_path: str | Non
 
 
 @functools.lru_cache(maxsize=4096)
+def _profiler_name(text: str) -> str:
+    """``text`` as a ``record_function`` name: torch 2.13's ``export_chrome_trace`` writes names
+    into its JSON unescaped, so a ``"``, a backslash or a control character in an ONNX name made
+    the trace unreadable (found by a fresh-user check: ``ramiel bench`` of a node named
+    ``a"b``): ``'``, ``/`` and a space stand for them."""
+    return _UNSAFE_IN_TRACE.sub(lambda m: _TRACE_SUBSTITUTES.get(m.group(), " "), text)
+
+
+_UNSAFE_IN_TRACE = re.compile(r'["\\\x00-\x1f\x7f]')
+_TRACE_SUBSTITUTES = {'"': "'", "\\": "/"}
+
+
 def _realpath(filename: str) -> str:
     return os.path.realpath(filename)
 
