@@ -454,11 +454,15 @@ def ir_text(data: bytes, name: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        if _is_onnx_model(data):
-            raise RamielError(
-                f"{name}: an ONNX model, not IR; import it first: "
-                f"ramiel-translate --import-onnx {shlex.quote(name)}"
-            ) from None
+        text = None
+    # a small model's protobuf can be valid UTF-8 (a Relu of three ASCII names: found by a
+    # fresh-user check, "Unexpected character"), but IR text has no control characters
+    if (text is None or _CONTROL.search(text)) and _is_onnx_model(data):
+        raise RamielError(
+            f"{name}: an ONNX model, not IR; import it first: "
+            f"ramiel-translate --import-onnx {shlex.quote(name)}"
+        ) from None
+    if text is None:
         raise RamielError(
             f"{name}: not IR text (not UTF-8; an ONNX model must be imported "
             "with ramiel-translate --import-onnx)"
@@ -466,6 +470,9 @@ def ir_text(data: bytes, name: str) -> str:
     if not _COMMENT.sub("", text).strip():
         return "builtin.module {\n}\n"
     return text
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
 
 
 def _is_onnx_model(data: bytes) -> bool:

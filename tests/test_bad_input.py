@@ -302,6 +302,21 @@ def test_binary_ir(tmp_path, capsys):
         assert "an ONNX model, not IR; import it first: ramiel-translate --import-onnx" in line
 
 
+def test_a_small_onnx_model_that_is_valid_utf8_is_named(tmp_path, capsys):
+    """A one-Relu model whose protobuf bytes happen to be valid UTF-8 is still told apart
+    from IR text (found by a fresh-user check: a parse error, "Unexpected character")."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g", [x], [y])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    data = model.SerializeToString()
+    data.decode("utf-8")  # the premise
+    f = tmp_path / "q.onnx"
+    f.write_bytes(data)
+    line = _error(opt, [str(f)], capsys, 1)
+    assert "an ONNX model, not IR; import it first: ramiel-translate --import-onnx" in line
+
+
 def test_ir_text_in_a_file_named_onnx_and_empty_input(tmp_path, capsys):
     """IR text is IR whatever the file is called, and a file with nothing but blanks and
     comments is an empty module (as for mlir-opt), not a syntax error at 1:1."""
