@@ -663,3 +663,28 @@ def test_a_json_option_file_that_is_not_text_is_one_error(flag, tmp_path, capsys
     line = _run(driver, ["compile", SQUEEZENET, "-o", str(tmp_path / "out"), flag, str(path)],
                 capsys)  # fmt: skip
     assert str(path) in line and "internal error" not in line, line
+
+
+@pytest.mark.parametrize(("weights", "shape", "noted"), [(True, [4], True), (False, [4], False),
+                                                         (True, [1], False)])  # fmt: skip
+def test_run_notes_constant_outputs_only_where_random_weights_would_help(
+    weights, shape, noted, tmp_path, capsys
+):
+    """``ramiel run``'s note that every output element is equal (the zoo models' constant
+    weights: rerun with --random-weights) is for a model with weights and outputs of more than
+    one element (found by a fresh-user check: it came for a weightless model and a scalar)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+    if weights:
+        w = numpy_helper.from_array(np.zeros(shape, np.float32), "W")
+        nodes, inits = [helper.make_node("Mul", ["x", "W"], ["y"])], [w]
+    else:
+        nodes, inits = [helper.make_node("Mul", ["x", "x"], ["m"]), helper.make_node(
+            "Sub", ["m", "m"], ["y"])], []  # fmt: skip
+    g = helper.make_graph(nodes, "g", [x], [y], inits)
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    rc = tool_status(driver.main, ["run", str(path), "--clusters", "1", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert ("every output element is equal" in out) == noted, out
