@@ -164,7 +164,10 @@ class Comparison:
         lines += [f"note: {n}" for n in self.notes]
         if nodes > 0 and self.nodes:
             shown = self.nodes[:nodes]
-            width = min(48, max(len("node"), *(len(n.name) for n in shown)))
+            # a name as the generated code's comments write it (ascii, escaped): a newline in
+            # one had broken the table (found by a fresh-user check)
+            names = [ascii(n.name)[1:-1] for n in shown]
+            width = min(48, max(len("node"), *(len(x) for x in names)))
             lines += [
                 "",
                 f"the {len(shown)} of {len(self.nodes)} nodes with the largest gaps "
@@ -172,8 +175,8 @@ class Comparison:
                 f"{'node':<{width}} {'op type':<20} {'ramiel ms':>10} {'ort ms':>9} "
                 f"{'ratio':>7} {'gap ms':>8}",
             ]
-            for n in shown:
-                name = n.name if len(n.name) <= width else n.name[: width - 3] + "..."
+            for n, name in zip(shown, names, strict=True):
+                name = name if len(name) <= width else name[: width - 3] + "..."
                 ort = f"{n.ort_ms:>9.3f}" if n.ort_ms is not None else f"{'-':>9}"
                 rt = ratio(n.ramiel_ms, n.ort_ms) if n.ort_ms is not None else "      -"
                 lines.append(

@@ -113,6 +113,17 @@ def test_table_lists_the_nodes_with_the_largest_gaps():
     assert long.startswith("x" * 45 + "...") and "-0.200" in long
 
 
+def test_node_names_are_escaped_in_the_table():
+    """A node name with a newline (or other non-ascii text) stays on its row, escaped as the
+    generated code's comments write it (found by a fresh-user check: the table broke)."""
+    nodes = [NodeRow("conv\n1 \u540d", "Conv", 3.0, 1.0)]
+    c = Comparison(
+        "m.onnx", 1, "auto", 5, [OpTypeRow("Conv", 3.0, 1.0, 1, 1)], 4.0, 2.0, nodes=nodes
+    )
+    lines = c.to_text(nodes=1).splitlines()
+    assert lines[-1].split() == ["conv\\n1", "\\u540d", "Conv", "3.000", "1.000", "3.00x", "+2.000"]
+
+
 def _model(path: str) -> str:
     rng = np.random.default_rng(0)
     w1 = numpy_helper.from_array(rng.standard_normal((16, 3, 3, 3)).astype(np.float32), "w1")
