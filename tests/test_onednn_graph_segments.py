@@ -777,3 +777,24 @@ def test_an_error_in_the_trace_is_the_statements_error():
         assert lookup._entries and all(e.fn is not lookup.fn for e in lookup._entries.values())
         with pytest.raises(IndexError, match="out of bounds"):
             lookup(w, torch.tensor([[1, 2, 17]]))
+
+
+def test_instance_norm_traces():
+    """``F.instance_norm`` checks its input's spatial size with Python values (under tracing:
+    a TracerWarning inside torch); the trace holds the shape anyway, so the segment traces
+    (found by a fresh-user check: it ran eagerly with a warning on every model)."""
+
+    @segment(backend="onednn-graph")
+    def norm(w, x):
+        return torch.relu(F.instance_norm(x, weight=w.scale, bias=w.shift, eps=1e-5))
+
+    g = torch.Generator().manual_seed(22)
+    w = Weights({"scale": torch.randn(4, generator=g), "shift": torch.randn(4, generator=g)})
+    x = torch.randn(1, 4, 8, 8, generator=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with torch.no_grad():
+            got = norm(w, x)
+    torch.testing.assert_close(got, torch.relu(F.instance_norm(x, None, None, w.scale, w.shift)))
+    assert [e.error for e in norm.events] == [None]
+    assert all(e.fn is not norm.fn for e in norm._entries.values())

@@ -783,10 +783,35 @@ def _check_trace_warnings(
             continue
         if w.filename == assert_file and w.lineno in assert_lines:
             continue
+        if (os.path.realpath(w.filename), w.lineno) in _torch_shape_checks():
+            continue
         first = str(w.message).split(". ")[0]
-        raise RuntimeError(
-            f"the trace depends on a tensor's value at {w.filename}:{w.lineno} ({first})"
+        raise RuntimeError(  # the reason first: a long path is what a shortened message loses
+            f"the trace depends on a tensor's value ({first}) at {w.filename}:{w.lineno}"
         )
+
+
+@functools.cache
+def _torch_shape_checks() -> frozenset[tuple[str, int]]:
+    """The lines (real path, number) of torch's own checks of an input's shape inside
+    ``torch.nn.functional`` (``_verify_batch_size`` of batch norm, ``_verify_spatial_size`` of
+    instance norm): under tracing they turn sizes into Python values, but the trace is made for
+    and run on one input shape. An InstanceNormalization segment had never traced (found by a
+    fresh-user check)."""
+    import torch.nn.functional as F  # lazy: torch (loaded with this module anyway)
+
+    lines: set[tuple[str, int]] = set()
+    for name in ("_verify_batch_size", "_verify_spatial_size"):
+        fn = getattr(F, name, None)
+        if fn is None:
+            continue
+        try:
+            source, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            continue
+        path = os.path.realpath(inspect.getsourcefile(fn) or "")
+        lines.update((path, first + i) for i in range(len(source)))
+    return frozenset(lines)
 
 
 def _check_same(expected: Any, got: Any) -> None:
