@@ -530,8 +530,8 @@ def generalize(
     ba.insert_op_before(size, first)
     for op, changed in rewrites:
         _replace_call(op, changed, size.results[0])
-    for weight, row, axis in expanded:
-        _expand_weight(weight, row, axis, size.results[0])
+    for weight, batch_free, axis in expanded:
+        _expand_weight(weight, batch_free, axis, size.results[0])
     return a
 
 

@@ -34,12 +34,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import google.protobuf.message
 import numpy as np
 import onnx
 import onnx.numpy_helper
 import onnx.shape_inference
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -299,7 +298,7 @@ def _copy_fields(src: Any, dst: Any, skip: str) -> None:
     for fd, value in src.ListFields():
         if fd.name == skip:
             continue
-        if isinstance(value, google.protobuf.message.Message):
+        if isinstance(value, Message):
             getattr(dst, fd.name).CopyFrom(value)
         elif isinstance(value, str | bytes | int | float | bool):
             setattr(dst, fd.name, value)
