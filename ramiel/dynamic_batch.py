@@ -11,7 +11,7 @@ batch size when the graph says the batch is free:
   with a fixed batch of 1); ``False`` turns this off. The parallel program is compiled for the
   batch that ``input_shapes`` binds, else the model's own fixed value, else 1 (a note says so).
 * **How** (:func:`generalize_batch`). The sequential module is lowered twice more, with the batch
-  bound to :data:`SAMPLE_BATCHES` (two primes no model is built around), with the optimisations
+  bound to :data:`SAMPLE_BATCHES` (17 and 130: an odd and an even size, one above 128), with the optimisations
   of the static program that hold at any batch size (its memory formats, :func:`copy_layout`;
   ``--prepack-conv`` and ``--prepack-matmul``, whose helpers pack a weight once per input shape;
   ``--inplace``), and the
@@ -37,8 +37,11 @@ batch size when the graph says the batch is free:
   constant shape with 1 in the batch position fails ONNX shape inference at batch 17) keeps the
   static module, with a compile-time note naming the node, and the module then checks the batch
   size with one clear error (``torch._assert``, which ``torch.fx`` and ``torch.export`` keep).
-  Known blind spot: a value that saturates at a constant above both samples (``min(B, 32)``, a
-  Slice end of 32 on the batch axis) looks like ``B``; no exporter emits one for batch-free models.
+  Known blind spots: a value that saturates at a constant above both samples (``min(B, 256)``,
+  a Slice end of 256 on the batch axis, ``if B > 200``) looks like ``B``, and one that compares
+  the batch with a size other than the samples and the bound one (``B == 2``) looks constant;
+  the TorchScript exporter writes such code where the model has it (``x[:32]`` on the batch
+  axis, ``if x.shape[0] > 32``).
 
 The ONNX graph outputs are not declared in terms of the batch; onnx shape inference recomputes
 them at each sample.
@@ -86,8 +89,12 @@ from ramiel.runtime.module import generated_class
 from ramiel.runtime.program import import_from_path
 from ramiel.weights import INLINE_LIMIT, constant_value, dense_from_numpy
 
-SAMPLE_BATCHES = (17, 19)
-"""The two batch sizes the sequential module is compared at (distinct primes above 16)."""
+SAMPLE_BATCHES = (17, 130)
+"""The two batch sizes the sequential module is compared at: an odd one and an even one above
+128, neither a size models are built around, so that a value of the batch's parity
+(``B % 2``) or of a threshold up to 128 (``x[:32]``, ``if B > 64``) differs between them (with
+17 and 19, both odd and below 32, such values had been frozen as constants: a fresh-user
+check)."""
 
 BATCH_NAME = "batch"
 """The name hint of ``x.shape[0]`` in the generated ``forward``."""
@@ -740,6 +747,7 @@ def generalize_batch(
             )
             general = generalize(a, b, order.index(names[0]), broadcast)
             _same_weights(general, static, store_a, store_static)
+            _keep_static_weights(general, static)
             # INPUTS lists the bound shapes (the printed table)
             fs, fg = _forward(static), _forward(general)
             for ga, sa in zip(fg.body.block.args, fs.body.block.args, strict=True):
@@ -857,6 +865,22 @@ def _same_weights(
                 f"weight '{op.key.data}'{_readers(op)} is not the one of the "
                 f"batch-{SAMPLE_BATCHES[0]} program (a constant folded from the input's shape)"
             )
+
+
+def _keep_static_weights(general: ModuleOp, static: ModuleOp) -> None:
+    """Give ``general`` the weights ``static`` reads and it does not (a constant the batch-1
+    program folded from the batch, ``general`` computes), unread: they are tensors of the one
+    weights file (the parallel program reads them), so the sequential class registers them as
+    buffers and ``load_state_dict(load_file(weights.safetensors))`` takes the file as it is
+    (found by a fresh-user check: "Unexpected key(s)")."""
+    mine = {op.key.data for op in general.walk() if isinstance(op, tp.WeightOp)}
+    block = _forward(general).body.block
+    first = block.first_op
+    assert first is not None
+    for op in static.walk():
+        if isinstance(op, tp.WeightOp) and op.key.data not in mine:
+            mine.add(op.key.data)
+            block.insert_op_before(op.clone(), first)
 
 
 def _same_tensor(op: tp.WeightOp, sample_store: Any, static_store: Any) -> bool:

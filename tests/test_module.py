@@ -356,6 +356,61 @@ def test_constants_expanded_to_the_batch_run_at_any_size(tmp_path, pipeline_help
         x = torch.randn((1, 8, 64), generator=g)
         (ref,) = pipeline_helpers.ort_run(model, {"x": x.numpy()})
         pipeline_helpers.assert_close(outputs(compiled(x))[0], ref, RTOL, "parallel")
+        # the plain PyTorch way takes the file as it is (a fresh-user check: "Unexpected key(s)"
+        # of the constants only the parallel program reads)
+        plain = type(compiled.sequential)()
+        plain.load_state_dict(load_file(compiled.result.weights_path))
+        with torch.no_grad():
+            pipeline_helpers.assert_close(outputs(plain(x))[0], ref, RTOL, "plain load")
+
+
+def _batch_valued_model(kind: str) -> onnx.ModelProto:
+    """``x: float[batch, 4]``; ``mod``: ``x * (batch % 2)``; ``slice``: ``x[:32]`` (the
+    TorchScript exporter's ``x[:32]``), both computed from ``Shape(x)``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    consts = {
+        "zero": np.array([0], np.int64),
+        "two": np.array([2], np.int64),
+        "end": np.array([32], np.int64),
+    }
+    inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
+    if kind == "mod":
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["b"], axis=0),
+            helper.make_node("Mod", ["b", "two"], ["m"]),
+            helper.make_node("Cast", ["m"], ["f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["x", "f"], ["y"]),
+        ]
+        out = ["batch", 4]
+    else:
+        nodes = [helper.make_node("Slice", ["x", "zero", "end", "zero"], ["y"])]
+        out = ["rows", 4]
+    g = helper.make_graph(
+        nodes,
+        kind,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+        inits,
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("kind", ["mod", "slice"])
+def test_values_of_the_batch_that_two_odd_samples_would_share_keep_the_batch(kind, tmp_path):
+    """The batch's parity and a Slice end of 32 on the batch axis: the sample batches differ in
+    both, so the module keeps the bound batch with a note (with 17 and 19 such a value had been
+    frozen: silently wrong results at an even batch, or beyond 32; a fresh-user check)."""
+    import ramiel
+
+    path = str(tmp_path / f"{kind}.onnx")
+    onnx.save(_batch_valued_model(kind), path)
+    with ramiel.compile(path, clusters=1, out_dir=str(tmp_path / "out")) as compiled:
+        assert compiled.result.dynamic_batch == ()
+        assert any("keeps batch size 1" in n for n in compiled.result.notes), compiled.result.notes
+        with pytest.raises(AssertionError, match="runs batch size 1 only"):
+            compiled.sequential(torch.ones(40, 4))
 
 
 def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pipeline_helpers):
