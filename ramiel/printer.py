@@ -563,9 +563,9 @@ _LOADER = """\
         \"\"\"An instance holding the weights of the safetensors file ``path`` (default:
         ``WEIGHTS_FILE`` beside this module), on ``device`` (default: the CPU){formats_doc}.
 
-        The file holds the weights of both programs of the compilation; the tensors only the
-        parallel one reads are skipped. Raises ``RuntimeError`` (``load_state_dict``) when the
-        file lacks a weight or holds one of another shape.
+        A tensor of the file that is no buffer of this class (one only the parallel program
+        reads) is skipped. Raises ``RuntimeError`` (``load_state_dict``) when the file lacks a
+        weight or holds one of another shape.
         \"\"\"
         from safetensors.torch import load_file
 
