@@ -236,10 +236,7 @@ class Segment:
             torch.compiler.is_compiling()
             or torch.jit.is_tracing()
             or torch.fx._symbolic_trace.is_fx_symbolic_tracing()
-            or any(
-                isinstance(x, torch.fx.Proxy) or (isinstance(x, torch.Tensor) and _wrapped(x))
-                for x in inputs
-            )
+            or any(isinstance(x, torch.Tensor) and _wrapped(x) for x in inputs)
         ):
             # dynamo, torch.export, a trace, torch.fx.symbolic_trace (its Proxies: a shape
             # comparison on one fails, and a first call on them had left the segment eager for
@@ -741,10 +738,25 @@ def _constant(value: Any) -> Any:
 
 
 @functools.cache
-def _assert_lines() -> tuple[str, frozenset[int]]:
-    """The file and lines of ``torch._assert``'s own body."""
-    code = torch._assert.__code__
-    return code.co_filename, frozenset(line for _, line in dis.findlinestarts(code) if line)
+def _torch_shape_checks() -> frozenset[tuple[str, int]]:
+    """The lines (real path, number) of torch's own functions that check an input's shape:
+    ``torch._assert`` (a condition the trace made a tensor, as ``x.shape[0] == 1`` of a
+    ``--dynamic-batch`` module compiled for batch 1 only) and, inside ``torch.nn.functional``,
+    ``_verify_batch_size`` of batch norm and ``_verify_spatial_size`` of instance norm (an
+    InstanceNormalization segment had never traced: found by a fresh-user check). Under
+    tracing they turn sizes into Python values, but the trace is made for and run on one input
+    shape."""
+    import torch.nn.functional as F  # lazy: torch (loaded with this module anyway)
+
+    names = ("_verify_batch_size", "_verify_spatial_size")
+    fns = (torch._assert, *(getattr(F, name, None) for name in names))
+    lines: set[tuple[str, int]] = set()
+    for fn in fns:
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            path = os.path.realpath(code.co_filename)
+            lines.update((path, line) for _, line in dis.findlinestarts(code) if line)
+    return frozenset(lines)
 
 
 def _generated_asserts(fn: Callable[..., Any]) -> frozenset[tuple[str, int]]:
@@ -768,11 +780,9 @@ def _check_trace_warnings(
 ) -> None:
     """Raise ``RuntimeError`` for the first ``TracerWarning`` in ``caught`` (a tensor made a Python
     value while tracing: the trace holds that value as a constant) that is neither on a generated
-    ``torch._assert(...)`` line nor inside ``torch._assert`` (a condition the trace made a tensor,
-    as ``x.shape[0] == 1`` of a ``--dynamic-batch`` module compiled for batch 1 only): those
-    check the input shapes the trace is made for, and the segment runs a trace only on inputs of
-    those shapes. Other warnings are shown again."""
-    assert_file, assert_lines = _assert_lines()
+    ``torch._assert(...)`` line nor inside one of torch's shape checks
+    (:func:`_torch_shape_checks`): those check the input shapes the trace is made for, and the
+    segment runs a trace only on inputs of those shapes. Other warnings are shown again."""
     for w in caught:
         if not issubclass(w.category, torch.jit.TracerWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -781,37 +791,12 @@ def _check_trace_warnings(
             continue
         if _is_assert(linecache.getline(w.filename, w.lineno)):
             continue
-        if w.filename == assert_file and w.lineno in assert_lines:
-            continue
         if (os.path.realpath(w.filename), w.lineno) in _torch_shape_checks():
             continue
         first = str(w.message).split(". ")[0]
         raise RuntimeError(  # the reason first: a long path is what a shortened message loses
             f"the trace depends on a tensor's value ({first}) at {w.filename}:{w.lineno}"
         )
-
-
-@functools.cache
-def _torch_shape_checks() -> frozenset[tuple[str, int]]:
-    """The lines (real path, number) of torch's own checks of an input's shape inside
-    ``torch.nn.functional`` (``_verify_batch_size`` of batch norm, ``_verify_spatial_size`` of
-    instance norm): under tracing they turn sizes into Python values, but the trace is made for
-    and run on one input shape. An InstanceNormalization segment had never traced (found by a
-    fresh-user check)."""
-    import torch.nn.functional as F  # lazy: torch (loaded with this module anyway)
-
-    lines: set[tuple[str, int]] = set()
-    for name in ("_verify_batch_size", "_verify_spatial_size"):
-        fn = getattr(F, name, None)
-        if fn is None:
-            continue
-        try:
-            source, first = inspect.getsourcelines(fn)
-        except (OSError, TypeError):
-            continue
-        path = os.path.realpath(inspect.getsourcefile(fn) or "")
-        lines.update((path, first + i) for i in range(len(source)))
-    return frozenset(lines)
 
 
 def _check_same(expected: Any, got: Any) -> None:
