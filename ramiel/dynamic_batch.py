@@ -589,11 +589,7 @@ def _broadcast_rows(
         if arr is None or arr.shape[axis] != n:
             return None
         first = arr.take([0], axis=axis)
-        kind = arr.dtype.kind in "fc"
-        return first if np.array_equal(arr, np.broadcast_to(first, arr.shape), kind) else None
-
-    def same(x: np.ndarray, y: np.ndarray) -> bool:
-        return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+        return first if _same_array(arr, np.broadcast_to(first, arr.shape)) else None
 
     def broadcast(oa: tp.WeightOp, ob: tp.WeightOp) -> tuple[tp.WeightOp, int] | None:
         ta, tb = oa.result.type, ob.result.type
@@ -608,12 +604,12 @@ def _broadcast_rows(
             return None
         ra = row(oa, a_store, axis, SAMPLE_BATCHES[0])
         rb = row(ob, b_store, axis, SAMPLE_BATCHES[1])
-        if ra is None or rb is None or not same(ra, rb):
+        if ra is None or rb is None or not _same_array(ra, rb):
             return None
         mine = have.get(oa.key.data)
         if mine is not None:  # the batch-1 program reads the row itself
             rs = row(mine, static_store, axis, 1)
-            return (mine.clone(), axis) if rs is not None and same(ra, rs) else None
+            return (mine.clone(), axis) if rs is not None and _same_array(ra, rs) else None
         # the batch-1 program folded it further (a Gather of constant ids): a new weight, inline
         flat = ra.reshape(-1)
         if flat.size > INLINE_LIMIT and not np.all(flat == flat[0]):
@@ -900,12 +896,12 @@ def _same_tensor(op: tp.WeightOp, sample_store: Any, static_store: Any) -> bool:
         ours = constant_value(value, sample_store)
     except RamielError:
         return False
-    return (
-        theirs is not None
-        and ours is not None
-        and theirs.dtype == ours.dtype
-        and np.array_equal(theirs, ours, equal_nan=theirs.dtype.kind in "fc")
-    )
+    return theirs is not None and ours is not None and _same_array(theirs, ours)
+
+
+def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
+    """Same dtype, shape and values (NaN equal to NaN)."""
+    return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
 
 
 __all__ = [
