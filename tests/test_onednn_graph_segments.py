@@ -9,11 +9,14 @@ on light_squeezenet and light_shufflenet with random weights.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -25,7 +28,7 @@ from ramiel.compiler import CompiledModel, CompileOptions, compile_model
 from ramiel.errors import RamielError
 from ramiel.models import randomize_weights
 from ramiel.passes.compile_segments import SEGMENT_BACKENDS
-from ramiel.runtime import Weights
+from ramiel.runtime import Weights, trial
 from ramiel.runtime import compiled as compiled_mod
 from ramiel.runtime.compiled import BACKENDS, segment
 from tests.test_compiled import fork_join, ort_outputs, run_fork_join
@@ -798,3 +801,154 @@ def test_instance_norm_traces():
     torch.testing.assert_close(got, torch.relu(F.instance_norm(x, None, None, w.scale, w.shift)))
     assert [e.error for e in norm.events] == [None]
     assert all(e.fn is not norm.fn for e in norm._entries.values())
+
+
+def _conv_relu() -> tuple[Any, Weights, torch.Tensor]:
+    """An onednn-graph segment whose trace fuses a Relu into a convolution, its weights and an
+    input (random, finite)."""
+
+    @segment(backend="onednn-graph")
+    def conv_relu(w, x):
+        return torch.relu(F.conv2d(x, w.k, w.b, padding=1))
+
+    g = torch.Generator().manual_seed(0)
+    w = Weights({"k": torch.randn(8, 4, 3, 3, generator=g), "b": torch.randn(8, generator=g)})
+    return conv_relu, w, torch.randn(1, 4, 8, 8, generator=g)
+
+
+def test_nan_in_an_input_runs_the_statements_so_it_stays_nan(monkeypatch):
+    """oneDNN Graph's fused Relu turns NaN into 0 (eager PyTorch and onnxruntime keep it): a
+    traced segment whose input holds NaN or an infinity runs its statements. Without that check
+    the trace loses the NaN, which is what the last assertion shows."""
+    seg, w, x = _conv_relu()
+    bad = x.clone()
+    bad[0, 0, 3, 3] = float("nan")
+    with torch.no_grad():
+        seg(w, x)  # traced and fused
+        assert seg.events[-1].error is None and seg.events[-1].note is None
+        got = seg(w, bad)
+        assert got.isnan().any()
+        torch.testing.assert_close(got, seg.fn(w, bad), equal_nan=True)
+        monkeypatch.setattr(compiled_mod, "_finite", lambda _values: True)
+        assert not seg(w, bad).isnan().any()  # the fused trace, unchecked
+
+
+def test_a_model_fed_nan_gives_nan_where_onnxruntime_does(fj_onednn, pipeline_helpers):
+    """The whole program (both modules) fed an input with a NaN: its outputs hold NaN where
+    onnxruntime's do, after the segments were traced on finite inputs."""
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(3))
+    x[0, 1, 5, 5] = float("nan")
+    ref = torch.from_numpy(ort_outputs(fork_join(), {"x": x})[0])
+    assert ref.isnan().any()
+    with CompiledModel(fj_onednn, CompileOptions(clusters=2)) as model:
+        torch.testing.assert_close(model.run({"x": x})["y"], ref, equal_nan=True)
+        model.sequential(torch.randn(1, 3, 16, 16))  # traced
+        torch.testing.assert_close(model.sequential(x), ref, equal_nan=True)
+
+
+def test_weights_that_hold_nan_run_the_statements():
+    seg, w, x = _conv_relu()
+    w.b[2] = float("inf")
+    with torch.no_grad():
+        torch.testing.assert_close(seg(w, x), seg.fn(w, x), equal_nan=True)
+    (event,) = seg.events
+    assert event.error is None and "a weight holds NaN or infinity" in event.note
+
+
+@pytest.mark.skipif(not trial.available(), reason="trial runs need fork (Linux)")
+def test_a_fusion_that_crashes_costs_a_child_process_not_the_caller(monkeypatch):
+    """The fusion runs first in a forked child: where it crashes there (a segmentation fault, as
+    TorchScript's fusion did on EfficientNet-B0), the segment runs its statements, with a
+    warning that says so, and this process goes on."""
+    caller = os.getpid()
+    real = compiled_mod._traced_run
+
+    def crashes(bound, inputs, expected, fuse, **kw):
+        if fuse:
+            if os.getpid() == caller:
+                raise AssertionError("the caller ran the fusion its trial saw crash")
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return real(bound, inputs, expected, fuse, **kw)
+
+    monkeypatch.setattr(compiled_mod, "_traced_run", crashes)
+    seg, w, x = _conv_relu()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            torch.testing.assert_close(seg(w, x), seg.fn(w, x))
+            torch.testing.assert_close(seg(w, x), seg.fn(w, x))
+    (event,) = seg.events
+    assert "killed by signal SIGSEGV" in event.error
+    assert any("conv_relu could not be compiled" in str(c.message) for c in caught)
+
+
+@pytest.mark.skipif(not trial.available(), reason="trial runs need fork (Linux)")
+def test_a_fusion_trial_that_hangs_is_killed(monkeypatch):
+    caller = os.getpid()
+    real = compiled_mod._traced_run
+
+    def hangs(bound, inputs, expected, fuse, **kw):
+        if os.getpid() != caller:
+            time.sleep(60)
+        return real(bound, inputs, expected, fuse, **kw)
+
+    monkeypatch.setattr(compiled_mod, "_traced_run", hangs)
+    monkeypatch.setattr(compiled_mod, "TRIAL_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(compiled_mod, "TRIAL_TIMEOUT_RUNS", 0)
+    seg, w, x = _conv_relu()
+    t0 = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.no_grad():
+            torch.testing.assert_close(seg(w, x), seg.fn(w, x))
+    assert time.monotonic() - t0 < 20
+    (event,) = seg.events
+    assert "still running after 0 s (killed)" in event.error or "still running after 1 s" in (
+        event.error
+    )
+
+
+@pytest.mark.skipif(not trial.available(), reason="trial runs need fork (Linux)")
+def test_the_caller_runs_only_the_attempt_that_worked_in_the_trial(monkeypatch):
+    """The fusion failed in the child (an exception, as on shufflenet's concatenations) and its
+    work-around worked: the caller traces once, with the work-around, and no fused attempt."""
+    caller = os.getpid()
+    real = compiled_mod._traced_run
+    calls: list[dict[str, Any]] = []
+
+    def plain_fusion_fails(bound, inputs, expected, fuse, **kw):
+        if os.getpid() == caller:
+            calls.append({"fuse": fuse, **kw})
+        if fuse and not kw.get("bound_cats"):
+            raise RuntimeError("vector::_M_range_check")
+        return real(bound, inputs, expected, fuse, **kw)
+
+    monkeypatch.setattr(compiled_mod, "_traced_run", plain_fusion_fails)
+
+    @segment(backend="onednn-graph")
+    def joined(w, x):
+        return torch.cat([torch.relu(x * w.k), x], dim=1) + 1
+
+    w = Weights({"k": torch.full((1, 4, 1, 1), 2.0)})
+    x = torch.randn(1, 4, 3, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(joined(w, x), joined.fn(w, x))
+    assert [c.get("bound_cats") for c in calls] == [True]
+    (event,) = joined.events
+    assert event.error is None and event.note is None
+
+
+def test_trial_gives_the_childs_text_and_says_how_a_child_ended():
+    if not trial.available():
+        with pytest.raises(RuntimeError, match="no fork"):
+            trial.run_in_child(lambda: "x", 5)
+        return
+    assert trial.run_in_child(lambda: f"{torch.get_num_threads()} thread", 30) == "1 thread"
+
+    def fails() -> str:
+        raise ValueError("no")
+
+    with pytest.raises(trial.TrialCrash, match="exited with status 1 without a result"):
+        trial.run_in_child(fails, 30)
+    with pytest.raises(trial.TrialCrash, match="killed by signal SIGABRT"):
+        trial.run_in_child(lambda: str(os.abort()), 30)
