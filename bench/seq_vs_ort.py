@@ -3,19 +3,21 @@
 Usage::
 
     python bench/seq_vs_ort.py [MODEL ...] [--layout auto,nchw] [--program LABEL=DIR ...]
-                               [--compile] [--onednn-graph] [--threads 1] [--budget 40]
-                               [--out FILE]
+                               [--compile] [--onednn-graph] [--eager] [--threads 1]
+                               [--budget 40] [--out FILE]
 
 MODEL: ``.onnx`` paths, zoo names or project models as ``ramiel bench`` takes them (default:
 the nine zoo models, ``inception`` and ``transformer``). For each model, the sequential module
 (``model_seq.py``) of every program -- one compiled here per ``--layout`` value (the current
-tree), and ``--program LABEL=DIR`` directories holding one compiled elsewhere (``DIR/<model>/``
+tree, default compile options: since 2026-12-06 ``onednn-graph`` segments where the cost model
+says they pay), and ``--program LABEL=DIR`` directories holding one compiled elsewhere (``DIR/<model>/``
 with ``model_seq.py`` and ``weights.safetensors``, e.g. by an older checkout), with
 ``--compile`` also the compiled sequential module of the current tree (``compile=True``,
 layout ``auto``: column ``compiled``; it compiles in its timing process at start-up), with
 ``--onednn-graph`` the sequential module with ``onednn-graph`` segments (``compile=
-"onednn-graph"``: traced, run by TorchScript with oneDNN Graph fusion; column ``onednn-graph``)
--- and
+"onednn-graph"``: traced, run by TorchScript with oneDNN Graph fusion; column ``onednn-graph``),
+with ``--eager`` the sequential module without segments (``compile=False``, layout ``auto``:
+column ``eager``) -- and
 onnxruntime on the original model (default graph optimisations, sequential executor, no
 spinning: ``ramiel bench``'s ``ort-1t``; with ``--ort-spinning`` also with spinning, its own
 default, column ``ort-spin``; the untimed pause before each call is then 0.1 s, longer than its
@@ -63,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the sequential module with onednn-graph segments (column onednn-graph)",
     )
+    ap.add_argument(
+        "--eager",
+        action="store_true",
+        help="also the sequential module without compiled segments (column eager)",
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=40.0, help="seconds of timing per model")
     ap.add_argument("--out", help="also write the table to this file")
@@ -95,9 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     plan = dataclasses.replace(Plan(), budget_s=args.budget, malloc_tuning=tune_malloc())
     if args.ort_spinning:  # onnxruntime's threads spin for 50 ms and more after a run
         plan = dataclasses.replace(plan, gap_s=max(plan.gap_s, 0.1))
-    compiled = {"compiled": True} if args.compile else {}
+    compiled: dict[str, bool | str] = {"compiled": True} if args.compile else {}
     if args.onednn_graph:
         compiled["onednn-graph"] = "onednn-graph"
+    if args.eager:
+        compiled["eager"] = False
     labels = [f"ramiel {lay}" for lay in layouts] + list(compiled)
     labels += list(programs)
     if args.ort_spinning:

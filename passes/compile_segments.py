@@ -66,6 +66,56 @@ SEGMENT_BACKENDS = ("inductor", "onednn-graph")
 the pass does not import torch)."""
 
 
+ENV_DISABLE = "RAMIEL_AUTO_SEGMENTS"
+"""Set to ``0`` and the default compile option (``compile="auto"``) prints no segments: the
+eager program, as ``--no-compile`` gives (:func:`onednn_graph_pays` is not asked). The test
+suite sets it, but where a test is about the default's segments (they made CI's tests take 21
+minutes instead of 10)."""
+
+AUTO_CALL_US: dict[str, float] = {"onnx.Conv": 50.0, "onnx.Gemm": 30.0, "onnx.MatMul": 30.0}
+"""What an op costs eagerly beyond its kernel, in µs (1 thread), that an ``onednn-graph`` trace
+saves: eager PyTorch makes oneDNN's primitive descriptor again on every convolution call
+(50-70 µs each in a model, measured with ``ONEDNN_VERBOSE`` kernel times against the profiler's
+op times: ``python bench/conv_overhead.py``, 2026-12-05, AMD EPYC), and a prepacked matrix
+product its primitive (about 30 µs: :func:`ramiel.runtime.ops.matmul_prepacked`)."""
+
+AUTO_MIN_SAVING_US = 500.0
+"""The least estimated saving (:data:`AUTO_CALL_US` over the model's ops, µs per inference at
+1 thread) for which the default (``compile="auto"``) traces the program's segments."""
+
+AUTO_MIN_SHARE = 0.02
+"""The least estimated saving, as a share of the estimated sequential time (the schedule's
+W), for which the default traces the program's segments: below it the first call's trace
+(0.1-3 s) buys little (VGG-19: 0.15 %, AlexNet 0.8 %, no gain measured)."""
+
+
+def onednn_graph_pays(module: ModuleOp, work_us: float) -> tuple[bool, str]:
+    """Whether the default (``compile="auto"``) prints ``onednn-graph`` segments for
+    ``module`` (after clustering: its ``onnx`` ops; ``work_us``: the schedule's estimated
+    sequential time, µs), and why, for the compile notes: the estimated saving of
+    :data:`AUTO_CALL_US` over its ops must reach :data:`AUTO_MIN_SAVING_US` and
+    :data:`AUTO_MIN_SHARE` of ``work_us``.
+
+    Measured (``bench/seq_vs_ort.py --onednn-graph``, 1 thread, 2026-12-05 and -06): on the
+    models this says yes to, the trace ran 1.02-1.6x faster than eager (light_shufflenet
+    saving 40 % of W, light_squeezenet 12 %, light_densenet121 7 %, the inception models 4 %,
+    light_resnet50 2.3 %); on those it says no to, 1.00-1.06x (light_vgg19 0.15 %,
+    light_bvlc_alexnet 0.8 %, light_zfnet512 0.4 %)."""
+    counts: dict[str, int] = {}
+    for op in module.walk():
+        if op.name in AUTO_CALL_US:
+            counts[op.name] = counts.get(op.name, 0) + 1
+    saving = sum(AUTO_CALL_US[name] * n for name, n in counts.items())
+    calls = ", ".join(f"{n} {name.removeprefix('onnx.')}" for name, n in sorted(counts.items()))
+    share = saving / work_us if work_us > 0 else 0.0
+    why = (
+        f"estimated eager call overhead {saving / 1000:.2f} ms per inference "
+        f"({calls or 'no Conv, Gemm or MatMul'}), {100 * share:.1f} % of the estimated "
+        f"{work_us / 1000:.2f} ms"
+    )
+    return saving >= AUTO_MIN_SAVING_US and share >= AUTO_MIN_SHARE, why
+
+
 def _runs(block: Block) -> list[tuple[list[Operation], int | None]]:
     """The maximal runs of call/method ops of ``block`` and the thread count set before each."""
     runs: list[tuple[list[Operation], int | None]] = []

@@ -52,6 +52,7 @@ from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import OnnxOp, static_shape
 from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
+from ramiel.envflags import switch_on
 from ramiel.errors import MAX_TENSOR_BYTES, RamielError
 from ramiel.files import (
     file_head,
@@ -67,7 +68,8 @@ from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
 from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
 from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.passes import REWRITE_PASSES
-from ramiel.passes.compile_segments import SEGMENT_BACKENDS, CompileSegments
+from ramiel.passes.compile_segments import ENV_DISABLE as AUTO_SEGMENTS_SWITCH
+from ramiel.passes.compile_segments import SEGMENT_BACKENDS, CompileSegments, onednn_graph_pays
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
 from ramiel.passes.schedule_report import schedule_report
 from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
@@ -79,7 +81,7 @@ from ramiel.printer import (
     print_python,
     write_weights,
 )
-from ramiel.runtime import Weights, load_program
+from ramiel.runtime import Weights, load_program, trial
 from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
 from ramiel.runtime.program import import_from_path
@@ -115,7 +117,13 @@ class CompileOptions:
     module) as segments compiled when the program loads (``--compile-segments``,
     :mod:`ramiel.runtime.compiled`): ``True`` or ``"inductor"`` with ``torch.compile``
     (inductor; tens of seconds per segment, cached on disk), ``"onednn-graph"`` traced and run
-    by TorchScript with oneDNN Graph fusion (a fraction of a second); ``False``: eager.
+    by TorchScript with oneDNN Graph fusion on the first call (0.1-3 s); ``False``: eager;
+    ``"auto"`` (the default): ``"onednn-graph"`` where the cost model says its saving pays
+    (:func:`ramiel.passes.compile_segments.onednn_graph_pays`: convolution-heavy models such as
+    ShuffleNet, SqueezeNet, the Inception and ResNet families, transformers), its fusion can be
+    tried in a child process first (Linux: :mod:`ramiel.runtime.trial`) and the weights are
+    not ``trainable``, and ``RAMIEL_AUTO_SEGMENTS`` is not ``0``; else eager (a compile note
+    says which and why).
     ``layout``: memory format of 4-D activations (``--assign-layout{format=...}``): ``auto``
     (channels-last through conv/pool/element-wise/concat regions where the cost model says it
     is faster), ``channels-last`` (every such region) or ``nchw`` (contiguous everywhere).
@@ -138,7 +146,7 @@ class CompileOptions:
     cores: int | None = None
     disable: Sequence[str] = ()
     transfer_cost: str | None = None
-    compile: bool | str = False
+    compile: bool | str = "auto"
     layout: LayoutMode = "auto"
     trainable: bool = False
     dynamic_batch: bool | None = None
@@ -154,9 +162,9 @@ class CompileOptions:
         (:func:`ramiel.printer.class_name_problem`), a ``disable`` that is a string instead of a
         list, or an unknown name in it, ``input_shapes`` that are not a dict of input names to
         lists of ints of at least 0."""
-        if not isinstance(self.compile, bool) and self.compile not in SEGMENT_BACKENDS:
+        if not isinstance(self.compile, bool) and self.compile not in (*SEGMENT_BACKENDS, "auto"):
             raise RamielError(
-                f"CompileOptions.compile must be True, False or one of "
+                f"CompileOptions.compile must be True, False, 'auto' or one of "
                 f"{', '.join(SEGMENT_BACKENDS)}, not {self.compile!r}"
             )
         if self.compile == "onednn-graph" and self.trainable:
@@ -515,6 +523,35 @@ def _transfer_cost_notes(options: CompileOptions) -> list[str]:
     return []
 
 
+def _segment_backend(
+    options: CompileOptions, module: ModuleOp, work_us: float
+) -> tuple[str | None, str | None]:
+    """The backend of the compiled segments ``options.compile`` asks for (``None``: eager), and
+    for ``"auto"`` the compile note that says what it chose and why (see
+    :class:`CompileOptions`)."""
+    if options.compile is False:
+        return None, None
+    if options.compile is True:
+        return "inductor", None
+    if options.compile != "auto":
+        return str(options.compile), None
+    if options.trainable or not switch_on(AUTO_SEGMENTS_SWITCH):
+        return None, None
+    pays, why = onednn_graph_pays(module, work_us)
+    if not pays:
+        return None, None
+    if not trial.available():
+        return (
+            None,
+            f"eager, not onednn-graph segments (--compile-backend): {why}, but this "
+            "platform cannot try their fusion in a child process first (Linux only)",
+        )
+    return "onednn-graph", (
+        f"onednn-graph segments by default (traced and fused on the first call, 0.1-3 s; "
+        f"--no-compile: eager): {why}"
+    )
+
+
 def compile_model(
     model: str | os.PathLike[str] | onnx.ModelProto | bytes,
     out_dir: str,
@@ -641,13 +678,15 @@ def _compile_into(
         par = module.clone()
         seq = module.clone()
         segments: list[ModulePass] = []
-        if options.compile:
-            backend = options.compile if isinstance(options.compile, str) else "inductor"
+        backend, auto_note = _segment_backend(options, module, report.work_us)
+        if backend is not None:
             segments = [CompileSegments(backend=backend)]
         run_passes(par, [LowerToTorchpy(), *segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
         notes = list(batch.notes) + _default_input_notes(onnx_model) + data_notes
         notes += _transfer_cost_notes(options)
+        if auto_note:
+            notes.append(auto_note)
         dynamic: tuple[str, ...] = ()
         if batch.inputs:
             say("batch dimension")
@@ -829,7 +868,8 @@ class CompiledModel(ParallelModel):
 
     @property
     def compiled(self) -> bool:
-        """Whether the modules have compiled segments (compiled with ``compile=True``)."""
+        """Whether the modules have compiled segments (``compile=True``, a backend, or the
+        ``"auto"`` default's onednn-graph segments)."""
         return bool(segments_in(vars(sys.modules[type(self._seq).__module__])))
 
     def compile_report(self) -> list[Any]:

@@ -24,8 +24,16 @@ OFF = ("0", "false", "no", "off")
 ON = ("", "1", "true", "yes", "on")
 """Values (lower case, stripped) that leave a switch on without a warning."""
 
-SWITCHES = ("RAMIEL_ADAPT_THREADS", "RAMIEL_BIND", "RAMIEL_COMPILE", "RAMIEL_MALLOC", "RAMIEL_OMP")
-"""Every switch (the ``ENV_DISABLE`` of :mod:`ramiel.runtime.contention`, :mod:`~ramiel.runtime.binding`,
+SWITCHES = (
+    "RAMIEL_ADAPT_THREADS",
+    "RAMIEL_AUTO_SEGMENTS",
+    "RAMIEL_BIND",
+    "RAMIEL_COMPILE",
+    "RAMIEL_MALLOC",
+    "RAMIEL_OMP",
+)
+"""Every switch (the ``ENV_DISABLE`` of :mod:`ramiel.runtime.contention`,
+:mod:`ramiel.passes.compile_segments` (read by the compiler), :mod:`~ramiel.runtime.binding`,
 :mod:`~ramiel.runtime.compiled`, :mod:`~ramiel.runtime.memory` and :mod:`ramiel.omp`), which
 :func:`check_switches` reads."""
 

@@ -147,6 +147,8 @@ def candidates_for(
     def opts(**kw: Any) -> CompileOptions:
         d = asdict(base)
         d.update(profile=profile, backend="threads", cores=None, threads_per_worker=1)
+        if d["compile"] == "auto":  # the plain candidates are eager: tune times both kinds
+            d["compile"] = False
         d.update(kw)
         return CompileOptions(**d)
 

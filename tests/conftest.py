@@ -22,6 +22,18 @@ from xdsl.context import Context
 from ramiel.bench.models import zoo_dir, zoo_models
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+# The default's onednn-graph segments (compile="auto") trace and fuse on each program's first
+# call, in a child process first: everywhere, they made the suite take 21 minutes instead of 10
+# on 2 cores. So the suite compiles the eager program unless a test asks for the default's
+# segments (the fixture default_segments); the segments' own tests name their backend.
+os.environ.setdefault("RAMIEL_AUTO_SEGMENTS", "0")
+
+
+@pytest.fixture
+def default_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default compile option's onednn-graph segments, where they pay (see above)."""
+    monkeypatch.setenv("RAMIEL_AUTO_SEGMENTS", "1")
+
 
 ZOO_DIR = zoo_dir()
 """Directory of the ONNX zoo models shipped in the installed onnx wheel

@@ -184,7 +184,8 @@ def test_variant_configurations_without_and_with_task_parallelism() -> None:
     assert bench.variants()["nofold"][1] == {"disable": ("all",)}
     assert bench.variants()["nchw"][1] == {"layout": "nchw"}  # the compiler has the option
     assert bench.variants()["onednn-graph"][1] == {"compile": "onednn-graph"}
-    assert bench.default_variants() == ["onednn-graph", "nofold", "nchw"]
+    assert bench.variants()["eager"][1] == {"compile": False}
+    assert bench.default_variants() == ["eager", "onednn-graph", "nofold", "nchw"]
     with pytest.raises(ValueError, match="unknown variant"):
         bench.configs_for(2, ["fast"])
 

@@ -84,9 +84,10 @@ def test_the_warning_comes_once_not_once_per_worker(tmp_path) -> None:
 
 def test_every_switch_is_in_the_list() -> None:
     """check_switches reads them all: every module's ENV_DISABLE is in SWITCHES."""
+    from ramiel.passes import compile_segments
     from ramiel.runtime import compiled, memory
 
-    names = {m.ENV_DISABLE for m in (binding, contention, compiled, memory, omp)}
+    names = {m.ENV_DISABLE for m in (binding, contention, compiled, memory, omp, compile_segments)}
     assert names == set(envflags.SWITCHES)
 
 

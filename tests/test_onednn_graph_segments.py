@@ -180,7 +180,9 @@ def test_traced_result_that_differs_is_refused():
 def test_unknown_backends_are_refused():
     with pytest.raises(ValueError, match="backend must be one of inductor, onednn-graph"):
         segment(backend="tvm")(lambda w, x: x)
-    with pytest.raises(RamielError, match="CompileOptions.compile must be True, False or one of"):
+    with pytest.raises(
+        RamielError, match="CompileOptions.compile must be True, False, 'auto' or one of"
+    ):
         CompileOptions(compile="tvm").check()
 
 
@@ -952,3 +954,51 @@ def test_trial_gives_the_childs_text_and_says_how_a_child_ended():
         trial.run_in_child(fails, 30)
     with pytest.raises(trial.TrialCrash, match="killed by signal SIGABRT"):
         trial.run_in_child(lambda: str(os.abort()), 30)
+
+
+def test_inference_tensor_weights_run_the_statements_and_a_write_is_seen():
+    """Weights made under ``torch.inference_mode`` have no version counter, so a compiled version
+    could not see a write to them: the segment runs its statements (a note says why), and the
+    write shows in the next result. (Reading their version had raised ``RuntimeError:
+    Inference tensors do not track version counter`` on the first call.)"""
+    seg, w, x = _conv_relu()
+    with torch.inference_mode():
+        w = Weights({"k": w.k.clone(), "b": w.b.clone()})
+        first = seg(w, x)
+        torch.testing.assert_close(first, seg.fn(w, x))
+        w.b.add_(1.0)
+        torch.testing.assert_close(seg(w, x), seg.fn(w, x))
+        assert not torch.equal(seg(w, x), first)
+    (event,) = seg.events
+    assert event.error is None and "inference tensors" in event.note
+
+
+def test_tensors_off_the_cpu_run_the_statements_without_a_warning():
+    """oneDNN Graph fuses CPU tensors: a module moved to ``meta`` (``.to("meta")``, as
+    ``torch.nn.Module`` tools do to size a model) runs the statements, silently."""
+    seg, w, x = _conv_relu()
+    meta = Weights({"k": w.k.to("meta"), "b": w.b.to("meta")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = seg(meta, x.to("meta"))
+    assert got.device.type == "meta" and got.shape == (1, 8, 8, 8)
+    (event,) = seg.events
+    assert event.error is None and "tensors on meta" in event.note
+
+
+def test_a_runtime_failure_while_compiling_is_the_callers(monkeypatch):
+    """A rank that torchrun stops raises ``Terminated`` from its SIGTERM handler wherever it is,
+    also inside a segment's compilation: it reaches the caller, not a warning and an eager
+    segment (as it had, seen with ``torchrun ... --timeout 0.001``)."""
+    from ramiel.errors import RuntimeFailure
+
+    def stopped(*_args, **_kw):
+        raise RuntimeFailure("rank 0 was stopped (signal 15) by its launcher")
+
+    monkeypatch.setattr(compiled_mod, "_onednn_graph", stopped)
+    seg, w, x = _conv_relu()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeFailure, match="stopped"):
+            seg(w, x)
+    assert not seg.events

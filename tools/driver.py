@@ -139,16 +139,19 @@ def _common(p: argparse.ArgumentParser) -> None:
     _rewrite_flags(p)
     p.add_argument(
         "--compile",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="compile the compute between channel operations with torch.compile (inductor, "
-        "frozen weights) when the program loads (--compile-segments)",
+        "frozen weights) when the program loads (--compile-segments); --no-compile: eager "
+        "(default: onednn-graph segments where the cost model says they pay, as a compile "
+        "note says; else eager)",
     )
     p.add_argument(
         "--compile-backend",
         choices=("inductor", "onednn-graph"),
         help="compile the segments with this backend (implies --compile): inductor "
-        "(torch.compile, tens of seconds, cached on disk) or onednn-graph (traced, run by "
-        "TorchScript with oneDNN Graph fusion: under a second)",
+        "(torch.compile, tens of seconds, cached on disk) or onednn-graph (traced and fused "
+        "by TorchScript with oneDNN Graph on the first call: 0.1-3 s)",
     )
     p.add_argument(
         "--trainable",
@@ -168,6 +171,14 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="name of the generated module class (default: the graph's)",
     )
     _layout_arg(p)
+
+
+def _compile_option(args: argparse.Namespace) -> bool | str:
+    """``CompileOptions.compile`` from ``--compile``/``--no-compile`` and ``--compile-backend``:
+    the backend named, else ``True`` (inductor) or ``False`` (eager), else ``"auto"``."""
+    if args.compile_backend:
+        return str(args.compile_backend)
+    return "auto" if args.compile is None else bool(args.compile)
 
 
 def _class_name(text: str) -> str:
@@ -417,7 +428,7 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         cores=args.cores,
         disable=tuple(args.disable or ()),
         transfer_cost=args.transfer_cost,
-        compile=args.compile_backend or args.compile,
+        compile=_compile_option(args),
         layout=args.layout,
         trainable=args.trainable,
         dynamic_batch=args.dynamic_batch,
@@ -576,14 +587,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "onnxruntime fails to run the model, so 'ramiel run' cannot check Ramiel's "
                 f"result against it: {' '.join(str(e).split())[:300]}"
             ) from None
-        if opts.compile:
+        segmented = model.compiled  # --compile, or the default's onednn-graph segments
+        if segmented:
             with console.status("compiling the segments of the parallel module"):
                 model.start()
         par = model.run(feeds)
         torch.set_num_threads(1)
         sequential = model.sequential
         with torch.inference_mode():
-            if opts.compile:
+            if segmented:
                 with console.status("compiling the sequential module's segments"):
                     seq_outs = sequential(*feeds.values())
             else:
@@ -597,7 +609,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{opts.backend}{batch_note}; estimated speed-up {res.report.speedup:.2f}x (W/CP "
             f"{res.report.parallelism:.2f})"
         )
-        if opts.compile:
+        if segmented:
             _print_compile_report(model.compile_report())
         worst = 0.0
         for k, (ref, names) in enumerate(zip(refs, out_names, strict=True)):
@@ -1078,7 +1090,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "compile_backend", None) and getattr(args, "compile", None) is False:
+        parser.error("argument --compile-backend: not allowed with --no-compile (eager)")
     command = {
         "compile": cmd_compile,
         "run": cmd_run,

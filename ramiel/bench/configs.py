@@ -73,6 +73,7 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
     """The compile-option variants ``ramiel bench`` can time beside the default options: key ->
     (description, :class:`~ramiel.compiler.CompileOptions` fields).
 
+    * ``eager``: no compiled segments (``--no-compile``), where the default would trace them;
     * ``compiled``: compiled segments (``--compile``: torch.compile, inductor, frozen weights);
     * ``onednn-graph``: compiled segments traced and run by TorchScript with oneDNN Graph fusion
       (``--compile-backend onednn-graph``; under a second to compile);
@@ -82,6 +83,7 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
     from ramiel.compiler import CompileOptions  # lazy: onnx.reference,torch
 
     out: dict[str, tuple[str, dict[str, Any]]] = {
+        "eager": ("no compiled segments (--no-compile)", {"compile": False}),
         "compiled": ("compiled segments (torch.compile)", {"compile": True}),
         "onednn-graph": (
             "onednn-graph segments (--compile-backend onednn-graph)",
@@ -94,7 +96,7 @@ def variants() -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-DEFAULT_VARIANTS = ("onednn-graph", "nofold", "nchw")
+DEFAULT_VARIANTS = ("eager", "onednn-graph", "nofold", "nchw")
 """The variants ``ramiel bench`` times unless told otherwise (those :func:`variants` has);
 ``compiled`` is added by ``ramiel bench --compile`` (it costs seconds to minutes of inductor
 compilation per configuration and model)."""

@@ -95,6 +95,7 @@ from typing import Any
 import torch
 
 from ramiel.envflags import switch_on
+from ramiel.errors import RuntimeFailure
 from ramiel.runtime import ops, trial
 
 ENV_DISABLE = "RAMIEL_COMPILE"
@@ -313,10 +314,9 @@ class Segment:
                 self._keep(key, w, eager)
                 return self.fn(w, *inputs)
             try:
-                note = None
-                if self.backend == "onednn-graph" and not _finite(r[2] for r in reads.seen):
-                    # oneDNN Graph's fused Relu and clamp turn NaN into 0: not on such weights
-                    compiled, note = self.fn, "runs eagerly: a weight holds NaN or infinity"
+                note = _eager_reason(self.backend, inputs, reads.seen)
+                if note is not None:
+                    compiled = self.fn
                 elif self.backend == "onednn-graph":
                     timeout = TRIAL_TIMEOUT_S + TRIAL_TIMEOUT_RUNS * eager_s * threads
                     compiled, note = _onednn_graph(
@@ -324,6 +324,12 @@ class Segment:
                     )
                 else:
                     compiled = _inductor(self.fn, w, _copies(inputs), threads)
+            except RuntimeFailure:
+                # the runtime's own failures (a rank that torchrun stops raises Terminated from
+                # its SIGTERM handler, also while a segment compiles): the caller's, not the
+                # compiler's; had become a warning and an eager segment (found by the test of
+                # torchrun --timeout)
+                raise
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
                 why = _why(e)
                 self.events.append(
@@ -390,7 +396,7 @@ class _Entry:
     owner: Callable[[], Any]
     strides: tuple[Any, ...]
     shapes: tuple[tuple[Any, Any], ...] | None = None
-    reads: tuple[tuple[Any, str, torch.Tensor, int, int], ...] = ()
+    reads: tuple[tuple[Any, str, torch.Tensor, int | None, int], ...] = ()
     finalizer: Any = None
 
     def weights_state(self, grad: bool) -> str:
@@ -400,8 +406,10 @@ class _Entry:
         else ``"ok"``."""
         state = "ok"
         for space, name, t, version, ptr in self.reads:
-            if space.get(name) is not t or t._version != version or t.data_ptr() != ptr:
+            if space.get(name) is not t:
                 return "stale"
+            if version is not None and (t._version != version or t.data_ptr() != ptr):
+                return "stale"  # (an inference tensor has no version: such a segment is eager)
             if grad and t.requires_grad:
                 state = "grad"
         return state
@@ -434,18 +442,19 @@ class _WeightReads:
 
     def __init__(self, w: Any) -> None:
         self._w = w
-        self._reads: dict[str, tuple[Any, str, torch.Tensor, int, int]] = {}
+        self._reads: dict[str, tuple[Any, str, torch.Tensor, int | None, int]] = {}
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._w, name)
         if isinstance(value, torch.Tensor) and name not in self._reads:
             space = _namespace_of(self._w, name, value)
             if space is not None:
-                self._reads[name] = (space, name, value, value._version, value.data_ptr())
+                version = None if value.is_inference() else value._version  # none to read
+                self._reads[name] = (space, name, value, version, value.data_ptr())
         return value
 
     @property
-    def seen(self) -> tuple[tuple[Any, str, torch.Tensor, int, int], ...]:
+    def seen(self) -> tuple[tuple[Any, str, torch.Tensor, int | None, int], ...]:
         return tuple(self._reads.values())
 
 
@@ -456,6 +465,33 @@ def _namespace_of(w: Any, name: str, value: torch.Tensor) -> Any:
     for space in spaces:
         if isinstance(space, dict) and space.get(name) is value:
             return space
+    return None
+
+
+def _eager_reason(
+    backend: str, inputs: tuple[Any, ...], reads: tuple[tuple[Any, str, Any, Any, int], ...]
+) -> str | None:
+    """Why a segment of ``backend`` that read the weights ``reads`` (:class:`_WeightReads`)
+    must run its statements eagerly on ``inputs``, as its compile event's note, or ``None``:
+    weights that are inference tensors (no version counter: a write to one would go unseen by
+    the compiled version, found when the default traced a module made under
+    ``torch.inference_mode``); for ``onednn-graph``, tensors off the CPU (``.to("meta")``,
+    CUDA: oneDNN Graph fuses CPU tensors only) or a weight holding NaN or an infinity (the
+    fused Relu and clamp would turn NaN into 0)."""
+    weights = [r[2] for r in reads]
+    if any(r[3] is None for r in reads):
+        return (
+            "runs eagerly: its weights are inference tensors (no version counter, so a write "
+            "to one would go unseen)"
+        )
+    if backend != "onednn-graph":
+        return None
+    tensors = [t for t in (*weights, *inputs) if isinstance(t, torch.Tensor)]
+    devices = sorted({t.device.type for t in tensors} - {"cpu"})
+    if devices:
+        return f"runs eagerly: tensors on {', '.join(devices)} (oneDNN Graph fuses CPU tensors)"
+    if not _finite(weights):
+        return "runs eagerly: a weight holds NaN or infinity (a fused Relu would make NaN 0)"
     return None
 
 

@@ -30,8 +30,9 @@ children with ``torch.set_num_threads(2)`` hung, with 1 thread they ran), so eac
 ``torch.set_num_threads(threads_per_worker)`` before anything else, and multi-threaded workers are
 forked from the clean forkserver instead (a worker is multi-threaded also when its cluster function
 raises its own count, ``Program.max_threads > 1``, as with ``--intra-op-threads``).
-A program with compiled segments (:mod:`ramiel.runtime.compiled`) always starts its workers from
-the forkserver: each worker compiles (or loads from inductor's on-disk cache) its own cluster's
+A program with inductor-compiled segments (:mod:`ramiel.runtime.compiled`) always starts its
+workers from the forkserver (``onednn-graph`` segments, the default's, follow the rule above): each
+worker compiles (or loads from inductor's on-disk cache) its own cluster's
 segments in the warm-up inference that :func:`~ramiel.runtime.start` runs, with inductor's
 compile workers off (``compile_threads = 1``: no helper processes that a killed worker would
 leave behind), and reports the compile times with that inference's ``b"D"`` (``b"D"`` + pickled
@@ -160,7 +161,8 @@ def process_state(pid: int) -> str | None:
 def choose_start_method(
     requested: str | None, threads_per_worker: int, compiled: bool = False
 ) -> str:
-    """The multiprocessing start method to use (see the module docstring for the rule).
+    """The multiprocessing start method to use (see the module docstring for the rule);
+    ``compiled``: the program has inductor-compiled segments.
 
     Raises:
         ValueError: ``requested`` is not available on this platform.
@@ -276,11 +278,12 @@ def _worker_main(boot: _Boot) -> None:
         finally:
             _IMPORTING_PROGRAM = False
         if boot.compiled:
+            segments = list(segments_in(getattr(fn, "__globals__", {})).values())
+        if any(s.backend == "inductor" for s in segments):
             import torch._inductor.config as inductor_config  # lazy: torch._inductor (the compiler)
 
             inductor_config.compile_threads = 1
             configure_cache()
-            segments = list(segments_in(getattr(fn, "__globals__", {})).values())
         ep = ShmEndpoint(boot.program, boot.cluster, boot.layout, boot.arena, boot.sems, ppid)
         if boot.copy_on_get:
             _clone_on_get(ep)
@@ -366,8 +369,12 @@ class ProcessRunner(Runner):
         # the cluster functions may raise their own intra-op threads (--intra-op-threads)
         most = max(threads_per_worker, program.max_threads)
 
-        self._compiled = bool(program_segments(program))
-        self.start_method = choose_start_method(start_method, most, self._compiled)
+        segments = program_segments(program).values()
+        self._compiled = bool(segments)
+        # a parent that used inductor must not be forked (its compile threads and pools); the
+        # onednn-graph segments (the default's) need nothing the eager rule does not give
+        inductor = any(s.backend == "inductor" for s in segments)
+        self.start_method = choose_start_method(start_method, most, inductor)
         self._names = list(program.clusters)
         try:
             self._launch(copy_on_get, startup_timeout_s)

@@ -1,0 +1,131 @@
+"""The default compile option (``compile="auto"``): ``onednn-graph`` segments where the cost
+model says their saving pays (:func:`ramiel.passes.compile_segments.onednn_graph_pays`), else the
+eager program; ``--no-compile`` (``compile=False``) is eager. Numerics of the default program
+against onnxruntime (random weights, both backends), NaN included.
+
+The rest of the suite compiles with ``RAMIEL_AUTO_SEGMENTS=0`` (``conftest.py``); these tests
+take the fixture ``default_segments``, which turns the default's segments back on.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+import torch
+
+import ramiel
+from ramiel.compiler import CompileOptions, compile_model
+from ramiel.models import randomize_weights
+from ramiel.passes.compile_segments import onednn_graph_pays
+from ramiel.runtime import trial
+from tests.test_compiled import ort_outputs
+
+pytestmark = pytest.mark.skipif(not trial.available(), reason="the default traces on Linux only")
+
+_MARK = "@segment(backend='onednn-graph')"
+
+
+def _compile(path: str, out: Path, **options: object):  # type: ignore[no-untyped-def]
+    return compile_model(path, str(out), CompileOptions(clusters=1, **options))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "traced"),
+    [("light_shufflenet", True), ("light_squeezenet", True), ("light_vgg19", False),
+     ("light_bvlc_alexnet", False)],
+)  # fmt: skip
+def test_default_traces_where_the_saving_pays(name, traced, zoo_models, tmp_path, default_segments):
+    """ShuffleNet (49 convolutions, 40 % of its estimated time in their call overhead) and
+    SqueezeNet (12 %) get segments and a note that says why; VGG-19 (0.15 %) and AlexNet (0.8 %)
+    stay eager, with no note."""
+    res = _compile(zoo_models[name], tmp_path)
+    for path in (res.parallel_path, res.sequential_path):
+        assert (_MARK in Path(path).read_text()) == traced
+    notes = [n for n in res.notes if "onednn-graph segments by default" in n]
+    assert len(notes) == int(traced)
+    if traced:
+        assert "% of the estimated" in notes[0] and "--no-compile: eager" in notes[0]
+
+
+def test_no_compile_trainable_and_the_switch_are_eager(zoo_models, tmp_path, monkeypatch):
+    path = zoo_models["light_squeezenet"]
+    monkeypatch.setenv("RAMIEL_AUTO_SEGMENTS", "1")
+    for k, options in enumerate([{"compile": False}, {"trainable": True}]):
+        res = _compile(path, tmp_path / str(k), **options)
+        assert _MARK not in Path(res.sequential_path).read_text()
+    monkeypatch.setenv("RAMIEL_AUTO_SEGMENTS", "0")
+    res = _compile(path, tmp_path / "off")
+    assert _MARK not in Path(res.sequential_path).read_text()
+    assert not any("onednn-graph" in n for n in res.notes)
+
+
+def test_the_rule_counts_the_calls_against_the_estimated_time(tmp_path, zoo_models):
+    """The estimate itself: 50 µs a convolution, 30 µs a Gemm, against the schedule's W."""
+    res = _compile(zoo_models["light_squeezenet"], tmp_path)
+    from ramiel.context import make_context
+    from ramiel.parsing import parse_module
+
+    module = parse_module(make_context(), Path(res.ir_path).read_text())
+    pays, why = onednn_graph_pays(module, res.report.work_us)
+    assert pays and "1.30 ms per inference (26 Conv)" in why
+    assert not onednn_graph_pays(module, 1e6)[0]  # 0.13 % of a second
+    assert not onednn_graph_pays(module, 0.0)[0]
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_default_program_matches_onnxruntime_and_keeps_nan(
+    backend, zoo_models, pipeline_helpers, default_segments
+):
+    """The default program of SqueezeNet (random weights): its parallel and sequential modules
+    run traced, fused segments, match onnxruntime, and an input holding a NaN gives NaN where
+    onnxruntime does (a fused Relu would have made it 0)."""
+    model = randomize_weights(onnx.load(zoo_models["light_squeezenet"]), seed=1)
+    weights = {t.name for t in model.graph.initializer}
+    (data,) = [i.name for i in model.graph.input if i.name not in weights]
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(4))
+    bad = x.clone()
+    bad[0, 1, 100, 100] = float("nan")
+    (ref,) = ort_outputs(model, {data: x})
+    ref_bad = torch.from_numpy(ort_outputs(model, {data: bad})[0])
+    assert ref_bad.isnan().any()
+    with ramiel.compile(model, clusters=2, backend=backend) as m:
+        assert m.compiled
+        (out,) = m.output_names
+        with torch.no_grad():
+            pipeline_helpers.assert_close(m.run({data: x})[out], ref, what="parallel")
+            pipeline_helpers.assert_close(m.sequential(x), ref, what="sequential")
+            torch.testing.assert_close(m.run({data: bad})[out], ref_bad, equal_nan=True)
+            torch.testing.assert_close(m.sequential(bad), ref_bad, equal_nan=True)
+        events = m.compile_report()
+    assert events and all(e.backend == "onednn-graph" and e.error is None for e in events)
+    assert any(e.note is None for e in events)  # at least one segment runs fused
+
+
+def test_cli_no_compile_and_its_conflict(zoo_models, tmp_path, default_segments):
+    ramiel_cli = [sys.executable, "-m", "ramiel.tools.driver"]
+    path = zoo_models["light_squeezenet"]
+    done = subprocess.run(
+        [*ramiel_cli, "compile", path, "-o", str(tmp_path / "a")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "note: onednn-graph segments by default" in done.stdout + done.stderr
+    assert _MARK in (tmp_path / "a" / "model_seq.py").read_text()
+    done = subprocess.run(
+        [*ramiel_cli, "compile", path, "-o", str(tmp_path / "b"), "--no-compile"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert _MARK not in (tmp_path / "b" / "model_seq.py").read_text()
+    done = subprocess.run(
+        [*ramiel_cli, "compile", path, "-o", str(tmp_path / "c"), "--no-compile",
+         "--compile-backend", "onednn-graph"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--compile-backend: not allowed with --no-compile" in done.stderr
+    assert "Traceback" not in done.stderr
