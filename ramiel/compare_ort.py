@@ -139,7 +139,7 @@ class Comparison:
             return f"{a / b:6.2f}x" if b > 0 else "      -"
 
         head = (
-            f"{os.path.basename(self.model)}: Ramiel (sequential module, layout {self.layout}) vs "
+            f"{os.path.basename(self.model)}: Ramiel (sequential module, eager, layout {self.layout}) vs "
             f"onnxruntime, {self.threads} thread(s), median of {self.repeat} runs, load average "
             f"{self.load[0]:.2f} before, {self.load[1]:.2f} after"
         )
@@ -341,8 +341,12 @@ def compare_with_ort(
     caller_threads = torch.get_num_threads()
     with tempfile.TemporaryDirectory(prefix="ramiel-compare-") as d:
         say("compile")
-        opts = CompileOptions(
-            clusters=1, layout=layout, input_shapes=input_shapes, disable=tuple(disable)
+        opts = CompileOptions(  # eager: the probes time the statements one by one
+            clusters=1,
+            layout=layout,
+            input_shapes=input_shapes,
+            disable=tuple(disable),
+            compile=False,
         )
         res = compile_model(model, d, opts)
         plain = CompiledModel(res, opts)

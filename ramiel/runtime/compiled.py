@@ -65,7 +65,15 @@ no on-disk cache. A trace holds its input shapes: a call with other shapes runs 
 eagerly. Where the trace would hold a tensor's value (a ``TracerWarning`` outside the generated
 shape asserts) or its result differs from eager, the segment runs eagerly, with a warning; where
 the fusion fails inside TorchScript, it runs traced without the fusion; where eager was faster,
-eagerly (both with a :attr:`CompileEvent.note`).
+eagerly (both with a :attr:`CompileEvent.note`). The attempts (fused, its work-around, unfused:
+:data:`_ATTEMPTS`) run first in a forked child with one thread (:mod:`ramiel.runtime.trial`, on
+Linux), and the caller then runs only the one that worked there: a crash inside TorchScript (a
+segmentation fault, found once) or a child past its time costs the child, and the segment runs
+eagerly, with a warning. oneDNN Graph's fused Relu and clamp turn NaN into 0, so a call whose
+input holds a NaN or an infinity runs the statements (:func:`_finite`), and weights holding one,
+inference tensors (no version counter) and tensors off the CPU are never traced
+(:func:`_eager_reason`). ``onednn-graph`` is the default where the cost model says it pays
+(``compile="auto"``: :func:`ramiel.passes.compile_segments.onednn_graph_pays`).
 
 ``RAMIEL_COMPILE=0`` in the environment runs every segment eagerly (the same statements,
 uncompiled), for debugging. A segment that cannot be compiled (a graph break, no C++ compiler)
