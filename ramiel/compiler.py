@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, get_args
 
 import numpy as np
@@ -547,8 +547,8 @@ def _segment_backend(
             "platform cannot try their fusion in a child process first (Linux only)",
         )
     return "onednn-graph", (
-        f"onednn-graph segments by default (traced and fused on the first call, 0.1-3 s; "
-        f"--no-compile: eager): {why}"
+        f"onednn-graph segments by default (traced and fused on the first call: 0.1-4.5 s a "
+        f"segment; --no-compile: eager): {why}"
     )
 
 
@@ -903,9 +903,18 @@ def compile(  # noqa: A001 - the public name the README promises
 
     Generated files go to ``out_dir`` (default: a temporary directory kept while the object
     lives). Other keyword options are those of :class:`CompileOptions` (``trainable``,
-    ``dynamic_batch``, ``input_shapes``, ``cores``, ...). Raises
-    :class:`~ramiel.errors.RamielError` subclasses (see :func:`compile_model`).
+    ``dynamic_batch``, ``input_shapes``, ``cores``, ``compile``, ...). Raises
+    :class:`~ramiel.errors.RamielError` subclasses (see :func:`compile_model`), also for a
+    keyword that is no option.
     """
+    known = {f.name for f in fields(CompileOptions)}
+    unknown = sorted(set(options) - known)
+    if unknown:  # (was a bare TypeError from the dataclass; found by a fresh-user check)
+        raise RamielError(
+            f"ramiel.compile: no option {', '.join(map(repr, unknown))}; the options are "
+            f"{', '.join(sorted(known))} (compile=False, True, 'auto', 'inductor' or "
+            "'onednn-graph' chooses the segments' backend)"
+        )
     opts = CompileOptions(
         clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options
     )

@@ -129,3 +129,10 @@ def test_cli_no_compile_and_its_conflict(zoo_models, tmp_path, default_segments)
     assert done.returncode == 2
     assert "--compile-backend: not allowed with --no-compile" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_keyword_of_ramiel_compile_is_one_clear_error(zoo_models):
+    from ramiel.errors import RamielError
+
+    with pytest.raises(RamielError, match="no option 'compile_backend'; the options are"):
+        ramiel.compile(zoo_models["light_squeezenet"], compile_backend="onednn-graph")

@@ -238,3 +238,14 @@ def test_a_dynamic_batch_is_bound_as_compile_binds_it(tmp_path, capsys):
     assert main(["tune", path, "-o", str(tmp_path / "t"), "--budget", "0.5"]) == 0
     capsys.readouterr()
     assert json.loads((tmp_path / "t" / "tune.json").read_text())["choice"]
+
+
+def test_cli_takes_a_model_name_and_refuses_an_unknown_one_before_any_work(tmp_path, capsys):
+    """``ramiel tune`` resolves a model name as ``run`` and ``bench`` do; an unknown one is
+    one error line before the profiling starts (it had started, then failed on the file)."""
+    rc = main(["tune", "light_nosuchnet", "-o", str(tmp_path / "t")])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert "error: light_nosuchnet: no such file" in captured.err
+    assert "profile" not in captured.out + captured.err.split("error:")[0]
+    assert not os.path.exists(tmp_path / "t")

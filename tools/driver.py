@@ -325,7 +325,12 @@ def _parser() -> argparse.ArgumentParser:
         "tune",
         help="compile the few programs Ramiel can make of a model, time them, keep the fastest",
     )
-    t.add_argument("model", type=path, help="ONNX model file")
+    t.add_argument(
+        "model",
+        type=path,
+        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
+        "inception, hf_bert, ...)",
+    )
     t.add_argument("-o", "--output", type=path, required=True, help="output directory")
     t.add_argument("--cores", type=count(), default=None, help="cores to plan for (default: all)")
     t.add_argument(
@@ -936,10 +941,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     base = CompileOptions(input_shapes=_shapes(args), layout=args.layout)
+    model = _run_model_path(args.model)  # a name too, checked before any work
     console, say = _progress()
     with progress_bar("tuning", console) as update:
         res = tune(
-            args.model,
+            model,
             args.output,
             args.cores,
             args.profile,
