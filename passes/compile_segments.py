@@ -96,11 +96,13 @@ def onednn_graph_pays(module: ModuleOp, work_us: float) -> tuple[bool, str]:
     :data:`AUTO_CALL_US` over its ops must reach :data:`AUTO_MIN_SAVING_US` and
     :data:`AUTO_MIN_SHARE` of ``work_us``.
 
-    Measured (``bench/seq_vs_ort.py --onednn-graph``, 1 thread, 2026-12-05 and -06): on the
-    models this says yes to, the trace ran 1.02-1.6x faster than eager (light_shufflenet
-    saving 40 % of W, light_squeezenet 12 %, light_densenet121 7 %, the inception models 4 %,
-    light_resnet50 2.3 %); on those it says no to, 1.00-1.06x (light_vgg19 0.15 %,
-    light_bvlc_alexnet 0.8 %, light_zfnet512 0.4 %)."""
+    Measured (``python bench/seq_vs_ort.py --layout auto --eager --threads 1``, 2026-12-06,
+    docs/benchmarks.md, *onednn-graph by default*): on the models this says yes to, the
+    default's sequential module ran 1.10-1.62x faster than eager (light_shufflenet, its
+    saving 40 % of W, 1.62x; light_squeezenet 12 %, 1.32x; the transformer 10 %, 1.30x;
+    light_densenet121 7 %, 1.13x; the inception models 4-7 %, 1.12-1.31x; light_resnet50
+    2.3 %, 1.10x); on 2026-12-05 the trace ran 1.00-1.07x eager's time on those it says no to
+    (light_vgg19 0.15 %, light_bvlc_alexnet 0.8 %, light_zfnet512 0.4 %)."""
     counts: dict[str, int] = {}
     for op in module.walk():
         if op.name in AUTO_CALL_US:
