@@ -101,7 +101,7 @@ def onednn_graph_pays(module: ModuleOp, work_us: float) -> tuple[bool, str]:
     default's sequential module ran 1.10-1.62x faster than eager (light_shufflenet, its
     saving 40 % of W, 1.62x; light_squeezenet 12 %, 1.32x; the transformer 10 %, 1.30x;
     light_densenet121 7 %, 1.13x; the inception models 4-7 %, 1.12-1.31x; light_resnet50
-    2.3 %, 1.10x); on 2026-12-05 the trace ran 1.00-1.07x eager's time on those it says no to
+    2.3 %, 1.10x); on 2026-12-05 the trace was 1.00-1.07x faster than eager on those it says no to
     (light_vgg19 0.15 %, light_bvlc_alexnet 0.8 %, light_zfnet512 0.4 %)."""
     counts: dict[str, int] = {}
     for op in module.walk():
