@@ -117,7 +117,7 @@ from ramiel.errors import RamielError
 from ramiel.files import read_json_file
 from ramiel.runtime import processes
 from ramiel.runtime.channels import Aborted, _check_tensor, _no_channel, version_of
-from ramiel.runtime.compiled import Segment
+from ramiel.runtime.compiled import segments_in
 from ramiel.runtime.processes import LIVENESS_S, STOPPED_S, FnRef, process_state
 from ramiel.runtime.program import (
     ChannelError,
@@ -446,19 +446,12 @@ def weight_names(fn: Any, available: Sequence[str]) -> set[str] | None:
     weights the cluster passes them: the default's onednn-graph segments had left a rank
     without any), or ``None`` when that cannot be told (not a plain function): an
     over-approximation from the code's names and string constants."""
-    if getattr(fn, "__code__", None) is None:
+    code = getattr(fn, "__code__", None)
+    if code is None:
         return None
-    used: set[str] = set()
-    todo, seen = [fn], set()
-    while todo:
-        f = todo.pop()
-        code = f.__code__
-        used |= set(code.co_names) | {c for c in code.co_consts if isinstance(c, str)}
-        for name in code.co_names:
-            called = f.__globals__.get(name)
-            if isinstance(called, Segment) and called.fn not in seen:
-                seen.add(called.fn)
-                todo.append(called.fn)
+    called = segments_in(fn.__globals__)  # (a segment calls no other)
+    codes = [code, *(s.fn.__code__ for n, s in called.items() if n in code.co_names)]
+    used = {c for k in codes for c in (*k.co_names, *k.co_consts) if isinstance(c, str)}
     return used & set(available)
 
 

@@ -159,10 +159,10 @@ def process_state(pid: int) -> str | None:
 
 
 def choose_start_method(
-    requested: str | None, threads_per_worker: int, compiled: bool = False
+    requested: str | None, threads_per_worker: int, inductor: bool = False
 ) -> str:
     """The multiprocessing start method to use (see the module docstring for the rule);
-    ``compiled``: the program has inductor-compiled segments.
+    ``inductor``: the program has inductor-compiled segments.
 
     Raises:
         ValueError: ``requested`` is not available on this platform.
@@ -172,7 +172,7 @@ def choose_start_method(
         if requested not in methods:
             raise ValueError(f"start method {requested!r} unavailable; have {', '.join(methods)}")
         return requested
-    if "fork" in methods and not compiled and (threads_per_worker == 1 or _single_threaded()):
+    if "fork" in methods and not inductor and (threads_per_worker == 1 or _single_threaded()):
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
 
