@@ -394,12 +394,13 @@ class Buildable(Protocol):
     def build(self) -> tuple[Callable[[], Sequence[Any]], Any]: ...
 
 
-def _serve(conn: Any, recipe: Buildable) -> None:
-    """Main function of a configuration's process: build the callable, say ``ready``, then
-    answer ``run`` (one timed call: a :class:`Measured`) and ``outputs`` (the outputs as numpy
-    arrays) until ``stop`` or the pipe closes."""
+def _serve(conn: Any) -> None:
+    """Main function of a configuration's process: receive the recipe, build the callable, say
+    ``ready``, then answer ``run`` (one timed call: a :class:`Measured`) and ``outputs`` (the
+    outputs as numpy arrays) until ``stop`` or the pipe closes."""
     closer = None
     try:
+        recipe: Buildable = conn.recv()
         if recipe.malloc_tuning:
             tune_malloc()
         else:  # glibc's defaults, also for the program the recipe loads (it would tune them)
@@ -445,9 +446,16 @@ class Isolated:
         self.timeout_s = timeout_s
         self.conn, child = ctx.Pipe()
         # not a daemon: the processes backend starts worker processes of its own there
-        self.proc = ctx.Process(target=_serve, args=(child, recipe), name="ramiel-bench-config")
+        self.proc = ctx.Process(target=_serve, args=(child,), name="ramiel-bench-config")
         self.proc.start()
         child.close()
+        # The recipe (inputs, compiled programs: megabytes) goes over the pipe, not as an
+        # argument: multiprocessing writes the arguments into a pipe whose read end the parent
+        # keeps open, so a child that dies while starting (a script without an
+        # ``if __name__ == "__main__":`` guard) left the parent blocked in that write forever.
+        # Here its death closes the pipe: the send fails, and the next wait reports it.
+        with contextlib.suppress(OSError):
+            self.conn.send(recipe)
 
     def _ask(self, msg: str | None) -> Any:
         if msg is not None:

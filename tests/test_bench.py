@@ -438,6 +438,33 @@ def test_isolated_process_that_dies_at_start_is_reported_at_once(tmp_path, modul
     assert not proc.proc.is_alive()
 
 
+def test_isolated_started_from_a_script_without_a_main_guard_is_an_error_not_a_hang(
+    tiny: str, tmp_path
+) -> None:
+    """A user's script that starts a configuration process without ``if __name__ ==
+    "__main__":`` makes the spawned child fail while it imports the script. With a recipe
+    larger than a pipe's buffer (the inputs: 1 MB here) the parent used to block forever in
+    multiprocessing's write of the arguments; now it reports the child's death."""
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from ramiel import bench\n"
+        "x = np.zeros((1, 4, 256, 256), np.float32)\n"
+        f"proc = bench.Isolated(bench.Recipe('ort', {{'x': x}}, ['y'], path={tiny!r}), 60)\n"
+        "try:\n"
+        "    proc.wait_ready()\n"
+        "except RuntimeError as e:\n"
+        "    print('REPORTED', e)\n"
+    )
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert "REPORTED configuration process died (exit code 1)" in r.stdout, r.stdout + r.stderr
+    # the child's own error (multiprocessing's) says what to do
+    assert "freeze_support" in r.stderr or "__main__" in r.stderr
+
+
 def test_ort_recipe_builds_a_session_with_the_configured_executor(tiny: str) -> None:
     """An ``ort`` Recipe runs onnxruntime on the model file in the configuration's own process
     (sequential at 2 intra-op threads, or the parallel executor) with the same results as a plain
