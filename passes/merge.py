@@ -29,9 +29,24 @@ clusters as asked. ``max-threads=T`` caps both estimates' threads per cluster at
 ``OMP_NUM_THREADS``, which the runtime keeps to: :func:`ramiel.omp.thread_limit`): with
 ``max-threads=1`` one cluster gains nothing from the cores, and the clusters stay.
 
+``onednn-graph=true`` (with ``intra-op=true``): the program will run its compute as
+``onednn-graph`` segments (``--compile-segments{backend=onednn-graph}``, which the default
+``compile="auto"`` prints where :func:`~ramiel.passes.compile_segments.onednn_graph_pays` says
+so). The one-cluster program's forward is then one traced segment, which saves the eager call
+overhead of every Conv, Gemm and MatMul
+(:data:`~ramiel.passes.compile_segments.AUTO_CALL_US`, µs, not divided by the threads: the
+overhead is serial); the one-cluster estimate is lowered by that saving. The clusters'
+estimate is not: their compute is cut into a segment at every channel operation, and
+segments of a few ops gained nothing measured. On the project's inception CNN (2 cores, each
+program in its own process, interleaved, 2026-12-06, ``python bench/fusion_vs_split.py``,
+docs/benchmarks.md): 2 clusters of 1 thread 18.6 ms eagerly and 19.2 ms traced (41 segments),
+one cluster of 2 threads 16.9 ms eagerly and 13.4 ms traced; with this option the merge takes
+the one cluster there.
+
 Options: ``clusters=N`` (default: the number of CPU cores), ``tolerance=F`` (default 0.05: 5 %;
 0 turns the fewest-clusters choice off), ``intra-op=true|false`` (default false),
-``max-threads=T`` (default: none). A flat (unclustered) ``@main`` is linearly clustered first.
+``max-threads=T`` (default: none), ``onednn-graph=true|false`` (default false). A flat
+(unclustered) ``@main`` is linearly clustered first.
 Raises :class:`~ramiel.errors.SchedulingError` for N < 1, a negative tolerance or T < 1.
 """
 
@@ -50,6 +65,7 @@ from ramiel.attrs import CORES_ATTR, set_int
 from ramiel.clustering import GraphView, recluster
 from ramiel.cost_model import PARALLEL_START_US, intra_op_cost_us
 from ramiel.errors import SchedulingError
+from ramiel.passes.compile_segments import AUTO_CALL_US
 from ramiel.scheduling import estimate_makespan, linear_clustering, merge_clusters
 from ramiel.scheduling.merge import FEWER_WORKERS_TOLERANCE
 
@@ -64,6 +80,7 @@ class Merge(ModulePass):
     tolerance: float | int = FEWER_WORKERS_TOLERANCE
     intra_op: bool = False
     max_threads: int | None = None
+    onednn_graph: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         n = self.clusters if self.clusters is not None else (os.cpu_count() or 1)
@@ -80,6 +97,8 @@ class Merge(ModulePass):
             result = merge_clusters(gv.graph, start, n, self.tolerance)
             if self.intra_op and n > 1 and len(result) > 1:
                 one, kept = intra_op_estimates(gv, result, n, cap)
+                if self.onednn_graph:
+                    one -= traced_saving_us(gv)
                 # one cluster also wins where its ops alone, on one thread, beat the clusters
                 # (a model of a few hundred µs: too small for threads or workers)
                 alone = gv.graph.total_work()
@@ -89,6 +108,13 @@ class Merge(ModulePass):
 
         recluster(op, algorithm)
         set_int(op, CORES_ATTR, n)
+
+
+def traced_saving_us(gv: GraphView) -> float:
+    """The eager call overhead, µs per inference, that tracing all of ``gv``'s ops as one
+    ``onednn-graph`` segment saves: :data:`~ramiel.passes.compile_segments.AUTO_CALL_US` of each
+    op (see the module docstring, ``onednn-graph=true``)."""
+    return math.fsum(AUTO_CALL_US.get(op.name, 0.0) for op in gv.ops)
 
 
 def intra_op_estimates(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import itertools
 import math
 import numbers
@@ -47,6 +48,7 @@ from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.passes import ModulePass
 
 from ramiel.attrs import WEIGHTS_ATTR, has, set_str
+from ramiel.clustering import current_clustering
 from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
@@ -71,6 +73,7 @@ from ramiel.passes import REWRITE_PASSES
 from ramiel.passes.compile_segments import ENV_DISABLE as AUTO_SEGMENTS_SWITCH
 from ramiel.passes.compile_segments import SEGMENT_BACKENDS, CompileSegments, onednn_graph_pays
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
+from ramiel.passes.merge import Merge
 from ramiel.passes.schedule_report import schedule_report
 from ramiel.pipeline import compile_pipeline, run_passes, split_clean_up
 from ramiel.printer import (
@@ -669,7 +672,15 @@ def _compile_into(
         # What the lowering would reject (unsupported ops, shapes only the data decide), found
         # before the clustering sizes channels with those shapes (a dynamic channel is invalid IR)
         check_lowerable(module, ctx.weights.of(module))
-        run_passes(module, passes, ctx, verifier)
+        # the segments are decided before the merge, which estimates one cluster with them
+        at = next(i for i, p in enumerate(passes) if isinstance(p, Merge))
+        run_passes(module, passes[:at], ctx, verifier)
+        gv, _ = current_clustering(module)
+        backend, auto_note = _segment_backend(options, module, gv.graph.total_work())
+        merge = passes[at]
+        if backend == "onednn-graph" and isinstance(merge, Merge) and merge.intra_op:
+            merge = dataclasses.replace(merge, onednn_graph=True)
+        run_passes(module, [merge, *passes[at + 1 :]], ctx, verifier)
         report = schedule_report(module)
         timings["passes"] = time.perf_counter() - t
 
@@ -678,7 +689,6 @@ def _compile_into(
         par = module.clone()
         seq = module.clone()
         segments: list[ModulePass] = []
-        backend, auto_note = _segment_backend(options, module, report.work_us)
         if backend is not None:
             segments = [CompileSegments(backend=backend)]
         run_passes(par, [LowerToTorchpy(), *segments], ctx)

@@ -63,6 +63,28 @@ def test_no_compile_trainable_and_the_switch_are_eager(zoo_models, tmp_path, mon
     assert not any("onednn-graph" in n for n in res.notes)
 
 
+@pytest.mark.parametrize("compile_option", ["auto", False])
+def test_the_merge_takes_one_fused_cluster_where_the_default_traces(
+    compile_option, exported_model, tmp_path, monkeypatch, default_segments
+):
+    """On 2 cores the project's inception CNN kept two clusters of 1 thread each eagerly; the
+    default traces its segments, and traced as one segment the one-cluster program saves its
+    convolutions' call overhead (``--merge{onednn-graph=true}``; measured 13.4 ms against
+    19.2 ms for the two traced clusters, docs/benchmarks.md), so the default makes one cluster
+    there, with 2 intra-op threads; ``--no-compile`` keeps the two."""
+    import ramiel.compiler as compiler
+
+    monkeypatch.setattr(compiler, "usable_cores", lambda: 2)
+    monkeypatch.setattr(compiler, "thread_limit", lambda: None)
+    path = exported_model("inception")
+    res = compile_model(path, str(tmp_path), CompileOptions(compile=compile_option))
+    traced = compile_option == "auto"
+    assert (_MARK in Path(res.parallel_path).read_text()) == traced
+    assert res.clusters == (1 if traced else 2)
+    # the program plans for both cores: one cluster runs with 2 intra-op threads
+    assert "cores=2" in Path(res.parallel_path).read_text()
+
+
 def test_the_rule_counts_the_calls_against_the_estimated_time(tmp_path, zoo_models):
     """The estimate itself: 50 µs a convolution, 30 µs a Gemm, against the schedule's W."""
     res = _compile(zoo_models["light_squeezenet"], tmp_path)
