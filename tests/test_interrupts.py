@@ -109,3 +109,53 @@ def test_an_ignored_or_other_sigint_is_left_alone(handler):
         assert signal.getsignal(signal.SIGINT) is handler
     finally:
         signal.signal(signal.SIGINT, prev)
+
+
+def _wait_for(pattern: str, session: int, timeout_s: float = 120.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        out = subprocess.run(
+            ["pgrep", "-s", str(session), "-f", pattern], capture_output=True, text=True
+        ).stdout
+        if out.strip():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize("delay_s", [0.0, 0.4])
+def test_ctrl_c_while_the_processes_backend_starts_its_forkserver_is_one_line(tmp_path, delay_s):
+    """A terminal's Ctrl-C reaches the whole process group: the ``ramiel run`` process, and
+    the forkserver its processes backend starts (2 threads a worker: forkserver). The forkserver
+    imported torch with SIGINT still on and printed a ``KeyboardInterrupt`` traceback, and a
+    worker forked while the caller was interrupted printed one too (its semaphores had gone);
+    now the command says ``error: interrupted`` alone, with status 130, and leaves no process.
+    The signal goes to the group as soon as the forkserver exists (importing torch), or a little
+    later (the workers starting)."""
+    import os
+    import time
+
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1", "RAMIEL_AUTO_SEGMENTS": "0"}
+    cmd = [sys.executable, "-c", "import sys; sys.argv[0] = 'ramiel'; from tools.driver import main; sys.exit(main())"]  # fmt: skip
+    argv = ["run", "light_squeezenet", "-o", str(tmp_path / "out"), "--backend", "processes",
+            "--clusters", "2", "--threads-per-worker", "2", "--repeat", "1000"]  # fmt: skip
+    p = subprocess.Popen(
+        [*cmd, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for("forkserver", p.pid), "the processes backend started no forkserver"
+        time.sleep(delay_s)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == interrupts.INTERRUPTED_STATUS, err
+    assert "Traceback" not in err and err.endswith("error: interrupted\n"), err
+    deadline = time.monotonic() + 10
+    while _wait_for("", p.pid, 0.1) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _wait_for("", p.pid, 0.1), "processes of the command outlived it"

@@ -1871,7 +1871,7 @@ class DistributedRunner(Runner):
             warena, wslots = pack_shared(weights)
             ctx = mp.get_context(method)
             if method == "forkserver":
-                ctx.set_forkserver_preload(["torch", "torch.distributed", __name__])
+                processes.start_forkserver(ctx, ["torch", "torch.distributed", __name__])
             start_r, self._start_w = ctx.Pipe(duplex=False)
             self._done_r, done_w = ctx.Pipe(duplex=False)
             if method == "fork":

@@ -69,6 +69,8 @@ import dataclasses
 import importlib
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import multiprocessing.forkserver as mp_forkserver
+import multiprocessing.resource_tracker as mp_resource_tracker
 import multiprocessing.spawn as mp_spawn
 import os
 import pickle
@@ -99,7 +101,7 @@ from ramiel.runtime.program import (
     describe_exception,
     import_from_path,
 )
-from ramiel.runtime.runner import Runner
+from ramiel.runtime.runner import Runner, _interrupts_held
 from ramiel.runtime.weights import TensorSlot, Weights, pack_shared, shared_arena, unpack
 
 #: Seconds a failed runner waits for its workers to exit before terminating them.
@@ -175,6 +177,28 @@ def choose_start_method(
     if "fork" in methods and not inductor and (threads_per_worker == 1 or _single_threaded()):
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def start_forkserver(ctx: Any, preload: list[str]) -> None:
+    """Start ``multiprocessing``'s forkserver (if it is not running yet) with ``preload``, with
+    SIGINT blocked in it and in every worker it forks.
+
+    A Ctrl-C in a terminal reaches every process of the foreground group, the forkserver
+    included, and ``multiprocessing.forkserver.main`` ignores SIGINT only once it has imported
+    its preload modules (torch: 1-3 s): a Ctrl-C during a program's start printed the
+    forkserver's ``KeyboardInterrupt`` traceback below the caller's one ``error: interrupted``
+    line. The signal mask is inherited through fork and exec, so blocking SIGINT in this thread
+    while the forkserver is started closes that window; the workers ignore SIGINT anyway (the
+    caller stops them). The caller's own SIGINT only waits until the mask is restored.
+    CPython starts its resource tracker the same way (bpo-33613), and unblocks SIGINT after
+    it: so the tracker is started first."""
+    ctx.set_forkserver_preload(preload)
+    mp_resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        mp_forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _single_threaded() -> bool:
@@ -401,7 +425,7 @@ class ProcessRunner(Runner):
         program, method = self.program, self.start_method
         ctx: Any = mp.get_context(method)
         if method == "forkserver":
-            ctx.set_forkserver_preload(["torch", __name__])
+            start_forkserver(ctx, ["torch", __name__])
         lay = self._layout = ShmLayout.of(program)
         try:
             self._arena = shared_arena(lay.nbytes)
@@ -425,29 +449,37 @@ class ProcessRunner(Runner):
             fns = {c: FnRef.of(c, f, program.module_path) for c, f in program.clusters.items()}
             shipped = dataclasses.replace(program, clusters=dict(fns))
         parent_ends: list[Any] = []
-        for c in self._names:
-            start_r, start_w = ctx.Pipe(duplex=False)
-            done_r, done_w = ctx.Pipe(duplex=False)
-            parent_ends += [start_w, done_r]
-            boot = _Boot(
-                c, fns[c], shipped, lay, self._arena, warena, wslots, self._sems,
-                start_r, done_w, self.threads_per_worker, copy_on_get,
-                list(parent_ends) if method == "fork" else [], self._compiled,
-                (len(self._start_ws), len(self._names)),
-            )  # fmt: skip
-            p = ctx.Process(
-                target=_worker_main, args=(boot,), name=f"ramiel-{program.name}-{c}", daemon=True
-            )
-            self._start_ws.append(start_w)
-            self._done_rs.append(done_r)
-            if method == "fork":
-                p.start()
-            else:
-                with _without_main():
+        # Ctrl-C while the workers start is held until they are all known, so that the
+        # shutdown stops them: raised inside a start, it left a worker the forkserver had
+        # forked but this process did not know, which then printed a traceback when the
+        # semaphores it was unpickling had gone with this process
+        with _interrupts_held():
+            for c in self._names:
+                start_r, start_w = ctx.Pipe(duplex=False)
+                done_r, done_w = ctx.Pipe(duplex=False)
+                parent_ends += [start_w, done_r]
+                boot = _Boot(
+                    c, fns[c], shipped, lay, self._arena, warena, wslots, self._sems,
+                    start_r, done_w, self.threads_per_worker, copy_on_get,
+                    list(parent_ends) if method == "fork" else [], self._compiled,
+                    (len(self._start_ws), len(self._names)),
+                )  # fmt: skip
+                p = ctx.Process(
+                    target=_worker_main,
+                    args=(boot,),
+                    name=f"ramiel-{program.name}-{c}",
+                    daemon=True,
+                )
+                self._start_ws.append(start_w)
+                self._done_rs.append(done_r)
+                if method == "fork":
                     p.start()
-            self._procs.append(p)
-            start_r.close()
-            done_w.close()
+                else:
+                    with _without_main():
+                        p.start()
+                self._procs.append(p)
+                start_r.close()
+                done_w.close()
         del warena  # the workers hold it now
         self._await_all(b"R", time.monotonic() + startup_timeout_s, startup_timeout_s)
 
