@@ -339,6 +339,11 @@ class Segment:
                 # torchrun --timeout)
                 raise
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
+                failure = _runtime_failure_in(e)
+                if (
+                    failure is not None
+                ):  # wrapped by the compiler (inductor's BackendCompilerFailed)
+                    raise failure from None
                 why = _why(e)
                 self.events.append(
                     CompileEvent(
@@ -598,6 +603,8 @@ def _onednn_graph(
             try:
                 traced = _traced_run(bound, inputs, expected, asserts=asserts, **kw)
                 break
+            except RuntimeFailure:
+                raise  # the runtime's own (Terminated by torchrun's SIGTERM): not the fusion's
             except Exception as e:  # noqa: BLE001 - the fusion's failure: its work-around, or none
                 if not kw["fuse"]:
                     raise
@@ -707,6 +714,20 @@ def _time_against_eager(
             spent = times[0][0] + times[1][0]
             rounds = 1 + min(4, int(TIMING_BUDGET_S / max(spent, 1e-9)))
     return tuple(min(t) * 1e3 for t in times)  # type: ignore[return-value]
+
+
+def _runtime_failure_in(e: BaseException) -> RuntimeFailure | None:
+    """The :class:`~ramiel.errors.RuntimeFailure` that ``e`` wraps (its ``__cause__`` or
+    ``__context__`` chain), if any: a rank's ``Terminated``, raised by its SIGTERM handler while
+    a segment compiled, which the compiler wrapped in an error of its own."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, RuntimeFailure):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 def _why(e: BaseException) -> str:

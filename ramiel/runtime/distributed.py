@@ -1429,8 +1429,17 @@ class GroupDriver(Runner):
         return self.cause_of_loss(r, self._lost[r])
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
-        """SIGTERM on rank 0 (torchrun stops every rank when one fails): say why, then stop."""
+        """SIGTERM on rank 0 (torchrun stops every rank when one fails): say why, then stop.
+
+        The why is the lost follower's, else a follower's failure record in the store: torchrun
+        stops rank 0 as soon as a follower exits, often before the status listener has seen the
+        follower go (a follower that timed out while rank 0 traced its segments: the message
+        had been only 'rank 0 was stopped')."""
         cause = self.lost_follower()
+        if cause is None:
+            failed = [r for r in self.group.records() if r != self.group.rank]
+            if failed:
+                cause = resolve_records(self.group.records(), min(failed), self.placement)
         why = f"{cause}; " if cause is not None else ""
         raise Terminated(f"{why}rank 0 was stopped (signal {signum}) by its launcher")
 

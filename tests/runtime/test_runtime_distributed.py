@@ -603,6 +603,31 @@ def test_fingerprint_parts():
     )
 
 
+def test_rank0_sigterm_names_a_follower_failure_the_listener_has_not_seen():
+    """torchrun stops rank 0 as soon as a follower exits, often before rank 0's status listener
+    has seen the follower go: the SIGTERM's Terminated then takes the cause from the
+    follower's failure record in the store (it had said only 'rank 0 was stopped')."""
+    import queue
+    from types import SimpleNamespace
+
+    from ramiel.runtime.distributed import GroupDriver, Terminated
+
+    pl = default_placement(three("sigterm", ok_c1))
+    timeout = {"kind": "timeout", "rank": 1, "what": "channel 'a__c0_c1' from rank 0", "t": 1.0}
+    driver = object.__new__(GroupDriver)
+    driver._status_q, driver._lost, driver.placement = queue.SimpleQueue(), {}, pl
+    driver.group = SimpleNamespace(rank=0, records=lambda: {1: timeout})
+    with pytest.raises(Terminated) as e:
+        driver._on_sigterm(signal.SIGTERM, None)
+    assert str(e.value) == (
+        "rank 1 (cluster 'c1') timed out waiting for channel 'a__c0_c1' from rank 0; "
+        "rank 0 was stopped (signal 15) by its launcher"
+    )
+    driver.group = SimpleNamespace(rank=0, records=dict)  # no record: nothing to add
+    with pytest.raises(Terminated, match=r"^rank 0 was stopped \(signal 15\)"):
+        driver._on_sigterm(signal.SIGTERM, None)
+
+
 def test_root_cause_from_records():
     pl = default_placement(three("rec", ok_c1))
     # rank 2 lost rank 1, which left no record: rank 1 died
