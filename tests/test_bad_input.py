@@ -535,6 +535,18 @@ def test_run_takes_the_model_names_bench_takes(capsys):
     assert line.startswith("error: nosuch: no such file; unknown model 'nosuch'")
 
 
+@pytest.mark.parametrize("cmd", ["compile", "profile"])
+def test_compile_and_profile_take_the_model_names_run_takes(cmd, tmp_path, capsys):
+    """'ramiel run light_squeezenet' worked but 'ramiel compile light_squeezenet' said 'no such
+    file' (found this session): every command that takes one model takes its name too."""
+    out = str(tmp_path / "out")
+    line = _error(driver, [cmd, "nosuch", "-o", out], capsys, 1)
+    assert line.startswith("error: nosuch: no such file; unknown model 'nosuch'")
+    assert not os.path.exists(out)
+    assert driver.main([cmd, "squeezenet", "-o", out]) == 0
+    assert os.path.exists(os.path.join(out, "model.py") if cmd == "compile" else out)
+
+
 @pytest.mark.parametrize(
     "content",
     [

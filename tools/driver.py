@@ -205,7 +205,12 @@ def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile", help="compile an ONNX model to Python modules")
-    c.add_argument("model", type=path, help="ONNX model file")
+    c.add_argument(
+        "model",
+        type=path,
+        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
+        "inception, hf_bert, ...)",
+    )
     c.add_argument("-o", "--output", type=path, required=True, help="output directory")
     _common(c)
     r = sub.add_parser("run", help="compile, run and check against onnxruntime")
@@ -252,7 +257,12 @@ def _parser() -> argparse.ArgumentParser:
         "the --layout and --no-<rewrite> options you compile with: an op a rewrite changes (a "
         "Conv that took a BatchNormalization has a bias) has another key in the database.",
     )
-    pr.add_argument("model", type=path, help="ONNX model file")
+    pr.add_argument(
+        "model",
+        type=path,
+        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
+        "inception, hf_bert, ...)",
+    )
     pr.add_argument(
         "-o", "--output", type=path, help="profile database (JSON); needed without --compare-ort"
     )
@@ -450,9 +460,10 @@ def _progress():  # type: ignore[no-untyped-def]
 def cmd_compile(args: argparse.Namespace) -> int:
     from ramiel.compiler import compile_model  # lazy: numpy,onnx,torch,xdsl
 
+    model = _run_model_path(args.model)  # a name too, checked before any work
     console, say = _progress()
     with console.status("compiling"):
-        res = compile_model(args.model, args.output, _options(args), progress=say)
+        res = compile_model(model, args.output, _options(args), progress=say)
     total = sum(res.timings.values())
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in res.timings.items())
     print(f"compiled {args.model} in {total:.2f} s ({stages})")
@@ -514,7 +525,7 @@ def _print_notes(res: Any, args: argparse.Namespace) -> None:
 
 
 def _run_model_path(model: str | None) -> str:
-    """The ONNX file ``ramiel run`` compiles: ``model`` where it is a file (or looks like one),
+    """The ONNX file ``ramiel run`` (``compile``, ``profile``, ``tune``) takes: ``model`` where it is a file (or looks like one),
     else the model of that name as ``ramiel bench`` takes it (``light_squeezenet``,
     ``inception``, ``hf_bert``: :func:`ramiel.bench.resolve_models`); none: the default."""
     if model is None:
@@ -868,6 +879,7 @@ def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
 def cmd_profile(args: argparse.Namespace) -> int:
     from ramiel.profiler import ProfileNoise, profile_model  # lazy: numpy,onnx,torch,xdsl
 
+    args.model = _run_model_path(args.model)  # a name too
     input_file(args.model, "ONNX model")
     if args.compare_ort:
         if args.json:
