@@ -986,37 +986,23 @@ def test_tensors_off_the_cpu_run_the_statements_without_a_warning():
     assert event.error is None and "tensors on meta" in event.note
 
 
-def test_a_runtime_failure_while_compiling_is_the_callers(monkeypatch):
+@pytest.mark.parametrize("where", ["compile", "attempt", "wrapped"])
+def test_a_runtime_failure_while_compiling_is_the_callers(monkeypatch, where):
     """A rank that torchrun stops raises ``Terminated`` from its SIGTERM handler wherever it is,
     also inside a segment's compilation: it reaches the caller, not a warning and an eager
-    segment (as it had, seen with ``torchrun ... --timeout 0.001``)."""
+    segment (as it had, seen with ``torchrun ... --timeout 0.001``). Raised by the compile
+    (``_onednn_graph``), in the caller's run of the attempt the trial chose (it had been
+    recorded as the attempt's failure: 'segment c0_seg2 could not be compiled (Terminated:
+    ...)'), or wrapped by a compiler in an error of its own (inductor's
+    ``BackendCompilerFailed`` chains the error it caught)."""
     from ramiel.errors import RuntimeFailure
 
     def stopped(*_args, **_kw):
         raise RuntimeFailure("rank 0 was stopped (signal 15) by its launcher")
 
-    monkeypatch.setattr(compiled_mod, "_onednn_graph", stopped)
-    seg, w, x = _conv_relu()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(RuntimeFailure, match="stopped"):
-            seg(w, x)
-    assert not seg.events
-
-
-@pytest.mark.parametrize("where", ["attempt", "wrapped"])
-def test_a_runtime_failure_inside_the_trace_or_wrapped_is_the_callers(monkeypatch, where):
-    """The same ``Terminated`` raised where it really arrives: in the caller's run of the
-    attempt the trial chose (it had been recorded as the attempt's failure, then a warning
-    'segment c0_seg2 could not be compiled (Terminated: ...)' and an eager segment: seen with
-    ``torchrun ... --timeout 0.001`` on the default's segments), or wrapped by a compiler in an
-    error of its own (inductor's ``BackendCompilerFailed`` chains the error it caught)."""
-    from ramiel.errors import RuntimeFailure
-
-    def stopped(*_args, **_kw):
-        raise RuntimeFailure("rank 0 was stopped (signal 15) by its launcher")
-
-    if where == "attempt":
+    if where == "compile":
+        monkeypatch.setattr(compiled_mod, "_onednn_graph", stopped)
+    elif where == "attempt":
         monkeypatch.setattr(compiled_mod, "_fusion_trial", lambda *a, **k: (0, None))
         monkeypatch.setattr(compiled_mod, "_traced_run", stopped)
     else:
