@@ -95,7 +95,8 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         m = _PASS_FLAG.match(arg)
         if m and m.group(1) in PASSES:
             opts = m.group(2) if m.group(2) is not None else m.group(3)
-            elements.append(m.group(1) + (f"{{{_quote_options(opts)}}}" if opts else ""))
+            quoted = _quote_options(opts, f"--{m.group(1)}") if opts else ""
+            elements.append(m.group(1) + (f"{{{quoted}}}" if quoted else ""))
         elif arg in ("-p", "--passes") and i + 1 < len(argv):
             elements.append(argv[i + 1])
             next(it, None)
@@ -164,22 +165,36 @@ def _split_top(text: str, spec: str) -> list[str]:
     return items
 
 
-_OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)=(\"[^\"]*\"|[^\s,]*)")
+_OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:=(\"[^\"]*\"|[^\s,]*))?")
 _BARE = re.compile(r"^(-?\d+(\.\d*)?([eE]-?\d+)?|true|false|[A-Za-z_][A-Za-z0-9_]*)$")
+_TOKEN = re.compile(r'(?:[^\s,"]|"[^"]*")+')
 
 
-def _quote_options(opts: str) -> str:
-    """``k=v`` pass options of a flag, space-separated, with path-like values quoted.
+def _quote_options(opts: str, flag: str = "") -> str:
+    """The pass options of a flag (``k=v`` or a bare ``k``, separated by spaces or commas) in
+    xDSL's pipeline syntax, path-like values quoted, a bare option name ``k=true``.
 
     ``--estimate-cost{profile=db.json}`` becomes ``estimate-cost{profile="db.json"}``: xDSL's
-    pipeline syntax only takes numbers, booleans, identifiers and quoted strings bare.
+    pipeline syntax only takes numbers, booleans, identifiers and quoted strings bare. A bare
+    name is a boolean option set (``--merge{intra-op}``: MLIR's convention); it had been
+    dropped, so the option kept its default without a word. An option the pass does not have
+    is the pass's error, and a token that is no option at all is a usage error here.
     """
     items = []
-    for key, value in _OPTION.findall(opts):
-        if value and not value.startswith('"') and not _BARE.match(value):
+    for token in _TOKEN.findall(opts):
+        m = _OPTION.fullmatch(token)
+        if m is None:
+            raise _UsageError(
+                f"bad option '{token}' in {flag or 'the pass'}{{{opts}}}: expected name=value "
+                "or the name of a boolean option"
+            )
+        key, value = m.group(1), m.group(2)
+        if value is None:
+            value = "true"
+        elif value and not value.startswith('"') and not _BARE.match(value):
             value = '"' + value + '"'
         items.append(f"{key}={value}")
-    return " ".join(items) if items else opts.replace(",", " ")
+    return " ".join(items)
 
 
 class _UsageError(RamielError):

@@ -17,6 +17,7 @@
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 max-threads=0}' 2>&1 | filecheck %s --check-prefix=MAXTHREADS
 // RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir '--merge{clusters=2 intra-op=true max-threads=1}' | filecheck %s --check-prefix=EAGER
 // RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir '--merge{clusters=2 intra-op=true max-threads=1 onednn-graph=true}' | filecheck %s --check-prefix=TRACED
+// RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir '--merge{clusters=2 intra-op max-threads=1 onednn-graph}' | filecheck %s --check-prefix=TRACED
 
 // intra-op=true: on 2 cores the inception block's two clusters (estimated 1.5x over one thread)
 // lose to one cluster whose ops run with 2 intra-op threads (each op 1.75x faster by the analytic
@@ -29,7 +30,7 @@
 // INTRAOP16:   cluster.cluster @c0
 // INTRAOP16:   cluster.cluster @c1
 
-// onednn-graph=true: a fork-join of four MatMuls (10, 50, 200, 150 µs, then a 10 µs Sum; W =
+// onednn-graph=true (a bare boolean option is true, as in MLIR): a fork-join of four MatMuls (10, 50, 200, 150 µs, then a 10 µs Sum; W =
 // 420 µs) on 2 workers of 1 thread each. Eagerly two clusters win: about 250 µs plus the 150
 // µs of starting the workers is less than 420. Traced as one segment, one cluster saves the
 // eager call overhead of its four MatMuls (4 x 30 µs, AUTO_CALL_US): 300 µs, and it wins.
