@@ -456,19 +456,25 @@ class Isolated:
         # Here its death closes the pipe: the send fails, and the next wait reports it.
         with contextlib.suppress(OSError):
             self.conn.send(recipe)
+        self._report: list[Any] | None = None  # the ready message's, once received
+        self._ended: str | None = None  # why the process is gone, once it is
 
     def _ask(self, msg: str | None) -> Any:
+        if self._ended is not None:  # asked again after a failure: the same error
+            raise RuntimeError(self._ended)
         if msg is not None:
-            self.conn.send(msg)
+            try:
+                self.conn.send(msg)
+            except OSError:  # the process is gone (a bare BrokenPipeError had escaped)
+                raise RuntimeError(self._died()) from None
         deadline = time.monotonic() + self.timeout_s
         while not self.conn.poll(min(0.2, max(0.0, deadline - time.monotonic()))):
             if not self.proc.is_alive() and not self.conn.poll(0):  # died without a word
                 raise RuntimeError(self._died())
             if time.monotonic() >= deadline:
                 self.close()
-                raise RuntimeError(
-                    f"configuration process did not answer within {self.timeout_s} s"
-                )
+                self._ended = f"configuration process did not answer within {self.timeout_s} s"
+                raise RuntimeError(self._ended)
         try:
             status, value = self.conn.recv()
         except EOFError:
@@ -488,20 +494,30 @@ class Isolated:
         code = self.proc.exitcode
         self.close()
         if code is None:
-            return (
+            self._ended = (
                 f"configuration process closed its pipe and did not exit within {self.timeout_s} s"
             )
-        return f"configuration process died (exit code {code})"
+        else:
+            self._ended = (
+                f"configuration process died (exit code {code}); its own error, if it printed "
+                "one, is above"
+            )
+        return self._ended
 
     def wait_ready(self) -> list[Any]:
         """Wait until the configuration is built; returns its compile report (the
-        :class:`~ramiel.runtime.compiled.CompileEvent` list of a compiled program, else empty)."""
-        return self._ask(None) or []
+        :class:`~ramiel.runtime.compiled.CompileEvent` list of a compiled program, else empty).
+        Calling it again returns the same report."""
+        if self._report is None:
+            self._report = self._ask(None) or []
+        return self._report
 
     def __call__(self) -> Measured:
+        self.wait_ready()  # the first message is the ready one (it was taken for the answer)
         return self._ask("run")
 
     def outputs(self) -> list[np.ndarray]:
+        self.wait_ready()
         return self._ask("outputs")
 
     def close(self) -> None:

@@ -621,7 +621,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"model: {model_path}")
         batch_note = f", batch {opts.batch} (hyperclustered)" if opts.batch > 1 else ""
         print(
-            f"compiled in {sum(res.timings.values()):.2f} s; {res.clusters} clusters, backend "
+            f"compiled in {sum(res.timings.values()):.2f} s; {res.clusters} "
+            f"cluster{'s' * (res.clusters != 1)}, backend "
             f"{opts.backend}{batch_note}; estimated speed-up {res.report.speedup:.2f}x (W/CP "
             f"{res.report.parallelism:.2f})"
         )
