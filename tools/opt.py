@@ -37,7 +37,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import DenseResourceAttr, FileLineColLoc, ModuleOp
@@ -217,6 +218,38 @@ def _pipeline_syntax_error(spec: str, e: ArgSpecParseError) -> _UsageError:
     elif reason == "Unknown token" and "{" in spec:
         hint = ' (quote option values that hold characters such as . or /: profile="a.json")'
     return _UsageError(f"bad pass pipeline '{spec}': {reason[:1].lower()}{reason[1:]}{where}{hint}")
+
+
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -> str | None:
+    """Which pass option of ``spec`` has a value of the wrong type, as ``merge: option
+    'onednn-graph' takes true or false, not maybe`` (xDSL says only ``Incompatible types: given
+    ('maybe',), expected <class 'bool'>``); ``None`` where no option's value is of the wrong
+    type (the error is another one)."""
+    for item in parse_pipeline(spec):
+        if item.name not in available:
+            continue
+        cls = available[item.name]()
+        hints = typing.get_type_hints(cls)
+        for name, given in item.normalize_parameter_names().parameters.items():
+            types = typing.get_args(hints.get(name)) or (hints.get(name),)
+            wanted = [t for t in types if t in _TYPE_NAMES]
+            if float in wanted:  # a number: an integer is one too
+                wanted = [t for t in wanted if t is not int]
+            if not wanted or len(given) != 1:
+                continue
+            value = given[0]
+            fits = any(
+                isinstance(value, t) and not (t in (int, float) and isinstance(value, bool))
+                for t in wanted
+            ) or (float in wanted and isinstance(value, int) and not isinstance(value, bool))
+            if not fits:
+                kinds = " or ".join(_TYPE_NAMES[t] for t in wanted)
+                shown = value if isinstance(value, str) else repr(value)
+                return f"{item.name}: option '{name.replace('_', '-')}' takes {kinds}, not {shown}"
+    return None
 
 
 def _usage_error(message: str) -> NoReturn:
@@ -479,7 +512,9 @@ class RamielOptMain(xDSLOptMain):
         except ArgSpecParseError as e:
             raise _pipeline_syntax_error(spec, e) from None
         except (ValueError, TypeError) as e:  # bad or missing pass options
-            raise _UsageError(f"bad pass pipeline '{spec}': {e}") from None
+            raise _UsageError(
+                f"bad pass pipeline '{spec}': {_option_type_error(self.available_passes, spec) or e}"
+            ) from None
 
     def run(self) -> None:  # type: ignore[override]
         """Parse, transform and print every chunk of the input; sets :attr:`status`.
