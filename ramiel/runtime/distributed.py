@@ -1434,12 +1434,26 @@ class GroupDriver(Runner):
         The why is the lost follower's, else a follower's failure record in the store: torchrun
         stops rank 0 as soon as a follower exits, often before the status listener has seen the
         follower go (a follower that timed out while rank 0 traced its segments: the message
-        had been only 'rank 0 was stopped')."""
+        had been only 'rank 0 was stopped').
+
+        While rank 0 is already stopping the followers after a failure of its own
+        (``group.abort()``: they exit, and torchrun then stops rank 0), that failure is the
+        cause: the message had been 'rank 1 was lost: connection reset by peer ...; rank 0 was
+        stopped' (seen in CI with ``--timeout 0.001``). The signal still ends the shutdown: a
+        cluster thread of rank 0 that is tracing a segment can hold it for seconds, and
+        torchrun kills a rank that does not exit within 30 s."""
+        own = getattr(self, "_failure", None)
+        if self.group.aborting and own is not None:
+            raise Terminated(
+                f"{own}; rank 0 was stopped (signal {signum}) by its launcher while it stopped "
+                "the other ranks"
+            )
         cause = self.lost_follower()
         if cause is None:
-            failed = [r for r in self.group.records() if r != self.group.rank]
+            records = self.group.records()
+            failed = [r for r in records if r != self.group.rank]
             if failed:
-                cause = resolve_records(self.group.records(), min(failed), self.placement)
+                cause = resolve_records(records, min(failed), self.placement)
         why = f"{cause}; " if cause is not None else ""
         raise Terminated(f"{why}rank 0 was stopped (signal {signum}) by its launcher")
 

@@ -606,7 +606,8 @@ def test_fingerprint_parts():
 def test_rank0_sigterm_names_a_follower_failure_the_listener_has_not_seen():
     """torchrun stops rank 0 as soon as a follower exits, often before rank 0's status listener
     has seen the follower go: the SIGTERM's Terminated then takes the cause from the
-    follower's failure record in the store (it had said only 'rank 0 was stopped')."""
+    follower's failure record in the store (it had said only 'rank 0 was stopped'). While rank
+    0 stops the followers after its own failure, that failure is the cause."""
     import queue
     from types import SimpleNamespace
 
@@ -616,16 +617,25 @@ def test_rank0_sigterm_names_a_follower_failure_the_listener_has_not_seen():
     timeout = {"kind": "timeout", "rank": 1, "what": "channel 'a__c0_c1' from rank 0", "t": 1.0}
     driver = object.__new__(GroupDriver)
     driver._status_q, driver._lost, driver.placement = queue.SimpleQueue(), {}, pl
-    driver.group = SimpleNamespace(rank=0, records=lambda: {1: timeout})
+    driver.group = SimpleNamespace(rank=0, records=lambda: {1: timeout}, aborting=False)
     with pytest.raises(Terminated) as e:
         driver._on_sigterm(signal.SIGTERM, None)
     assert str(e.value) == (
         "rank 1 (cluster 'c1') timed out waiting for channel 'a__c0_c1' from rank 0; "
         "rank 0 was stopped (signal 15) by its launcher"
     )
-    driver.group = SimpleNamespace(rank=0, records=dict)  # no record: nothing to add
+    driver.group = SimpleNamespace(rank=0, records=dict, aborting=False)  # no record
     with pytest.raises(Terminated, match=r"^rank 0 was stopped \(signal 15\)"):
         driver._on_sigterm(signal.SIGTERM, None)
+    # rank 0 failed first and is stopping the followers: its own error is the cause
+    driver.group = SimpleNamespace(rank=0, records=lambda: {1: timeout}, aborting=True)
+    driver._failure = WorkerTimeout(["c0", "c1"], 0.001)
+    with pytest.raises(Terminated) as e:
+        driver._on_sigterm(signal.SIGTERM, None)
+    assert str(e.value) == (
+        "inference did not finish within 0.001 s; still running: cluster(s) 'c0', 'c1'; rank 0 "
+        "was stopped (signal 15) by its launcher while it stopped the other ranks"
+    )
 
 
 def test_root_cause_from_records():
