@@ -126,7 +126,9 @@ class CompileOptions:
     ShuffleNet, SqueezeNet, the Inception and ResNet families, transformers), its fusion can be
     tried in a child process first (Linux: :mod:`ramiel.runtime.trial`) and the weights are
     not ``trainable``, and ``RAMIEL_AUTO_SEGMENTS`` is not ``0``; else eager (a compile note
-    says which and why).
+    says which and why). Where it traces, the merge counts the saving for one cluster
+    (``--merge{onednn-graph=true}``), and a parallel module that keeps several clusters
+    (``clusters=N``) is eager, its sequential module traced.
     ``layout``: memory format of 4-D activations (``--assign-layout{format=...}``): ``auto``
     (channels-last through conv/pool/element-wise/concat regions where the cost model says it
     is faster), ``channels-last`` (every such region) or ``nchw`` (contiguous everywhere).
@@ -691,7 +693,23 @@ def _compile_into(
         segments: list[ModulePass] = []
         if backend is not None:
             segments = [CompileSegments(backend=backend)]
-        run_passes(par, [LowerToTorchpy(), *segments], ctx)
+        # The default's segments go into a parallel module of one cluster (its forward: one
+        # segment), not into several clusters: cut at every channel operation into segments of
+        # a few ops, traced clusters ran 0.90-1.17x the eager ones' time and were slower on 3
+        # of the 4 branchy models (docs/benchmarks.md, *Task parallelism against one fused
+        # cluster*). The sequential module is traced all the same. compile="onednn-graph"
+        # traces the clusters too.
+        par_segments = segments
+        if auto_note is not None and backend is not None and len(report.clusters) > 1:
+            par_segments = []
+            auto_note = auto_note.replace(
+                "onednn-graph segments by default",
+                f"onednn-graph segments by default in the sequential module, not in the "
+                f"{len(report.clusters)} clusters (their segments would be a few ops each; "
+                "--compile-backend onednn-graph: there too)",
+                1,
+            )
+        run_passes(par, [LowerToTorchpy(), *par_segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
         notes = list(batch.notes) + _default_input_notes(onnx_model) + data_notes
         notes += _transfer_cost_notes(options)
