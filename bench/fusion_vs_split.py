@@ -1,7 +1,7 @@
 """Task parallelism against one fused cluster: the default program (``ramiel.compile(model)``)
 beside the P-cluster program (1 thread each) and the one-cluster program (P intra-op threads),
-each traced (``onednn-graph`` segments, the default ``compile="auto"``) and eager
-(``--no-compile``), and onnxruntime with P threads without and with spinning; every program in a
+each traced (``onednn-graph`` segments, ``--compile-backend onednn-graph``: what the default
+``compile="auto"`` gives the one cluster) and eager (``--no-compile``), and onnxruntime with P threads without and with spinning; every program in a
 process of its own, timed interleaved, outputs checked against onnxruntime first.
 
 Usage::
@@ -57,9 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     configs = {
         "default": CompileOptions(),
-        f"{cores}x1-traced": CompileOptions(clusters=cores),
+        # explicitly: the default traces a program of one cluster only (since 2026-12-06)
+        f"{cores}x1-traced": CompileOptions(clusters=cores, compile="onednn-graph"),
         f"{cores}x1-eager": CompileOptions(clusters=cores, compile=False),
-        f"1x{cores}-traced": CompileOptions(clusters=1, threads_per_worker=cores),
+        f"1x{cores}-traced": CompileOptions(
+            clusters=1, threads_per_worker=cores, compile="onednn-graph"
+        ),
         f"1x{cores}-eager": CompileOptions(clusters=1, threads_per_worker=cores, compile=False),
     }
     columns = [*configs, f"ort-{cores}t", "ort-spin"]
