@@ -1207,7 +1207,7 @@ def _follow(group: _Group, ex: _Exec, progress: Any = None) -> None:
             ex.run_clusters()
             ex.finish()
         except BaseException as e:  # noqa: BLE001 - recorded, then this rank exits
-            _fail(group, ex, e)
+            _fail(group, ex, e, timeout_ms / 1000.0)
             _exit(1)
         if progress is not None:
             progress[group.rank] = epoch
@@ -1218,8 +1218,12 @@ def _follow(group: _Group, ex: _Exec, progress: Any = None) -> None:
             _exit(1)
 
 
-def _fail(group: _Group, ex: _Exec, e: BaseException) -> dict[str, Any]:
-    """Record why this rank failed; returns the record."""
+def _fail(
+    group: _Group, ex: _Exec, e: BaseException, limit_s: float | None = None
+) -> dict[str, Any]:
+    """Record why this rank failed; returns the record. ``limit_s``: the inference's time
+    limit, which a timeout's record gives (its message named only what it waited for, and
+    read like a communication fault)."""
     if isinstance(e, _ClusterRaised):
         exc_type, message, text = describe_exception(e.exc, skip_frames=1)
         rec: dict[str, Any] = {"kind": "raised", "cluster": e.cluster, "exc_type": exc_type,
@@ -1230,6 +1234,8 @@ def _fail(group: _Group, ex: _Exec, e: BaseException) -> dict[str, Any]:
         rec = {"kind": "lost", "peer": e.peer, "detail": e.detail}
     elif isinstance(e, _Timeout):
         rec = {"kind": "timeout", "what": e.what}
+        if limit_s is not None:
+            rec["limit_s"] = limit_s
     elif isinstance(e, Aborted):
         rec = {"kind": "aborted"}
     else:
@@ -1531,9 +1537,11 @@ def resolve_records(
         if kind == "channel":
             return ChannelError(r["message"])
         if kind == "timeout":
+            limit = r.get("limit_s")
+            within = f" within the inference's limit of {limit:g} s" if limit is not None else ""
             return RuntimeFailure(
                 f"rank {r['rank']} (cluster '{cluster_of(int(r['rank']))}') timed out waiting "
-                f"for {r.get('what', '?')}"
+                f"for {r.get('what', '?')}{within}"
             )
         # Ramiel's own errors (subclasses too) say it all in their message
         what = "" if r.get("ramiel") else f"{r.get('exc_type', '?')}: "

@@ -650,6 +650,13 @@ def test_root_cause_from_records():
               "message": "'k'", "traceback": "tb", "t": 2.0}  # fmt: skip
     err = resolve_records({2: {"kind": "lost", "peer": 1, "rank": 2, "t": 1.0}, 1: raised}, 2, pl)
     assert isinstance(err, WorkerError) and err.exc_type == "builtins.KeyError"
+    # a follower's timeout names the inference's limit (it read like a communication fault)
+    late = {"kind": "timeout", "rank": 1, "what": "channel 'a__c0_c1' from rank 0", "t": 1.0,
+            "limit_s": 0.001}  # fmt: skip
+    assert str(resolve_records({1: late}, 1, pl)) == (
+        "rank 1 (cluster 'c1') timed out waiting for channel 'a__c0_c1' from rank 0 within the "
+        "inference's limit of 0.001 s"
+    )
     assert gloo_detail("[x/pair.cc:1] Read error [1.2.3.4]:5: Connection reset by peer. More") == (
         "connection reset by peer"
     )
