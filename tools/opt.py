@@ -99,15 +99,16 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             quoted = _quote_options(opts, f"--{m.group(1)}") if opts else ""
             elements.append(m.group(1) + (f"{{{quoted}}}" if quoted else ""))
         elif arg in ("-p", "--passes") and i + 1 < len(argv):
-            elements.append(argv[i + 1])
+            elements.append(_bare_booleans(argv[i + 1]))
             next(it, None)
         elif arg.startswith("--passes="):
-            elements.append(arg.split("=", 1)[1])
+            elements.append(_bare_booleans(arg.split("=", 1)[1]))
         elif arg == "--pass-pipeline" and i + 1 < len(argv):
-            elements.append(flatten_pipeline(argv[i + 1], argv[i + 1]))
+            elements.append(_bare_booleans(flatten_pipeline(argv[i + 1], argv[i + 1])))
             next(it, None)
         elif arg.startswith("--pass-pipeline="):
-            elements.append(flatten_pipeline(arg.split("=", 1)[1], arg.split("=", 1)[1]))
+            flat = flatten_pipeline(arg.split("=", 1)[1], arg.split("=", 1)[1])
+            elements.append(_bare_booleans(flat))
         else:
             rest.append(arg)
     return [e for e in elements if e], rest
@@ -169,6 +170,24 @@ def _split_top(text: str, spec: str) -> list[str]:
 _OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:=(\"[^\"]*\"|[^\s,]*))?")
 _BARE = re.compile(r"^(-?\d+(\.\d*)?([eE]-?\d+)?|true|false|[A-Za-z_][A-Za-z0-9_]*)$")
 _TOKEN = re.compile(r'(?:[^\s,"]|"[^"]*")+')
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_WORD = re.compile(r'(?:[^\s"]|"[^"]*")+')
+
+
+def _bare_booleans(pipeline: str) -> str:
+    """``pipeline`` (xDSL's syntax, ``-p``) with every bare option name inside a pass's braces
+    written ``name=true`` (``merge{clusters=2 intra-op}``: MLIR's convention, as the per-pass
+    flags take it; xDSL's parser had said ``Incompatible types: given (), expected <class
+    'bool'>``). Options are separated by spaces there; a comma inside braces separates the
+    items of a list value, as in MLIR, and is left as it is."""
+
+    def fix(m: re.Match[str]) -> str:
+        words = _WORD.findall(m.group(1))
+        return "{" + " ".join(w + "=true" if _IDENT.fullmatch(w) else w for w in words) + "}"
+
+    return re.sub(r"\{([^{}]*)\}", fix, pipeline)
 
 
 def _quote_options(opts: str, flag: str = "") -> str:

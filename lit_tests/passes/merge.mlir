@@ -18,6 +18,7 @@
 // RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir '--merge{clusters=2 intra-op=true max-threads=1}' | filecheck %s --check-prefix=EAGER
 // RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir '--merge{clusters=2 intra-op=true max-threads=1 onednn-graph=true}' | filecheck %s --check-prefix=TRACED
 // RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir '--merge{clusters=2 intra-op max-threads=1 onednn-graph}' | filecheck %s --check-prefix=TRACED
+// RUN: ramiel-opt %S/Inputs/matmul_fork_join.mlir -p 'merge{clusters=2 intra-op max-threads=1 onednn-graph}' | filecheck %s --check-prefix=TRACED
 
 // intra-op=true: on 2 cores the inception block's two clusters (estimated 1.5x over one thread)
 // lose to one cluster whose ops run with 2 intra-op threads (each op 1.75x faster by the analytic
