@@ -34,7 +34,7 @@ clusters as asked. ``max-threads=T`` caps both estimates' threads per cluster at
 ``compile="auto"`` prints where :func:`~ramiel.passes.compile_segments.onednn_graph_pays` says
 so). The one-cluster program's forward is then one traced segment, which saves the eager call
 overhead of every Conv, Gemm and MatMul
-(:data:`~ramiel.passes.compile_segments.AUTO_CALL_US`, µs, not divided by the threads: the
+(:func:`~ramiel.passes.compile_segments.traced_saving_us`, µs, not divided by the threads: the
 overhead is serial); the one-cluster estimate is lowered by that saving. The clusters'
 estimate is not: their compute is cut into a segment at every channel operation, and
 segments of a few ops gained nothing measured. On the project's inception CNN (2 cores, each
@@ -65,7 +65,7 @@ from ramiel.attrs import CORES_ATTR, set_int
 from ramiel.clustering import GraphView, recluster
 from ramiel.cost_model import PARALLEL_START_US, intra_op_cost_us
 from ramiel.errors import SchedulingError
-from ramiel.passes.compile_segments import AUTO_CALL_US
+from ramiel.passes.compile_segments import traced_saving_us
 from ramiel.scheduling import estimate_makespan, linear_clustering, merge_clusters
 from ramiel.scheduling.merge import FEWER_WORKERS_TOLERANCE
 
@@ -98,7 +98,7 @@ class Merge(ModulePass):
             if self.intra_op and n > 1 and len(result) > 1:
                 one, kept = intra_op_estimates(gv, result, n, cap)
                 if self.onednn_graph:
-                    one -= traced_saving_us(gv)
+                    one -= traced_saving_us(gv.ops)
                 # one cluster also wins where its ops alone, on one thread, beat the clusters
                 # (a model of a few hundred µs: too small for threads or workers)
                 alone = gv.graph.total_work()
@@ -108,13 +108,6 @@ class Merge(ModulePass):
 
         recluster(op, algorithm)
         set_int(op, CORES_ATTR, n)
-
-
-def traced_saving_us(gv: GraphView) -> float:
-    """The eager call overhead, µs per inference, that tracing all of ``gv``'s ops as one
-    ``onednn-graph`` segment saves: :data:`~ramiel.passes.compile_segments.AUTO_CALL_US` of each
-    op (see the module docstring, ``onednn-graph=true``)."""
-    return math.fsum(AUTO_CALL_US.get(op.name, 0.0) for op in gv.ops)
 
 
 def intra_op_estimates(

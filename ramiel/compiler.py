@@ -532,7 +532,7 @@ def _segment_backend(
     options: CompileOptions, module: ModuleOp, work_us: float
 ) -> tuple[str | None, str | None]:
     """The backend of the compiled segments ``options.compile`` asks for (``None``: eager), and
-    for ``"auto"`` the compile note that says what it chose and why (see
+    where ``"auto"`` found that they pay, why (:func:`_segment_note` says it; see
     :class:`CompileOptions`)."""
     if options.compile is False:
         return None, None
@@ -545,15 +545,29 @@ def _segment_backend(
     pays, why = onednn_graph_pays(module, work_us)
     if not pays:
         return None, None
-    if not trial.available():
+    return ("onednn-graph" if trial.available() else None), why
+
+
+def _segment_note(backend: str | None, why: str | None, clusters: int) -> str | None:
+    """The compile note on the ``"auto"`` default's segments (``backend`` and ``why`` from
+    :func:`_segment_backend`; ``clusters``: the parallel module's), ``None`` where it did not
+    find that they pay."""
+    if why is None:
+        return None
+    if backend is None:
         return (
-            None,
             f"eager, not onednn-graph segments (--compile-backend): {why}, but this "
-            "platform cannot try their fusion in a child process first (Linux only)",
+            "platform cannot try their fusion in a child process first (Linux only)"
         )
-    return "onednn-graph", (
-        f"onednn-graph segments by default (traced and fused on the first call: 0.1-4.5 s a "
-        f"segment; --no-compile: eager): {why}"
+    where = ""
+    if clusters > 1:
+        where = (
+            f" in the sequential module, not in the {clusters} clusters (their segments would "
+            "be a few ops each; --compile-backend onednn-graph: there too)"
+        )
+    return (
+        f"onednn-graph segments by default{where} (traced and fused on the first call: 0.1-4.5 s "
+        f"a segment; --no-compile: eager): {why}"
     )
 
 
@@ -678,7 +692,7 @@ def _compile_into(
         at = next(i for i, p in enumerate(passes) if isinstance(p, Merge))
         run_passes(module, passes[:at], ctx, verifier)
         gv, _ = current_clustering(module)
-        backend, auto_note = _segment_backend(options, module, gv.graph.total_work())
+        backend, auto_why = _segment_backend(options, module, gv.graph.total_work())
         merge = passes[at]
         if backend == "onednn-graph" and isinstance(merge, Merge) and merge.intra_op:
             merge = dataclasses.replace(merge, onednn_graph=True)
@@ -699,16 +713,9 @@ def _compile_into(
         # of the 4 branchy models (docs/benchmarks.md, *Task parallelism against one fused
         # cluster*). The sequential module is traced all the same. compile="onednn-graph"
         # traces the clusters too.
-        par_segments = segments
-        if auto_note is not None and backend is not None and len(report.clusters) > 1:
-            par_segments = []
-            auto_note = auto_note.replace(
-                "onednn-graph segments by default",
-                f"onednn-graph segments by default in the sequential module, not in the "
-                f"{len(report.clusters)} clusters (their segments would be a few ops each; "
-                "--compile-backend onednn-graph: there too)",
-                1,
-            )
+        auto = auto_why is not None and backend is not None
+        par_segments = [] if auto and len(report.clusters) > 1 else segments
+        auto_note = _segment_note(backend, auto_why, len(report.clusters))
         run_passes(par, [LowerToTorchpy(), *par_segments], ctx)
         run_passes(seq, [LowerToTorchpy(mode="sequential")], ctx)
         notes = list(batch.notes) + _default_input_notes(onnx_model) + data_notes

@@ -201,6 +201,13 @@ def _layout_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+_MODEL_HELP = (
+    "ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, inception, "
+    "hf_bert, ...)"
+)
+"""The help of the model argument of the commands that take one (:func:`_run_model_path`)."""
+
+
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(prog="ramiel", description="Ramiel: ONNX to task-parallel PyTorch")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -208,8 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "model",
         type=path,
-        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
-        "inception, hf_bert, ...)",
+        help=_MODEL_HELP,
     )
     c.add_argument("-o", "--output", type=path, required=True, help="output directory")
     _common(c)
@@ -218,8 +224,7 @@ def _parser() -> argparse.ArgumentParser:
         "model",
         nargs="?",
         type=path,
-        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
-        "inception, hf_bert, ...; default: light_inception_v1)",
+        help=_MODEL_HELP.removesuffix(")") + "; default: light_inception_v1)",
     )
     r.add_argument("-o", "--output", type=path, help="keep the generated files in this directory")
     r.add_argument(
@@ -260,8 +265,7 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument(
         "model",
         type=path,
-        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
-        "inception, hf_bert, ...)",
+        help=_MODEL_HELP,
     )
     pr.add_argument(
         "-o", "--output", type=path, help="profile database (JSON); needed without --compare-ort"
@@ -338,8 +342,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument(
         "model",
         type=path,
-        help="ONNX model file, or a model name as 'ramiel bench' takes it (light_squeezenet, "
-        "inception, hf_bert, ...)",
+        help=_MODEL_HELP,
     )
     t.add_argument("-o", "--output", type=path, required=True, help="output directory")
     t.add_argument("--cores", type=count(), default=None, help="cores to plan for (default: all)")
@@ -525,8 +528,8 @@ def _print_notes(res: Any, args: argparse.Namespace) -> None:
 
 
 def _run_model_path(model: str | None) -> str:
-    """The ONNX file ``ramiel run`` (``compile``, ``profile``, ``tune``) takes: ``model`` where it is a file (or looks like one),
-    else the model of that name as ``ramiel bench`` takes it (``light_squeezenet``,
+    """The ONNX file ``ramiel run`` (``compile``, ``profile``, ``tune``) takes: ``model`` where
+    it is a file (or looks like one), else the model of that name as ``ramiel bench`` takes it (``light_squeezenet``,
     ``inception``, ``hf_bert``: :func:`ramiel.bench.resolve_models`); none: the default."""
     if model is None:
         return default_model()

@@ -167,12 +167,12 @@ def _split_top(text: str, spec: str) -> list[str]:
     return items
 
 
-_OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:=(\"[^\"]*\"|[^\s,]*))?")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_OPTION = re.compile(rf"({_IDENT.pattern})(?:=(\"[^\"]*\"|[^\s,]*))?")
 _BARE = re.compile(r"^(-?\d+(\.\d*)?([eE]-?\d+)?|true|false|[A-Za-z_][A-Za-z0-9_]*)$")
 _TOKEN = re.compile(r'(?:[^\s,"]|"[^"]*")+')
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _WORD = re.compile(r'(?:[^\s"]|"[^"]*")+')
 
 
@@ -242,6 +242,14 @@ def _pipeline_syntax_error(spec: str, e: ArgSpecParseError) -> _UsageError:
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
 
 
+def _fits(value: object, kind: type) -> bool:
+    """Whether an option value as xDSL parsed it is of ``kind``: a boolean only of ``bool``,
+    an integer also of ``float``."""
+    if isinstance(value, bool):
+        return kind is bool
+    return isinstance(value, kind) or (kind is float and isinstance(value, int))
+
+
 def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -> str | None:
     """Which pass option of ``spec`` has a value of the wrong type, as ``merge: option
     'onednn-graph' takes true or false, not maybe`` (xDSL says only ``Incompatible types: given
@@ -260,11 +268,7 @@ def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -
             if not wanted or len(given) != 1:
                 continue
             value = given[0]
-            fits = any(
-                isinstance(value, t) and not (t in (int, float) and isinstance(value, bool))
-                for t in wanted
-            ) or (float in wanted and isinstance(value, int) and not isinstance(value, bool))
-            if not fits:
+            if not any(_fits(value, t) for t in wanted):
                 kinds = " or ".join(_TYPE_NAMES[t] for t in wanted)
                 shown = value if isinstance(value, str) else repr(value)
                 return f"{item.name}: option '{name.replace('_', '-')}' takes {kinds}, not {shown}"

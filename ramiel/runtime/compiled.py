@@ -339,10 +339,9 @@ class Segment:
                 # torchrun --timeout)
                 raise
             except Exception as e:  # noqa: BLE001 - reported, then the segment runs eagerly
+                # wrapped by the compiler (inductor's BackendCompilerFailed): the caller's too
                 failure = _runtime_failure_in(e)
-                if (
-                    failure is not None
-                ):  # wrapped by the compiler (inductor's BackendCompilerFailed)
+                if failure is not None:
                     raise failure from None
                 why = _why(e)
                 self.events.append(

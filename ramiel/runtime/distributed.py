@@ -1448,10 +1448,9 @@ class GroupDriver(Runner):
         stopped' (seen in CI with ``--timeout 0.001``). The signal still ends the shutdown: a
         cluster thread of rank 0 that is tracing a segment can hold it for seconds, and
         torchrun kills a rank that does not exit within 30 s."""
-        own = getattr(self, "_failure", None)
-        if self.group.aborting and own is not None:
+        if self.group.aborting and self._failure is not None:
             raise Terminated(
-                f"{own}; rank 0 was stopped (signal {signum}) by its launcher while it stopped "
+                f"{self._failure}; rank 0 was stopped (signal {signum}) by its launcher while it stopped "
                 "the other ranks"
             )
         cause = self.lost_follower()

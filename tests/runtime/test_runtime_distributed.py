@@ -617,6 +617,7 @@ def test_rank0_sigterm_names_a_follower_failure_the_listener_has_not_seen():
     timeout = {"kind": "timeout", "rank": 1, "what": "channel 'a__c0_c1' from rank 0", "t": 1.0}
     driver = object.__new__(GroupDriver)
     driver._status_q, driver._lost, driver.placement = queue.SimpleQueue(), {}, pl
+    driver._failure = None
     driver.group = SimpleNamespace(rank=0, records=lambda: {1: timeout}, aborting=False)
     with pytest.raises(Terminated) as e:
         driver._on_sigterm(signal.SIGTERM, None)
