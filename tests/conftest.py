@@ -30,6 +30,17 @@ os.environ.setdefault("RAMIEL_AUTO_SEGMENTS", "0")
 
 
 @pytest.fixture
+def trace_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trace wins the timing against eager that picks how a traced segment runs
+    (``ramiel.runtime.compiled._time_against_eager``), so that a test sees the trace whatever
+    the machine's load; in this process only (a worker the processes backend starts from its
+    forkserver times for real)."""
+    from ramiel.runtime import compiled  # lazy: torch
+
+    monkeypatch.setattr(compiled, "_time_against_eager", lambda *_: (1.0, 2.0))
+
+
+@pytest.fixture
 def default_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default compile option's onednn-graph segments, where they pay (see above)."""
     monkeypatch.setenv("RAMIEL_AUTO_SEGMENTS", "1")

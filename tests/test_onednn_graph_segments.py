@@ -35,12 +35,8 @@ from tests.test_compiled import fork_join, ort_outputs, run_fork_join
 
 _REAL_TIMING = compiled_mod._time_against_eager
 
-
-@pytest.fixture(autouse=True)
-def trace_wins(monkeypatch):
-    """The trace wins the timing against eager that picks how a segment runs, so that these
-    tests see the trace; :func:`test_a_trace_slower_than_eager_runs_eagerly` times for real."""
-    monkeypatch.setattr(compiled_mod, "_time_against_eager", lambda *_: (1.0, 2.0))
+pytestmark = pytest.mark.usefixtures("trace_wins")  # (conftest.py); one test times for real:
+# test_a_trace_slower_than_eager_runs_eagerly
 
 
 @pytest.fixture(scope="module")
