@@ -37,6 +37,7 @@ import re
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, get_args
@@ -67,6 +68,7 @@ from ramiel.files import (
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
 from ramiel.lowering.to_torchpy import check_lowerable, weight_keys
+from ramiel.model_names import model_path
 from ramiel.omp import MAX_COUNT, thread_limit, usable_cores
 from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.passes import REWRITE_PASSES
@@ -835,6 +837,8 @@ class CompiledModel(ParallelModel):
         self.options = options
         self.backend = options.backend
         self._tmp = tmp
+        if tmp is not None:  # removed with this object, without TemporaryDirectory's warning
+            weakref.finalize(self, tmp.cleanup)
         seq_cls = _load_generated(result.sequential_path, "seq")
         self.input_specs: dict[str, tuple[tuple[int, ...], Any]] = dict(seq_cls.INPUTS)
         #: integer input -> the size of the table it indexes (random inputs stay inside it)
@@ -903,8 +907,10 @@ class CompiledModel(ParallelModel):
 
     @property
     def compiled(self) -> bool:
-        """Whether the modules have compiled segments (``compile=True``, a backend, or the
-        ``"auto"`` default's onednn-graph segments)."""
+        """Whether the generated modules have compiled segments (``compile=True``, a backend, or
+        the ``"auto"`` default's onednn-graph segments). Under the default a program of several
+        clusters has them in its sequential module only (its clusters stay eager); the compile
+        note in ``result.notes`` says which."""
         return bool(segments_in(vars(sys.modules[type(self._seq).__module__])))
 
     def compile_report(self) -> list[Any]:
@@ -936,6 +942,11 @@ def compile(  # noqa: A001 - the public name the README promises
     """Compile an ONNX model (path, ``ModelProto`` or its serialized bytes) into a :class:`CompiledModel` (an
     ``nn.Module``; ``.sequential`` is the sequential one).
 
+    A string that is no file and does not look like one (no ``.onnx`` ending, no path
+    separator) is a model name, as the ``ramiel`` commands take it: ``"light_squeezenet"``,
+    ``"inception"``, ``"hf_bert"`` (:func:`ramiel.model_names.model_path`; a project or
+    ``transformers`` model is exported on first use).
+
     Generated files go to ``out_dir`` (default: a temporary directory kept while the object
     lives). Other keyword options are those of :class:`CompileOptions` (``trainable``,
     ``dynamic_batch``, ``input_shapes``, ``cores``, ``compile``, ...). Raises
@@ -953,9 +964,16 @@ def compile(  # noqa: A001 - the public name the README promises
     opts = CompileOptions(
         clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options
     )
+    if isinstance(model, str):
+        model = model_path(model)
     tmp = None
     if out_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="ramiel-")
         out_dir = tmp.name
-    result = compile_model(model, out_dir, opts)
-    return CompiledModel(result, opts, tmp)
+    try:
+        result = compile_model(model, out_dir, opts)
+        return CompiledModel(result, opts, tmp)
+    except BaseException:
+        if tmp is not None:  # removed now, not by a ResourceWarning at garbage collection
+            tmp.cleanup()
+        raise

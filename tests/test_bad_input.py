@@ -26,6 +26,7 @@ import pytest
 from conftest import ZOO_MODELS, one_error_line, tool_status
 from onnx import TensorProto, helper, numpy_helper
 
+import ramiel
 from ramiel.tools import driver, opt, translate
 
 SQUEEZENET = ZOO_MODELS["light_squeezenet"]
@@ -545,6 +546,40 @@ def test_compile_and_profile_take_the_model_names_run_takes(cmd, tmp_path, capsy
     assert not os.path.exists(out)
     assert driver.main([cmd, "squeezenet", "-o", out]) == 0
     assert os.path.exists(os.path.join(out, "model.py") if cmd == "compile" else out)
+
+
+def test_a_directory_named_like_a_model_does_not_hide_it(tmp_path, monkeypatch, capsys):
+    """A directory 'squeezenet' in the working directory had won over the model of that name
+    (and then failed as no ONNX file; helper-21); a directory that is no model name is named as
+    a directory."""
+    from ramiel.errors import RamielError
+    from ramiel.tools.driver import _run_model_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "squeezenet").mkdir()
+    (tmp_path / "results").mkdir()
+    assert _run_model_path("squeezenet") == SQUEEZENET
+    with pytest.raises(RamielError, match=r"^results: a directory, not an ONNX file; nor a model"):
+        _run_model_path("results")
+
+
+def test_ramiel_compile_takes_model_names_and_leaves_no_directory(tmp_path, monkeypatch):
+    """ramiel.compile("light_squeezenet") compiles the zoo model as 'ramiel compile' does (it
+    had said 'no such file'; helper-21); an unknown name is one error, and the temporary
+    directory it made is removed at once (it had been left to a ResourceWarning)."""
+    import tempfile
+
+    from ramiel.errors import RamielError
+
+    with ramiel.compile("squeezenet", clusters=1) as m:
+        assert m.result.class_name == "SqueezenetOld"
+        assert os.path.isdir(m.result.out_dir)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(RamielError, match=r"^nosuch: no such file; unknown model 'nosuch'"):
+        ramiel.compile("nosuch")
+    with pytest.raises(RamielError, match="nosuch.onnx"):
+        ramiel.compile(str(tmp_path / "nosuch.onnx"))
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize(

@@ -529,19 +529,13 @@ def _print_notes(res: Any, args: argparse.Namespace) -> None:
 
 def _run_model_path(model: str | None) -> str:
     """The ONNX file ``ramiel run`` (``compile``, ``profile``, ``tune``) takes: ``model`` where
-    it is a file (or looks like one), else the model of that name as ``ramiel bench`` takes it (``light_squeezenet``,
-    ``inception``, ``hf_bert``: :func:`ramiel.bench.resolve_models`); none: the default."""
+    it is a file (or looks like one), else the model of that name (``light_squeezenet``,
+    ``inception``, ``hf_bert``: :func:`ramiel.model_names.model_path`); none: the default."""
     if model is None:
         return default_model()
-    if os.path.exists(model) or model.endswith(".onnx") or os.sep in model:
-        return model
-    from ramiel.bench import resolve_models  # lazy: numpy,onnx,torch
+    from ramiel.model_names import model_path  # lazy: onnx
 
-    try:
-        (spec,) = resolve_models([model])
-    except ValueError as e:
-        raise RamielError(f"{model}: no such file; {e}") from None
-    return spec.resolve()
+    return model_path(model)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
