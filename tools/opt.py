@@ -270,9 +270,62 @@ def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -
             value = given[0]
             if not any(_fits(value, t) for t in wanted):
                 kinds = " or ".join(_TYPE_NAMES[t] for t in wanted)
-                shown = value if isinstance(value, str) else repr(value)
+                shown = str(value).lower() if isinstance(value, bool) else value
                 return f"{item.name}: option '{name.replace('_', '-')}' takes {kinds}, not {shown}"
     return None
+
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _option_problem(available: Mapping[str, Callable[[], type]], spec: str) -> str | None:
+    """What is wrong with the pass options of ``spec`` (xDSL's flat syntax) that xDSL would
+    report in its own words or not at all, as one phrase naming the pass and the option:
+
+    - an option the pass does not have: ``merge: no option 'bogus'; its options are clusters,
+      tolerance, ...`` (xDSL: ``Provided arguments ["bogus"] not found in expected arguments``,
+      with the options' Python names);
+    - an option given twice, ``merge{clusters=2 clusters=3}`` (xDSL kept the last silently);
+    - an option without a value, ``clusters=`` (xDSL: ``unknown argument value, wrap argument
+      in quotes``);
+    - an integer out of the range of a 64-bit integer (xDSL's message named neither the pass nor
+      the option);
+    - a value of the wrong type (:func:`_option_type_error`; ``true`` for an integer option had
+      been taken as 1).
+
+    ``None``: nothing of these (a syntax error or an unknown pass is reported elsewhere).
+    """
+    try:
+        items = _split_top(spec, spec)
+    except RamielError:
+        return None
+    for item in items:
+        m = re.fullmatch(r"\s*([A-Za-z_][\w.-]*)\s*(?:\{(.*)\})?\s*", item, re.S)
+        if m is None or m.group(1) not in available or m.group(2) is None:
+            continue
+        name = m.group(1)
+        cls = available[name]()
+        fields = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+        seen: set[str] = set()
+        for word in _WORD.findall(m.group(2)):
+            key, eq, value = word.partition("=")
+            norm = key.replace("-", "_")
+            shown = key.replace("_", "-")
+            if dataclasses.is_dataclass(cls) and norm not in fields:
+                options = ", ".join(f.replace("_", "-") for f in fields)
+                its = f"its options are {options}" if fields else "it takes none"
+                return f"{name}: no option '{key}'; {its}"
+            if norm in seen:
+                return f"{name}: option '{shown}' given twice"
+            seen.add(norm)
+            if eq and not value:
+                return f"{name}: option '{shown}' has no value"
+            if re.fullmatch(r"-?\d+", value) and not _I64[0] <= int(value) <= _I64[1]:
+                return f"{name}: option '{shown}' takes a 64-bit integer, not {value}"
+    try:
+        return _option_type_error(available, spec)
+    except (ArgSpecParseError, ValueError, TypeError):
+        return None
 
 
 def _usage_error(message: str) -> NoReturn:
@@ -478,6 +531,9 @@ class RamielOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         spec = self.args.passes
+        problem = _option_problem(self.available_passes, spec)
+        if problem is not None:
+            raise _UsageError(f"bad pass pipeline '{spec}': {problem}")
         try:
             names = [p.name for p in parse_pipeline(spec)]
         except ArgSpecParseError as e:

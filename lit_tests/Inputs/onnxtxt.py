@@ -33,7 +33,9 @@ with open(args.input) as f:
     model = onnx.parser.parse_model(f.read())
 if args.initializers_as_inputs:
     for init in model.graph.initializer:
-        model.graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, init.dims))
+        model.graph.input.append(
+            helper.make_tensor_value_info(init.name, init.data_type, init.dims)
+        )
 for inp in model.graph.input:
     if inp.name in args.drop_input_shape:
         inp.type.tensor_type.ClearField("shape")
