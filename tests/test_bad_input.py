@@ -548,6 +548,38 @@ def test_compile_and_profile_take_the_model_names_run_takes(cmd, tmp_path, capsy
     assert os.path.exists(os.path.join(out, "model.py") if cmd == "compile" else out)
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compile", "squeezenet", "-o", "out", "--bogus"], "unrecognized arguments: --bogus"),
+        (
+            ["run", "squeezenet", "--compile-backend", "inductor", "--no-compile"],
+            "argument --compile-backend: not allowed with --no-compile (eager)",
+        ),
+    ],
+)
+def test_a_command_s_usage_error_points_to_its_own_help(
+    argv, message, tmp_path, monkeypatch, capsys
+):
+    """An unknown flag after a command had said "see 'ramiel --help'", whose text does not list
+    the command's flags (helper-21)."""
+    monkeypatch.chdir(tmp_path)
+    line = _error(driver, argv, capsys, 2)
+    assert line == f"error: {message} (see 'ramiel {argv[0]} --help')"
+    assert os.listdir(tmp_path) == []
+
+
+def test_profile_prints_only_its_result_off_a_terminal(tmp_path, capsys):
+    """Off a terminal the progress bar draws nothing (rich had left an empty line on stderr)."""
+    db = tmp_path / "p.json"
+    assert driver.main(["profile", "squeezenet", "-o", str(db), "--repeat", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("profiled 66 ops of ") and out.endswith(
+        f"light_squeezenet.onnx into {db}\n"
+    )
+    assert not err.startswith("\n"), repr(err)
+
+
 def test_a_directory_named_like_a_model_does_not_hide_it(tmp_path, monkeypatch, capsys):
     """A directory 'squeezenet' in the working directory had won over the model of that name
     (and then failed as no ONNX file; helper-21); a directory that is no model name is named as

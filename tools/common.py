@@ -168,6 +168,9 @@ def progress_bar(description: str, console: Any = None) -> Iterator[Callable[[in
         TimeRemainingColumn(),
     )
     console = console if console is not None else Console(stderr=True)
+    if not console.is_terminal:  # (rich's Live wrote an empty line when it stopped)
+        yield lambda done, total: None
+        return
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(description, total=None)
         yield lambda done, total: bar.update(task, completed=done, total=total)

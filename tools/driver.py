@@ -1107,9 +1107,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # the command's own parser reports what belongs to the command, so the hint names its help
+    # ('see ramiel compile --help', not 'ramiel --help')
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    command_parser = commands.choices[args.cmd]
+    if extra:
+        command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "compile_backend", None) and getattr(args, "compile", None) is False:
-        parser.error("argument --compile-backend: not allowed with --no-compile (eager)")
+        command_parser.error("argument --compile-backend: not allowed with --no-compile (eager)")
     command = {
         "compile": cmd_compile,
         "run": cmd_run,
