@@ -11,7 +11,8 @@ batch size when the graph says the batch is free:
   with a fixed batch of 1); ``False`` turns this off. The parallel program is compiled for the
   batch that ``input_shapes`` binds, else the model's own fixed value, else 1 (a note says so).
 * **How** (:func:`generalize_batch`). The sequential module is lowered twice more, with the batch
-  bound to :data:`SAMPLE_BATCHES` (17 and 130: an odd and an even size, one above 128), with the optimisations
+  bound to :data:`SAMPLE_BATCHES` (17 and 130: an odd and an even size, one above 128; the
+  second one higher where the model compares the batch with a larger constant), with the optimisations
   of the static program that hold at any batch size (its memory formats, :func:`copy_layout`;
   ``--prepack-conv`` and ``--prepack-matmul``, whose helpers pack a weight once per input shape;
   ``--inplace``), and the
@@ -37,11 +38,14 @@ batch size when the graph says the batch is free:
   constant shape with 1 in the batch position fails ONNX shape inference at batch 17) keeps the
   static module, with a compile-time note naming the node, and the module then checks the batch
   size with one clear error (``torch._assert``, which ``torch.fx`` and ``torch.export`` keep).
-  Known blind spots: a value that saturates at a constant above both samples (``min(B, 256)``,
-  a Slice end of 256 on the batch axis, ``if B > 200``) looks like ``B``, and one that compares
-  the batch with a size other than the samples and the bound one (``B == 2``) looks constant;
-  the TorchScript exporter writes such code where the model has it (``x[:32]`` on the batch
-  axis, ``if x.shape[0] > 32``).
+  A value that saturates at a constant (a Slice end on the batch axis, ``min(B, 256)``,
+  ``if B > 200``) would look like ``B`` if both samples were below it: the second sample is
+  raised above every constant operand of a Slice, Pad, Clip, Min, Max, comparison or Range
+  (:func:`sample_batches`), so such a value differs between the samples. Known blind spots: a
+  threshold computed from other values than such constants, and one that compares the batch
+  with a size below the first sample (``B == 2``, ``if B > 8``), which looks constant; the
+  TorchScript exporter writes such code where the model has it (``x[:32]`` on the batch axis,
+  ``if x.shape[0] > 32``).
 
 The ONNX graph outputs are not declared in terms of the batch; onnx shape inference recomputes
 them at each sample.
@@ -95,6 +99,105 @@ SAMPLE_BATCHES = (17, 130)
 (``B % 2``) or of a threshold up to 128 (``x[:32]``, ``if B > 64``) differs between them (with
 17 and 19, both odd and below 32, such values had been frozen as constants: a fresh-user
 check)."""
+
+#: ONNX ops whose result saturates where the batch passes a constant operand (a Slice end clamps
+#: to the dimension, ``Min(B, 150)``, ``B > 200``): -> the operand positions read (``None``: all)
+_SATURATING: dict[str, tuple[int, ...] | None] = {
+    "Slice": (1, 2),
+    "Pad": (1,),
+    "Clip": (1, 2),
+    "Min": None,
+    "Max": None,
+    "Less": None,
+    "LessOrEqual": None,
+    "Greater": None,
+    "GreaterOrEqual": None,
+    "Equal": None,
+    "Range": None,
+}
+
+#: ops that pass a constant's values on unchanged (the exporters' ``Unsqueeze(Constant)`` and
+#: ``Concat`` before a Slice's ends)
+_PASS_THROUGH = frozenset(
+    {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Identity", "Concat", "Flatten"}
+)
+
+SATURATION_LIMIT = 1 << 16
+"""Constants from here on are not taken for a threshold of the batch (``x[:2**31 - 1]`` and
+``INT64_MAX`` are the exporters' "to the end")."""
+
+
+def _int_values(tensor: onnx.TensorProto) -> list[int]:
+    if tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+        return []
+    if np.prod(tensor.dims, dtype=np.int64) > 64:
+        return []
+    return [int(v) for v in onnx.numpy_helper.to_array(tensor).reshape(-1)]
+
+
+def saturation_constants(model: onnx.ModelProto) -> list[int]:
+    """The integer constants of ``model`` that an op could compare with the batch size: the
+    constant operands (through :data:`_PASS_THROUGH` ops) of the :data:`_SATURATING` ops and
+    their attribute forms (Slice-1's ``starts``/``ends``, Pad-2's ``pads``), in the main graph
+    and in control-flow bodies, from 2 up to :data:`SATURATION_LIMIT`, sorted."""
+    graphs = [model.graph]
+    nodes: list[onnx.NodeProto] = []
+    consts: dict[str, list[int]] = {}
+    while graphs:
+        g = graphs.pop()
+        for init in g.initializer:
+            consts[init.name] = _int_values(init)
+        for node in g.node:
+            nodes.append(node)
+            for attr in node.attribute:  # If, Loop and Scan bodies
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    graphs.append(attr.g)
+                graphs.extend(attr.graphs)
+            if node.op_type == "Constant":
+                for attr in node.attribute:
+                    if attr.name == "value":
+                        consts[node.output[0]] = _int_values(attr.t)
+                    elif attr.name in ("value_int", "value_ints"):
+                        value = onnx.helper.get_attribute_value(attr)
+                        consts[node.output[0]] = list(value) if attr.name.endswith("s") else [value]
+    producer = {out: node for node in nodes for out in node.output}
+    found: set[int] = set()
+
+    def collect(name: str, depth: int = 0) -> None:
+        if name in consts:
+            found.update(consts[name])
+            return
+        node = producer.get(name)
+        if node is not None and node.op_type in _PASS_THROUGH and depth < 8:
+            for i in node.input[: 1 if node.op_type != "Concat" else None]:
+                collect(i, depth + 1)
+
+    for node in nodes:
+        if node.op_type not in _SATURATING:
+            continue
+        positions = _SATURATING[node.op_type]
+        for pos, name in enumerate(node.input):
+            if name and (positions is None or pos in positions):
+                collect(name)
+        for attr in node.attribute:
+            if attr.name in ("starts", "ends", "pads"):
+                found.update(onnx.helper.get_attribute_value(attr))
+    return sorted(v for v in found if 2 <= v < SATURATION_LIMIT)
+
+
+def sample_batches(model: onnx.ModelProto) -> tuple[int, int]:
+    """The two batch sizes the sequential module of ``model`` is compared at:
+    :data:`SAMPLE_BATCHES`, the second one raised above the largest of
+    :func:`saturation_constants` (to an even size), so that a threshold anywhere between the
+    two samples tells them apart (``x[:150]`` on the batch axis gives 17 and 150 rows at 17 and
+    152, which is no multiple of the batch: it had given 17 and 130, read as ``x[:batch]``,
+    and 200 rows at batch 200; a fresh-user check)."""
+    first, second = SAMPLE_BATCHES
+    top = max(saturation_constants(model), default=0)
+    if top >= second:
+        second = top + 2 - top % 2
+    return first, second
+
 
 BATCH_NAME = "batch"
 """The name hint of ``x.shape[0]`` in the generated ``forward``."""
@@ -341,17 +444,19 @@ def _unparse(node: ast.expr, subscript: bool) -> str:
     return re.sub(rf"{_PH_NAME}(\d+)", lambda m: f"${m.group(1)}", text)
 
 
-def _multiple(a: int, b: int) -> int | None:
-    """``k`` with ``a == k * B_a`` and ``b == k * B_b``, or ``None``."""
-    ba, bb = SAMPLE_BATCHES
+def _multiple(a: int, b: int, samples: tuple[int, int] = SAMPLE_BATCHES) -> int | None:
+    """``k`` with ``a == k * B_a`` and ``b == k * B_b`` (``samples == (B_a, B_b)``), or ``None``."""
+    ba, bb = samples
     if a % ba == 0 and b % bb == 0 and a // ba == b // bb:
         return a // ba
     return None
 
 
-def _generalize_literal(a: str, b: str, batch_ref: str) -> str | None:
-    """``a`` with each integer that is ``k`` times the batch (``b`` has the other sample's)
-    replaced by ``k * <batch_ref>``; ``None`` when ``a == b``.
+def _generalize_literal(
+    a: str, b: str, batch_ref: str, samples: tuple[int, int] = SAMPLE_BATCHES
+) -> str | None:
+    """``a`` with each integer that is ``k`` times the batch (``b`` has the other sample's;
+    ``samples``: the two batch sizes) replaced by ``k * <batch_ref>``; ``None`` when ``a == b``.
 
     Raises :class:`_NotPolymorphic` when they differ otherwise.
     """
@@ -370,7 +475,7 @@ def _generalize_literal(a: str, b: str, batch_ref: str) -> str | None:
             if x.value == y.value and type(x.value) is type(y.value):
                 return x
             if type(x.value) is int and type(y.value) is int:
-                k = _multiple(x.value, y.value)
+                k = _multiple(x.value, y.value, samples)
                 if k is not None:
                     expr = ref if k == 1 else ast.BinOp(ast.Constant(k), ast.Mult(), ref)
                     return ast.copy_location(expr, x)
@@ -454,10 +559,14 @@ into the weight at every batch size; or ``None``."""
 
 
 def generalize(
-    a: ModuleOp, b: ModuleOp, batch_arg: int = 0, broadcast: BroadcastWeight | None = None
+    a: ModuleOp,
+    b: ModuleOp,
+    batch_arg: int = 0,
+    broadcast: BroadcastWeight | None = None,
+    samples: tuple[int, int] = SAMPLE_BATCHES,
 ) -> ModuleOp:
-    """``a`` (the sequential module at batch :data:`SAMPLE_BATCHES` [0]) written for any batch,
-    given ``b`` (the same at [1]); ``batch_arg``: the ``forward`` argument whose dimension 0 is
+    """``a`` (the sequential module at batch ``samples[0]``) written for any batch, given ``b``
+    (the same at ``samples[1]``; :func:`sample_batches`); ``batch_arg``: the ``forward`` argument whose dimension 0 is
     the batch; ``broadcast``: where a weight differs between the samples, its batch-free row
     (see :data:`BroadcastWeight`), which ``a`` then reads expanded to the batch (a constant
     folded from ``Expand(row, Shape(x))``: BERT's token type ids, ViT's class token). ``a`` is
@@ -520,7 +629,7 @@ def generalize(
                 ta, tb = tp.attr_text(va), tp.attr_text(vb)
                 assert ta is not None and tb is not None
                 try:
-                    new = _generalize_literal(ta, tb, ref)
+                    new = _generalize_literal(ta, tb, ref, samples)
                 except _NotPolymorphic as e:
                     raise _NotPolymorphic(f"{_where(oa)}: {e}") from None
                 if new is not None:
@@ -567,7 +676,12 @@ def _expand_weight(weight: tp.WeightOp, row: tp.WeightOp, axis: int, batch: SSAV
 
 
 def _broadcast_rows(
-    a_store: Any, b_store: Any, static: ModuleOp, static_store: Any, bound: int
+    a_store: Any,
+    b_store: Any,
+    static: ModuleOp,
+    static_store: Any,
+    bound: int,
+    samples: tuple[int, int] = SAMPLE_BATCHES,
 ) -> BroadcastWeight:
     """The :data:`BroadcastWeight` of the samples (their weights in ``a_store``,
     ``b_store``) against the static program ``static`` compiled for batch ``bound`` (its
@@ -600,10 +714,10 @@ def _broadcast_rows(
         if len(sa) != len(sb) or len(axes) != 1:
             return None
         (axis,) = axes
-        if (sa[axis], sb[axis]) != SAMPLE_BATCHES:
+        if (sa[axis], sb[axis]) != samples:
             return None
-        ra = row(oa, a_store, axis, SAMPLE_BATCHES[0])
-        rb = row(ob, b_store, axis, SAMPLE_BATCHES[1])
+        ra = row(oa, a_store, axis, samples[0])
+        rb = row(ob, b_store, axis, samples[1])
         if ra is None or rb is None or not _same_array(ra, rb):
             return None
         mine = have.get(oa.key.data)
@@ -722,27 +836,30 @@ def generalize_batch(
     names = list(plan.inputs)
     order = _input_order(static)
     source = free_batch_dims(model, names) if plan.free else model
+    samples = sample_batches(model)
     why = ""
     try:
         with tempfile.TemporaryDirectory(prefix="ramiel-batch-") as work:
-            try:
-                a = _sample_module(source, plan, SAMPLE_BATCHES[0], options, work, ctx, decided)
-                b = _sample_module(source, plan, SAMPLE_BATCHES[1], options, work, ctx, decided)
-            except RamielError as e:
-                raise _NotPolymorphic(
-                    f"at batch size {SAMPLE_BATCHES[0]} it does not compile: {e}"
-                ) from None
+            modules = []
+            for batch in samples:
+                try:
+                    modules.append(_sample_module(source, plan, batch, options, work, ctx, decided))
+                except RamielError as e:
+                    raise _NotPolymorphic(
+                        f"at batch size {batch} it does not compile: {e}"
+                    ) from None
+            a, b = modules
             expected = {
                 plan.bound: _result_types(static),
-                SAMPLE_BATCHES[0]: _result_types(a),
-                SAMPLE_BATCHES[1]: _result_types(b),
+                samples[0]: _result_types(a),
+                samples[1]: _result_types(b),
             }
             store_a, store_static = module_store(ctx, a), module_store(ctx, static)
             broadcast = _broadcast_rows(
-                store_a, module_store(ctx, b), static, store_static, plan.bound
+                store_a, module_store(ctx, b), static, store_static, plan.bound, samples
             )
-            general = generalize(a, b, order.index(names[0]), broadcast)
-            _same_weights(general, static, store_a, store_static)
+            general = generalize(a, b, order.index(names[0]), broadcast, samples)
+            _same_weights(general, static, store_a, store_static, samples[0])
             _keep_static_weights(general, static)
             # INPUTS lists the bound shapes (the printed table)
             fs, fg = _forward(static), _forward(general)
@@ -842,7 +959,11 @@ def _run_on_meta(
 
 
 def _same_weights(
-    general: ModuleOp, static: ModuleOp, sample_store: Any = None, static_store: Any = None
+    general: ModuleOp,
+    static: ModuleOp,
+    sample_store: Any = None,
+    static_store: Any = None,
+    sample: int = SAMPLE_BATCHES[0],
 ) -> None:
     """Every weight ``general`` reads is one of ``static``'s (same key, type and value), or a
     constant the static program does not read, under a key it does not use: inline (``dense``),
@@ -859,7 +980,7 @@ def _same_weights(
         if mine is None or mine.result.type != op.result.type or mine.value != op.value:
             raise _NotPolymorphic(
                 f"weight '{op.key.data}'{_readers(op)} is not the one of the "
-                f"batch-{SAMPLE_BATCHES[0]} program (a constant folded from the input's shape)"
+                f"batch-{sample} program (a constant folded from the input's shape)"
             )
 
 
@@ -907,10 +1028,13 @@ def _same_array(x: np.ndarray, y: np.ndarray) -> bool:
 __all__ = [
     "BATCH_NAME",
     "SAMPLE_BATCHES",
+    "SATURATION_LIMIT",
     "BatchPlan",
     "Generalized",
     "batch_inputs",
     "free_batch_dims",
     "generalize",
     "generalize_batch",
+    "sample_batches",
+    "saturation_constants",
 ]

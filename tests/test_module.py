@@ -369,10 +369,12 @@ def _batch_valued_model(kind: str) -> onnx.ModelProto:
     TorchScript exporter's ``x[:32]``), both computed from ``Shape(x)``."""
     from onnx import TensorProto, helper, numpy_helper
 
+    end = {"slice": 32, "slice150": 150, "slice-unsqueezed": 150}.get(kind, 0)
     consts = {
         "zero": np.array([0], np.int64),
         "two": np.array([2], np.int64),
-        "end": np.array([32], np.int64),
+        "end": np.array([end], np.int64),
+        "limit": np.array(200, np.int64),
     }
     inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
     if kind == "mod":
@@ -384,6 +386,23 @@ def _batch_valued_model(kind: str) -> onnx.ModelProto:
             helper.make_node("Mul", ["x", "f"], ["y"]),
         ]
         out = ["batch", 4]
+    elif kind == "min":  # x * min(batch, 200)
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["b1"], axis=0),
+            helper.make_node("Squeeze", ["b1"], ["b"]),
+            helper.make_node("Min", ["b", "limit"], ["m"]),
+            helper.make_node("Cast", ["m"], ["f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["x", "f"], ["y"]),
+        ]
+        out = ["batch", 4]
+    elif kind == "slice-unsqueezed":  # the TorchScript exporter's form of a Slice end
+        nodes = [
+            helper.make_node("Constant", [], ["e0"], value_int=150),
+            helper.make_node("Unsqueeze", ["e0", "zero"], ["e"]),
+            helper.make_node("Slice", ["x", "zero", "e", "zero"], ["y"]),
+        ]
+        out = ["rows", 4]
     else:
         nodes = [helper.make_node("Slice", ["x", "zero", "end", "zero"], ["y"])]
         out = ["rows", 4]
@@ -397,11 +416,14 @@ def _batch_valued_model(kind: str) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-@pytest.mark.parametrize("kind", ["mod", "slice"])
+@pytest.mark.parametrize("kind", ["mod", "slice", "slice150", "slice-unsqueezed", "min"])
 def test_values_of_the_batch_that_two_odd_samples_would_share_keep_the_batch(kind, tmp_path):
     """The batch's parity and a Slice end of 32 on the batch axis: the sample batches differ in
     both, so the module keeps the bound batch with a note (with 17 and 19 such a value had been
-    frozen: silently wrong results at an even batch, or beyond 32; a fresh-user check)."""
+    frozen: silently wrong results at an even batch, or beyond 32; a fresh-user check). A
+    threshold above both default samples (a Slice end of 150, as a constant or the exporter's
+    Unsqueeze of one, ``min(batch, 200)``) moves the second sample above it: at 17 and 130
+    ``x[:150]`` had been read as ``x[:batch]`` and returned 200 rows at batch 200 (helper-22)."""
     import ramiel
 
     path = str(tmp_path / f"{kind}.onnx")
@@ -411,6 +433,23 @@ def test_values_of_the_batch_that_two_odd_samples_would_share_keep_the_batch(kin
         assert any("keeps batch size 1" in n for n in compiled.result.notes), compiled.result.notes
         with pytest.raises(AssertionError, match="runs batch size 1 only"):
             compiled.sequential(torch.ones(40, 4))
+
+
+def test_sample_batches_clear_the_model_s_thresholds() -> None:
+    """The second sample is raised above the largest constant a Slice, Min or comparison could
+    hold the batch against; "to the end" sentinels and other ops' constants do not count."""
+    from ramiel.dynamic_batch import SAMPLE_BATCHES, sample_batches, saturation_constants
+
+    assert sample_batches(_batch_valued_model("slice")) == SAMPLE_BATCHES
+    assert saturation_constants(_batch_valued_model("slice150")) == [150]
+    assert sample_batches(_batch_valued_model("slice150")) == (17, 152)
+    assert sample_batches(_batch_valued_model("slice-unsqueezed")) == (17, 152)
+    assert sample_batches(_batch_valued_model("min")) == (17, 202)
+    model = _batch_valued_model("slice150")
+    model.graph.initializer[2].CopyFrom(
+        onnx.numpy_helper.from_array(np.array([2**63 - 1], np.int64), "end")
+    )
+    assert sample_batches(model) == SAMPLE_BATCHES
 
 
 def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pipeline_helpers):
