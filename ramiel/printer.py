@@ -327,6 +327,31 @@ def writes_in_place(f: Operation) -> bool:
     return False
 
 
+def _parameters(names: Names, args: Sequence[SSAValue], onnx_names: Sequence[str]) -> list[str]:
+    """The sequential ``forward``'s parameter names for its block ``args`` (the graph inputs
+    ``onnx_names``), assigned in ``names``: each input's name hint made a Python name (xDSL
+    drops a trailing ``_<number>``: ``data_0`` becomes ``data``), but never another graph
+    input's ONNX name, which a caller of the parallel module may pass as a keyword: that input
+    keeps its full name instead (inputs ``x_1`` and ``x`` stay ``x_1`` and ``x``; the sequential
+    module had named them ``x`` and ``x_1``, so that ``model(x=a, x_1=b)`` meant the opposite
+    of ``model.sequential(x=a, x_1=b)``: helper-22)."""
+    onnx_idents = {n for n in onnx_names if n.isidentifier() and not keyword.iskeyword(n)}
+    out = []
+    for i, arg in enumerate(args):
+        onnx_name = onnx_names[i] if i < len(onnx_names) else ""
+        base = sanitize(arg.name_hint or "", "tmp")
+        if base in onnx_idents and base != onnx_name:
+            base = sanitize(onnx_name, "tmp")
+        avoid = names.taken | (onnx_idents - {onnx_name})
+        name, n = base, 1
+        while name in avoid:
+            name, n = f"{base}_{n}", n + 1
+        names.taken.add(name)
+        names.names[arg] = name
+        out.append(name)
+    return out
+
+
 def _block_lines(block: Block, names: Names, indent: str) -> list[str]:
     """The statements of ``block`` at ``indent`` (compound statements for region ops)."""
     lines: list[str] = []
@@ -611,8 +636,9 @@ def forward_parameters(module: ModuleOp) -> dict[str, str]:
     if seq is None or prog is None:
         return {}
     names = Names({f.sym_name.data for f in funcs}, weights="self")
-    params = [names[a] for a in seq.body.block.args]
-    return dict(zip(params, (_text(a) for a in prog.input_order.data), strict=False))
+    onnx_names = [_text(a) for a in prog.input_order.data]
+    params = _parameters(names, seq.body.block.args, onnx_names)
+    return dict(zip(params, onnx_names, strict=False))
 
 
 def print_python(
@@ -743,7 +769,7 @@ def print_python(
     out_types = [v.type for v in ret.values] if isinstance(ret, tp.ReturnOp) else []
     doc = _func_doc(seq)
     names = Names(seen, weights="self")
-    params = [names[a] for a in seq.body.block.args]
+    params = _parameters(names, seq.body.block.args, in_order)
     ins = _signature_doc(in_order, arg_types, params)
     outs = _signature_doc(out_order, out_types)
     returns = ", ".join(_docstring_text(n) for n in out_order) or "nothing"

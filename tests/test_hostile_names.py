@@ -302,3 +302,34 @@ def test_hostile_file_name(tmp_path):
         doc = ast.get_docstring(tree)
         assert doc is not None and path.name in doc
         assert not any(isinstance(n, ast.Import) and n.names[0].name == "os" for n in tree.body)
+
+
+@pytest.mark.parametrize("order", [["x_1", "x"], ["x", "x_0", "x_1"]])
+def test_a_keyword_means_one_input_on_both_modules(order, tmp_path):
+    """Inputs named ``x_1`` and ``x``: the sequential module had named them ``x`` and ``x_1``
+    (xDSL drops a name hint's trailing ``_<number>``), so ``model(x=a, x_1=b)`` (ONNX names)
+    and ``model.sequential(x=a, x_1=b)`` (Python names) swapped them and computed ``a - b``
+    against ``b - a``, silently (helper-22). A stripped name never takes another input's ONNX
+    name: every ONNX name that is an identifier is its own parameter's name."""
+    nodes = [helper.make_node("Sub", [order[0], order[1]], ["d"])]
+    for i, name in enumerate(order[2:]):
+        nodes.append(helper.make_node("Mul", ["d" if i == 0 else f"m{i}", name], [f"m{i + 1}"]))
+    out = nodes[-1].output[0]
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes,
+        "amb",
+        [vi(n, TensorProto.FLOAT, [2]) for n in order],
+        [vi(out, TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = compile_model(model, str(tmp_path), CompileOptions(clusters=1))
+    feeds = {n: torch.tensor([float(3 + 7 * i), 1.0]) for i, n in enumerate(order)}
+    want = feeds[order[0]] - feeds[order[1]]
+    for name in order[2:]:
+        want = want * feeds[name]
+    with CompiledModel(res, CompileOptions(clusters=1)) as m:
+        assert set(m.ARG_NAMES) <= set(order), m.ARG_NAMES  # each keyword is its ONNX name
+        torch.testing.assert_close(m(**feeds), want)
+        torch.testing.assert_close(m.sequential(**feeds), want)
+        torch.testing.assert_close(m.run(feeds)[out], want)
