@@ -48,9 +48,9 @@ ops.layer_norm ops.lp_pool ops.lrn ops.matmul_prepacked ops.max_pool_indices
 ops.mean_variance_normalization ops.one_hot ops.opaque_to_fusion ops.packed_copies ops.pad
 ops.pool_output_size ops.range_ ops.records_autograd ops.recurrent ops.reshape ops.resize
 ops.reverse_sequence ops.rms_norm ops.rnn_params ops.scatter_elements ops.scatter_nd ops.shape
-ops.shrink ops.size ops.slice_ ops.tile ops.to_float32_round_to_odd ops.topk ops.trilu
-torch.AcceleratorError torch.AggregationType torch.AliasDb torch.AnyType torch.Argument
-torch.ArgumentSpec torch.AwaitType torch.BFloat16Storage torch.BFloat16Tensor
+ops.shrink ops.size ops.slice_ ops.stack_steps ops.tile ops.to_float32_round_to_odd ops.topk
+ops.trilu torch.AcceleratorError torch.AggregationType torch.AliasDb torch.AnyType
+torch.Argument torch.ArgumentSpec torch.AwaitType torch.BFloat16Storage torch.BFloat16Tensor
 torch.BenchmarkConfig torch.BenchmarkExecutionStats torch.Block torch.BoolStorage
 torch.BoolTensor torch.BoolType torch.BufferDict torch.ByteStorage torch.ByteTensor
 torch.CallStack torch.Capsule torch.CharStorage torch.CharTensor torch.ClassType torch.Code

@@ -467,3 +467,52 @@ def test_an_if_whose_condition_shape_is_unknown_is_not_an_invalid_model():
     assert not _may_be_scalar_of(TensorType(i1, [2, DYNAMIC_INDEX]), i1)
     assert not _may_be_scalar_of(TensorType(i32, [1]), i1)
     assert not _may_be_scalar_of(UnrankedTensorType(i32), i1)
+
+
+@pytest.mark.parametrize("early_stop", [False, True])
+def test_a_loop_that_runs_no_iteration_gives_empty_scan_outputs(early_stop, pipeline_helpers):
+    """``Loop(M, cond)`` with M given at run time (or a condition computed in the body) and its
+    scan output declared ``(5, 2)``: the sequential module runs the iterations the inputs ask
+    for, as onnxruntime does, and at M = 0 (or a false condition) the scan output is ``(0, 2)``;
+    the generated
+    ``torch.stack`` of no steps had raised 'stack expects a non-empty TensorList' (helper-22).
+    A loop that runs is unchanged."""
+    import torch
+
+    import ramiel
+
+    body_nodes = [
+        helper.make_node("Add", ["y_in", "y_in"], ["y_out"]),
+        helper.make_node("Identity", ["y_out"], ["scan"]),
+    ]
+    if early_stop:  # keep going while the first element stays below 10
+        body_nodes += [
+            helper.make_node("ReduceMax", ["y_out"], ["top"], keepdims=0),
+            helper.make_node("Less", ["top", "ten"], ["c_out"]),
+        ]
+    else:
+        body_nodes.append(helper.make_node("Identity", ["c_in"], ["c_out"]))
+    body = helper.make_graph(
+        body_nodes,
+        "body",
+        [_vi("i", [], TensorProto.INT64), _vi("c_in", [], TensorProto.BOOL), _vi("y_in", [2])],
+        [_vi("c_out", [], TensorProto.BOOL), _vi("y_out", [2]), _vi("scan", [2])],
+    )
+    ten = numpy_helper.from_array(np.array(10, np.float32), "ten")
+    cond = numpy_helper.from_array(np.array(True), "go")
+    model = _model(
+        [helper.make_node("Loop", ["n", "go", "x"], ["y", "ys"], body=body, name="loop")],
+        [_vi("n", [], TensorProto.INT64), _vi("x", [2])],
+        [_vi("y", [2]), _vi("ys", [5, 2])],  # as the helper's model: 5 steps declared
+        [ten, cond],
+    )
+    with ramiel.compile(model, clusters=1) as m:
+        code = Path(m.result.sequential_path).read_text()
+        assert "ops.stack_steps(ys_steps, (0, 2), torch.float32)" in code
+        for n, x in [(0, [1.0, 1.0]), (3, [1.0, 2.0]), (5, [20.0, 1.0])]:
+            feeds = {"n": np.array(n, np.int64), "x": np.array(x, np.float32)}
+            refs = pipeline_helpers.ort_run(model, feeds)
+            got = m.sequential(*(torch.from_numpy(v) for v in feeds.values()))
+            for g, r in zip(got, refs, strict=True):
+                assert tuple(g.shape) == r.shape, (n, x, g.shape, r.shape)
+                pipeline_helpers.assert_close(g, r, what=f"n={n} x={x}")

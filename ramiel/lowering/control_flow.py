@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import IntegerAttr, NoneType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ramiel.attrs import NODE_NAME_ATTR, set_str
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import (
     OnnxOp,
@@ -52,6 +53,7 @@ from ramiel.dialects.onnx import (
     region_yield,
     static_shape,
 )
+from ramiel.lowering.api import Dtype
 
 INT64_MAX = 2**63 - 1
 
@@ -234,11 +236,26 @@ def _append(block: Block, acc: SSAValue, v: SSAValue) -> None:
     block.add_op(tp.MethodOp("append", [acc, v], [1], None, []))
 
 
-def _stack(fb: Any, acc: SSAValue, axis: int, reverse: bool, hint: str | None) -> SSAValue:
+def _stack(
+    fb: Any,
+    acc: SSAValue,
+    axis: int,
+    reverse: bool,
+    hint: str | None,
+    empty: Attribute | None = None,
+) -> SSAValue:
+    """The scan output stacked from the steps in ``acc``; ``empty``: the result's type where the
+    loop may run no iteration (``ops.stack_steps`` then gives the empty tensor)."""
     items: Any = acc
     if reverse:
         items = fb.call("operator.getitem", acc, slice(None, None, -1))
-    out = fb.call("torch.stack", items, axis) if axis else fb.call("torch.stack", items)
+    shape = static_shape(empty) if empty is not None else None
+    if empty is not None and shape is not None:
+        zero = tuple(0 if i == axis else int(d) for i, d in enumerate(shape))
+        kind = Dtype(numpy_dtype_of(empty.element_type).name)  # type: ignore[attr-defined]
+        out = fb.call("ops.stack_steps", items, zero, kind, *([axis] if axis else []))
+    else:
+        out = fb.call("torch.stack", items, axis) if axis else fb.call("torch.stack", items)
     out.name_hint = hint
     return out
 
@@ -317,8 +334,10 @@ def _lower_loop(ctx: _Ctx, op: OnnxOp, fb: Any) -> list[SSAValue]:
     _name(new, op)
     _hint(new.results, op.results[:n], body.args[2:])
     fb.block.add_op(new)
+    may_be_empty = trips is None or trips == 0  # M or the condition known at run time only
     stacked = [
-        _stack(fb, acc, 0, False, r.name_hint) for acc, r in zip(accs, scan_results, strict=True)
+        _stack(fb, acc, 0, False, r.name_hint, r.type if may_be_empty else None)
+        for acc, r in zip(accs, scan_results, strict=True)
     ]
     return [*new.results, *stacked]
 

@@ -1080,6 +1080,19 @@ def cumulative(
     return torch.flip(y, (axis,)) if reverse else y
 
 
+def stack_steps(
+    steps: Sequence[Tensor], empty: Sequence[int], dtype: torch.dtype, dim: int = 0
+) -> Tensor:
+    """The scan outputs of a loop: ``torch.stack(steps, dim)``, or, where the loop ran no
+    iteration, the empty tensor of shape ``empty`` (0 along ``dim``) and ``dtype``, as ONNX's Loop
+    and Scan give it (``torch.stack`` of an empty list raises ``stack expects a non-empty
+    TensorList``; a fresh-user check). Printed only where the compiler cannot tell that the loop
+    runs at least once (a trip count known at run time, a condition computed in the body)."""
+    if not steps:
+        return torch.empty(tuple(empty), dtype=dtype)
+    return torch.stack(list(steps), dim)
+
+
 # -- recurrent layers ------------------------------------------------------------------------------
 
 _ACTIVATIONS = {"Sigmoid": torch.sigmoid, "Tanh": torch.tanh, "Relu": torch.relu}
