@@ -19,7 +19,10 @@ and ``load_state_dict`` work as for any module) and the workers of its program
 (:func:`ramiel.runtime.start`): they start on the first call (or ``start()``; threads that make
 their first call at once share them) and serve every later one; ``close()``, ``with`` or garbage
 collection stops them, and a call after ``close()`` raises
-:class:`~ramiel.runtime.RunnerClosed`. ``copy.deepcopy`` and pickling keep the weights, not the
+:class:`~ramiel.runtime.RunnerClosed`. A failure (a cluster that raised, a worker that died or
+timed out) stops the workers and is raised by the call that saw it; the next call starts new
+ones (``last_failure`` keeps what stopped the last), so one bad input does not disable the
+module. ``copy.deepcopy`` and pickling keep the weights, not the
 workers. The cluster functions receive the weights
 as ``w``, a :class:`~ramiel.runtime.weights.Weights` namespace of the module's tensors: the same
 tensor objects on the threads and inline backends, one shared-memory copy that every worker maps
@@ -146,6 +149,8 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         self._signature: tuple | None = None
         self._closed = False
         self._start_lock = threading.Lock()  # concurrent first calls start one runner
+        #: the failure that stopped the last workers (the next call started new ones), or None
+        self.last_failure: BaseException | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # copy.deepcopy, torch.save: the weights and settings; neither workers nor the lock
@@ -233,14 +238,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     def _start(self) -> Any:
         sig = self._weights_signature()
         runner = self._runner
-        if runner is not None and runner.closed and runner.failure is not None:
-            raise RunnerClosed(
-                f"{type(self).__name__}: the workers stopped after a failure "
-                f"({type(runner.failure).__name__}: {runner.failure}); make another "
-                f"{type(self).__name__} (or compile again) to run the program in parallel again "
-                "(a sequential module still works)"
-            )
-        if runner is not None and sig == self._signature:
+        if runner is not None and sig == self._signature and not runner.closed:
             return runner
         with self._start_lock:
             if self._closed:
@@ -248,8 +246,15 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                     f"{type(self).__name__} is closed; make another to run the program again "
                     "(a sequential module still works)"
                 )
-            if self._runner is not None and sig != self._signature and not self._runner.closed:
-                self._runner.close()  # the weights changed: the workers must see the new ones
+            current = self._runner
+            if current is not None and current.closed:
+                # a failure (or Ctrl-C) stopped the workers and released them; the call that saw
+                # it raised it, and this one starts fresh workers (one bad input had disabled
+                # the module for good, even where the failure was the input's: helper-22)
+                self.last_failure = current.failure
+                self._runner = None
+            elif current is not None and sig != self._signature:
+                current.close()  # the weights changed: the workers must see the new ones
                 self._runner = None
             if self._runner is None:
                 for name, t in self.named_buffers():
@@ -363,10 +368,14 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             self.close()
 
     def _state_text(self) -> str:
-        """``running``, ``closed`` (by ``close()`` or a failure) or ``not started`` (for repr)."""
+        """``running``, ``closed`` (by ``close()``), ``stopped after a failure`` or ``not
+        started`` (for repr)."""
         runner = self._runner
-        if self._closed or (runner is not None and runner.closed):
+        if self._closed:
             return "closed"
+        if runner is not None and runner.closed:
+            failure = f" ({type(runner.failure).__name__})" if runner.failure is not None else ""
+            return f"stopped after a failure{failure}; the next call starts new workers"
         if runner is None:
             return "not started (workers start on the first call)"
         dead = runner.dead_workers()

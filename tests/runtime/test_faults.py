@@ -44,6 +44,7 @@ from ramiel.runtime import (
     Program,
     RunnerClosed,
     WorkerDied,
+    WorkerError,
     WorkerTimeout,
     start,
 )
@@ -286,9 +287,10 @@ def test_call_after_close(backend, tmp_path):
     model.close()  # idempotent
 
 
-def test_call_after_a_failure_says_what_failed_and_what_to_do(tmp_path):
-    """A compiled model whose worker died: the call that sees it is WorkerDied, every later one
-    RunnerClosed naming that failure and the way back (another instance), not a bare 'closed'."""
+def test_call_after_a_failure_starts_new_workers(tmp_path):
+    """A compiled model whose worker died: the call that sees it is WorkerDied, and the next one
+    starts new workers and computes (it had been RunnerClosed, for good: one failure disabled
+    the module; helper-22); ``last_failure`` keeps what stopped the old ones."""
     model = ramiel.compile(SQUEEZENET, clusters=2, backend="processes", out_dir=str(tmp_path))
     x = torch.randn(1, 3, 224, 224)
     model(x)
@@ -300,11 +302,15 @@ def test_call_after_a_failure_says_what_failed_and_what_to_do(tmp_path):
     assert f"the worker of {first} died" in repr(model)
     with pytest.raises(WorkerDied):
         model(x)
-    assert isinstance(model.runner.failure, WorkerDied) and "closed" in repr(model)
-    with pytest.raises(RunnerClosed, match=r"stopped after a failure \(WorkerDied: .*make another"):
-        model(x)
-    assert model.sequential(x).shape == (1, 1000, 1, 1)
+    assert isinstance(model.runner.failure, WorkerDied)
+    assert "stopped after a failure (WorkerDied); the next call starts new workers" in repr(model)
+    old_pids = set(model.runner.pids.values())
+    torch.testing.assert_close(model(x), model.sequential(x), rtol=1e-3, atol=1e-5)
+    assert isinstance(model.last_failure, WorkerDied)
+    assert not old_pids & set(model.runner.pids.values()) and "running" in repr(model)
     model.close()
+    with pytest.raises(RunnerClosed, match="is closed"):
+        model(x)
 
 
 @pytest.mark.parametrize("backend", ["threads", "processes"])
@@ -468,3 +474,37 @@ def test_workers_that_would_start_workers_get_a_clear_error(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ramiel.runtime.program.WorkerError: cluster 'c0' raised"), last
     assert 'under if __name__ == "__main__":' in last, last
+
+
+@pytest.mark.parametrize(
+    ("clusters", "backend"), [(1, "threads"), (2, "threads"), (2, "processes")]
+)
+def test_a_bad_input_fails_its_call_only(clusters, backend, tmp_path):
+    """An index out of range is the failing call's WorkerError; the next call with good inputs
+    computes (the module had raised RunnerClosed on every later call, even with one cluster
+    run in the caller's thread; helper-22)."""
+    from onnx import TensorProto, helper
+
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Gather", ["a", "idx"], ["g"], axis=1),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("Neg", ["r"], ["n"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "gather",
+        [vi("a", TensorProto.FLOAT, [3, 4]), vi("idx", TensorProto.INT64, [2])],
+        [vi("g", TensorProto.FLOAT, [3, 2]), vi("n", TensorProto.FLOAT, [3, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    a = torch.randn(3, 4)
+    with ramiel.compile(model, clusters=clusters, backend=backend, out_dir=str(tmp_path)) as m:
+        torch.testing.assert_close(m(a, torch.tensor([0, 3]))[0], a[:, [0, 3]])
+        with pytest.raises(WorkerError, match="index 9 is out of bounds"):
+            m(a, torch.tensor([0, 9]))
+        for _ in range(2):
+            g, n = m(a, torch.tensor([1, 2]))
+            torch.testing.assert_close(g, a[:, [1, 2]])
+            torch.testing.assert_close(n, -torch.relu(a))
+        assert isinstance(m.last_failure, WorkerError)
