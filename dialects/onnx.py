@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import onnx
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 
 from ramiel.attrs import set_str
@@ -138,11 +139,33 @@ ONNX = Dialect("onnx", [NoValueOp, YieldOp, *OPS.values()], [])
 """The ``onnx`` dialect."""
 
 
+#: what a deprecated operator version did differently, for its error (``unrepresentable_reason``)
+_DEPRECATED_HINTS = {
+    "GroupNormalization": ", whose scale and bias hold one value per group, not per channel",
+}
+
+
 def unrepresentable_reason(op_type: str, opset: int) -> str | None:
     """Why ``op_type`` at ``opset`` cannot be an ``onnx`` dialect op, or ``None`` if it can."""
     info = schema_info(op_type, opset)
     if info is None:
-        return f"no ONNX operator '{op_type}' in the default domain at opset {opset}"
+        try:
+            old = onnx.defs.get_schema(op_type, opset, "")
+        except onnx.defs.SchemaError:
+            return f"no ONNX operator '{op_type}' in the default domain at opset {opset}"
+        later = [
+            v for v in range(opset + 1, LATEST_OPSET + 1) if schema_info(op_type, v) is not None
+        ]
+        redefined = (
+            f"; opset {later[0]} redefines it: export the model at opset {later[0]}"
+            if later
+            else ""
+        )
+        hint = _DEPRECATED_HINTS.get(op_type, "")
+        return (
+            f"ONNX deprecates '{op_type}' at opset {opset} (its version of opset "
+            f"{old.since_version}{hint}){redefined}"
+        )
     if op_type not in OPS:
         s = info.schema
         if any(a.type not in REPRESENTABLE_KINDS for a in s.attributes.values()):

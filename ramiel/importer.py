@@ -275,9 +275,13 @@ def prepare_model(
         )
     except Exception as e:
         # onnx's own known shape bugs (ceil_mode pooling before opset 22) make strict inference
-        # fail on models that declare the correct shapes; infer leniently, and let
-        # _correct_inferred_shapes fix those ops. Anything else is a real error.
-        if "differ in dimension" not in str(e) or not _has_shape_rule_ops(m):
+        # fail on models that declare the correct shapes, and strict inference of some function
+        # bodies fails (MeanVarianceNormalization-13's Constant: 'One and only one of the
+        # attributes'); infer leniently, and let _correct_inferred_shapes fix those ops.
+        # Anything else is a real error.
+        failing = re.search(r"\(op_type:(\w+)\)", str(e))
+        known = failing is not None and failing.group(1) in SHAPE_RULE_OPS
+        if not known and ("differ in dimension" not in str(e) or not _has_shape_rule_ops(m)):
             raise ImportError_(f"ONNX shape inference failed: {_first_line(e)}") from None
         try:
             inferred = onnx.shape_inference.infer_shapes(
@@ -368,7 +372,16 @@ def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension],
 #: Ops whose onnx-inferred output shapes the lowering's shape rules correct (the keys of
 #: ``ramiel.lowering.api.SHAPE_RULES``, listed here so that importing needs no torch; a test keeps
 #: them equal).
-SHAPE_RULE_OPS = frozenset({"MaxPool", "AveragePool", "LpPool", "ConvTranspose"})
+SHAPE_RULE_OPS = frozenset(
+    {
+        "MaxPool",
+        "AveragePool",
+        "LpPool",
+        "ConvTranspose",
+        "GroupNormalization",
+        "MeanVarianceNormalization",
+    }
+)
 
 
 #: Ops with a lowering rule (the keys of ``ramiel.lowering.api.RULES``, listed here so that
@@ -1000,6 +1013,11 @@ def _correct_inferred_shapes(
 
     consts = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
 
+    def _unknown(name: str, t: onnx.TypeProto) -> TensorInfo:
+        """An output of unknown shape, for the rule to give one."""
+        elem = t.tensor_type.elem_type or onnx.TensorProto.FLOAT
+        return TensorInfo(name, None, onnx.helper.tensor_dtype_to_np_dtype(elem).name, None)
+
     def info(name: str) -> TensorInfo | None:
         t = types.get(name)
         if not name or t is None or not t.tensor_type.HasField("shape"):
@@ -1016,26 +1034,36 @@ def _correct_inferred_shapes(
             inputs = {n: types[n] for n in node.input if n in types}
             out = _infer_node(node, opset, inputs, model.opset_import)
             for name, t in out.items():
-                if name in types and t.tensor_type.HasField("shape"):
+                if t.tensor_type.HasField("shape"):
                     types[name] = t
                     changed.add(name)
         rule = SHAPE_RULES.get(node.op_type)
         if rule is None:
             continue
+        first = types.get(node.input[0]) if node.input else None
+        # an output onnx gave no shape (GroupNormalization-21 and MeanVarianceNormalization,
+        # whose function bodies it does not infer): the rule's shape, input 0's element type
+        missing = {
+            name: types.get(name) or first
+            for name in node.output
+            if name and info(name) is None and (types.get(name) or first) is not None
+        }
         view = NodeView(
             op_type=node.op_type,
             name=node.name,
             domain="",
             opset=opset,
             inputs=[info(n) for n in node.input],
-            outputs=[info(n) for n in node.output],
+            outputs=[info(n) if n not in missing else _unknown(n, missing[n]) for n in node.output],
             attrs={a.name: attribute_value(a) for a in node.attribute},
         )
         refined = refine_output_shapes(view)
         for name, new, old in zip(node.output, refined.outputs, view.outputs, strict=False):
             if new is None or old is None or new.shape is None or new.shape == old.shape:
                 continue
-            types[name] = _with_shape(types[name], new.shape)
+            types[name] = _with_shape(types.get(name) or missing[name], new.shape)
+            if not types[name].tensor_type.elem_type and first is not None:
+                types[name].tensor_type.elem_type = first.tensor_type.elem_type
             changed.add(name)
 
 

@@ -109,6 +109,19 @@ def test_unrepresentable_operators_say_why(op_type, why):
     assert why in unrepresentable_reason(op_type, 17)
 
 
+def test_a_deprecated_operator_is_named_deprecated_with_the_way_out():
+    """GroupNormalization-18, which onnxruntime still runs, had been 'no ONNX operator
+    GroupNormalization in the default domain at opset 18' (helper-22)."""
+    assert unrepresentable_reason("GroupNormalization", 18) == (
+        "ONNX deprecates 'GroupNormalization' at opset 18 (its version of opset 18, whose scale "
+        "and bias hold one value per group, not per channel); opset 21 redefines it: export the "
+        "model at opset 21"
+    )
+    assert unrepresentable_reason("Upsample", 11) == (
+        "ONNX deprecates 'Upsample' at opset 11 (its version of opset 10)"
+    )
+
+
 @pytest.mark.parametrize("op_type", ["If", "Loop", "Scan"])
 def test_control_flow_operators_are_region_ops(op_type):
     assert unrepresentable_reason(op_type, 17) is None

@@ -44,7 +44,6 @@ from xdsl.dialects.builtin import IntegerAttr, NoneType, UnitAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from ramiel.attrs import NODE_NAME_ATTR, set_str
-from ramiel.dtypes import numpy_dtype_of
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import (
     OnnxOp,
@@ -53,6 +52,7 @@ from ramiel.dialects.onnx import (
     region_yield,
     static_shape,
 )
+from ramiel.dtypes import numpy_dtype_of
 from ramiel.lowering.api import Dtype
 
 INT64_MAX = 2**63 - 1

@@ -693,6 +693,17 @@ def _check_group_norm(node: NodeView) -> str | None:
     return None
 
 
+def _same_shape_as_input(node: NodeView) -> list[tuple[int, ...] | None]:
+    """Output 0 has input 0's shape: the shape rule of the normalisations whose output shape
+    onnx shape inference does not give (GroupNormalization-21, MeanVarianceNormalization: it
+    does not infer their function bodies; a node after one had failed as 'shape not static')."""
+    return [shape(node, 0)]
+
+
+SHAPE_RULES["GroupNormalization"] = _same_shape_as_input
+SHAPE_RULES["MeanVarianceNormalization"] = _same_shape_as_input
+
+
 @rule("GroupNormalization", check=_check_group_norm)
 def _group_norm(node: NodeView, args, em):
     """GroupNormalization: ``F.group_norm``; before opset 21 scale/bias have one value per
