@@ -54,7 +54,12 @@ from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
 from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import OnnxOp, static_shape
-from ramiel.dynamic_batch import batch_inputs, check_input_shapes, generalize_batch
+from ramiel.dynamic_batch import (
+    batch_inputs,
+    check_input_shapes,
+    generalize_batch,
+    result_types,
+)
 from ramiel.envflags import switch_on
 from ramiel.errors import MAX_TENSOR_BYTES, RamielError
 from ramiel.files import (
@@ -725,7 +730,9 @@ def _compile_into(
         if auto_note:
             notes.append(auto_note)
         dynamic: tuple[str, ...] = ()
+        bound_types = None  # the docstring's output shapes: the bound batch's, as INPUTS
         if batch.inputs:
+            bound_types = result_types(seq)
             say("batch dimension")
             general = generalize_batch(onnx_model, batch, seq, options, ctx, decided=module)
             notes += general.notes
@@ -745,7 +752,12 @@ def _compile_into(
             par, src_name, class_name=name, arg_names=forward_parameters(seq)
         )
         seq_text = print_python(
-            seq, src_name, class_name=name, trainable=options.trainable, dynamic_batch=dynamic
+            seq,
+            src_name,
+            class_name=name,
+            trainable=options.trainable,
+            dynamic_batch=dynamic,
+            output_types=bound_types,
         )
         with open(par_path, "w") as f:
             f.write(par_text)

@@ -850,9 +850,9 @@ def generalize_batch(
                     ) from None
             a, b = modules
             expected = {
-                plan.bound: _result_types(static),
-                samples[0]: _result_types(a),
-                samples[1]: _result_types(b),
+                plan.bound: result_types(static),
+                samples[0]: result_types(a),
+                samples[1]: result_types(b),
             }
             store_a, store_static = module_store(ctx, a), module_store(ctx, static)
             broadcast = _broadcast_rows(
@@ -878,7 +878,8 @@ def generalize_batch(
     return Generalized(general, tuple(names), [])
 
 
-def _result_types(module: ModuleOp) -> list[Any]:
+def result_types(module: ModuleOp) -> list[Any]:
+    """The types of the values the sequential ``forward`` of ``module`` returns."""
     ret = _forward(module).body.block.last_op
     assert isinstance(ret, tp.ReturnOp)
     return [v.type for v in ret.values]
@@ -1035,6 +1036,7 @@ __all__ = [
     "free_batch_dims",
     "generalize",
     "generalize_batch",
+    "result_types",
     "sample_batches",
     "saturation_constants",
 ]

@@ -649,6 +649,7 @@ def print_python(
     dynamic_batch: Sequence[str] = (),
     weights_file: str = WEIGHTS_FILE,
     arg_names: Mapping[str, str] | None = None,
+    output_types: Sequence[Attribute] | None = None,
 ) -> str:
     """Python source of a ``torchpy`` module (see the module docstring).
 
@@ -658,7 +659,10 @@ def print_python(
     in its ``DYNAMIC_BATCH``, for ``torch.export`` users); ``weights_file``: the name of the
     weights file the classes load from their module's directory (their ``WEIGHTS_FILE``);
     ``arg_names``: for a parallel module, the sequential module's :func:`forward_parameters`
-    (its ``ARG_NAMES``, the keywords its ``forward`` takes besides the ONNX names).
+    (its ``ARG_NAMES``, the keywords its ``forward`` takes besides the ONNX names);
+    ``output_types``: the output types the sequential class's docstring gives (default: those
+    ``forward`` returns; a dynamic-batch module's are of a sample batch, and the compiler gives
+    the bound batch's, as its ``INPUTS`` table lists them).
 
     Raises ``ValueError`` for a module without ``torchpy.func``, a function name used twice or
     reserved, or a class name that is not a Python identifier.
@@ -767,6 +771,8 @@ def print_python(
     arg_types = [a.type for a in seq.body.block.args]
     ret = seq.body.block.last_op
     out_types = [v.type for v in ret.values] if isinstance(ret, tp.ReturnOp) else []
+    if output_types is not None:
+        out_types = list(output_types)
     doc = _func_doc(seq)
     names = Names(seen, weights="self")
     params = _parameters(names, seq.body.block.args, in_order)

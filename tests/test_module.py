@@ -247,6 +247,10 @@ def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
         with open(compiled.result.sequential_path) as f:
             source = f.read()
         assert "batch = " in source or name == "inception"
+        # the docstring lists the bound shapes, outputs as inputs (the outputs had been shown
+        # at a sample batch, float32[17, ...]: helper-22)
+        (doc_outputs,) = [ln for ln in source.splitlines() if ln.startswith("    Outputs: ")]
+        assert "[17," not in doc_outputs and "[1," in doc_outputs, doc_outputs
         if name in ("inception", "light_squeezenet"):  # the static program's formats, fusions
             assert "memory_format=torch.channels_last" in source
             assert "activation='relu')" in source
