@@ -254,6 +254,10 @@ def test_keywords_work_on_both_modules(compiled):
         for a, b, c in zip(seq, par_params, par_onnx, strict=True):
             torch.testing.assert_close(b, c)
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+        # run() too takes either set of names (it had taken the ONNX names only: helper-22)
+        by_onnx, by_python = m.run(feeds), m.run(by_param)
+        for name in m.output_names:
+            torch.testing.assert_close(by_onnx[name], by_python[name])
 
 
 def test_hostile_model_is_parallel(compiled):

@@ -299,11 +299,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 f"got {len(inputs)}"
             )
         feeds = dict(zip(names, inputs, strict=False))
-        aliases = self.ARG_NAMES
-        if aliases and not set(named) <= set(names) and set(named) <= set(aliases):
-            # the sequential module's keywords (one may be another input's ONNX name)
-            named = {aliases[k]: v for k, v in named.items()}
-        for k, v in named.items():
+        for k, v in self._by_onnx_name(named).items():
             if k in feeds:
                 raise InputMismatch(f"input '{k}' given twice (by position and by name)")
             feeds[k] = v
@@ -311,8 +307,18 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         values = tuple(outs[n] for n in self.output_names)
         return values[0] if len(values) == 1 else values
 
+    def _by_onnx_name(self, named: Mapping[str, Any]) -> dict[str, Any]:
+        """``named`` keyed by ONNX names: the sequential module's parameter names
+        (:attr:`ARG_NAMES`) where every key is one of those and not every key an ONNX name."""
+        aliases, names = self.ARG_NAMES, set(self.input_names)
+        if aliases and not set(named) <= names and set(named) <= set(aliases):
+            return {aliases[k]: v for k, v in named.items()}
+        return dict(named)
+
     def run(self, feeds: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-        """Run the program once on inputs by ONNX name; returns the outputs by ONNX name.
+        """Run the program once on inputs by ONNX name (or all by the sequential module's
+        parameter names, :attr:`ARG_NAMES`, as ``forward`` takes them); returns the outputs by
+        ONNX name.
 
         Raises :class:`InputMismatch` (the workers stay usable) under ``torch.export``,
         ``torch.compile`` or ``torch.jit`` tracing: the clusters run on worker threads or
@@ -323,7 +329,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             raise InputMismatch(_CANNOT_TRACE.format(type(self).__name__))
         runner = self._start()
         try:
-            return runner.run(dict(feeds))
+            return runner.run(self._by_onnx_name(feeds))
         except InputMismatch as e:
             raise self._mismatch(e) from None
 
