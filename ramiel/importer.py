@@ -136,6 +136,7 @@ def load_model(
     :class:`ImportError_` for missing, non-ONNX or truncated files or bytes, and for another
     kind of value."""
     if isinstance(path_or_model, onnx.ModelProto):
+        _no_unread_external_data(path_or_model, "the ModelProto given")
         return path_or_model
     if isinstance(path_or_model, bytes | bytearray | memoryview):
         try:
@@ -146,6 +147,7 @@ def load_model(
             ) from None
         if not model.graph.node and not model.graph.output:
             raise ImportError_(f"the {len(path_or_model)} bytes given are not an ONNX model")
+        _no_unread_external_data(model, f"the {len(path_or_model)} bytes given")
         return model
     if not isinstance(path_or_model, str | os.PathLike):
         raise ImportError_(
@@ -167,6 +169,22 @@ def load_model(
             f"{path}: not an ONNX model (empty graph; is it a protobuf of another kind?)"
         )
     return model
+
+
+def _no_unread_external_data(model: onnx.ModelProto, what: str) -> None:
+    """Raise :class:`ImportError_` where an initializer of ``model`` (a ``ModelProto`` or bytes:
+    no directory to find its files in) still keeps its data in an external file (the checker
+    had said 'should be stored in ext.data, but it is not regular file'; a fresh-user check)."""
+    from onnx.external_data_helper import uses_external_data  # lazy: onnx
+
+    for t in model.graph.initializer:
+        if uses_external_data(t):
+            where = next((e.value for e in t.external_data if e.key == "location"), "?")
+            raise ImportError_(
+                f"{what}: initializer '{ascii(t.name)[1:-1]}' keeps its data in the external file "
+                f"'{ascii(where)[1:-1]}', which only the model's path locates: pass the path of "
+                "the .onnx file, or onnx.load it first (which reads its external data)"
+            )
 
 
 def _default_opset(model: onnx.ModelProto) -> int:
