@@ -16,6 +16,11 @@ class ImportError_(RamielError):
     """The ONNX file cannot be read, checked or shape-inferred."""
 
 
+TENSOR = "<tensor>"
+"""The op type of an :class:`UnsupportedOpError` item about a tensor (its element type or kind
+of value), not a node: its message names the tensor."""
+
+
 class UnsupportedOpError(RamielError):
     """An ONNX operator (or an attribute value of one) that Ramiel cannot compile.
 
@@ -32,8 +37,13 @@ class UnsupportedOpError(RamielError):
         for (op, opset, what), nodes in groups.items():
             shown = ", ".join(f"'{n}'" for n in nodes[:4])
             more = f" and {len(nodes) - 4} more" if len(nodes) > 4 else ""
+            because = f": {what}" if what else ""
+            if op == TENSOR:  # a value, not a node: a graph input, an initializer, a result
+                noun = "tensor" if len(nodes) == 1 else f"{len(nodes)} tensors"
+                lines.append(f"{noun} {shown}{more} (opset {opset}){because}")
+                continue
             noun = "node" if len(nodes) == 1 else f"{len(nodes)} nodes"
-            lines.append(f"{op} ({noun} {shown}{more}; opset {opset}){': ' + what if what else ''}")
+            lines.append(f"{op} ({noun} {shown}{more}; opset {opset}){because}")
         super().__init__("unsupported ONNX operator(s): " + "; ".join(lines))
 
 

@@ -61,6 +61,7 @@ from ramiel.dialects import onnx as onnx_d
 from ramiel.dtypes import ELEMENT_TYPES, onnx_dtype_of
 from ramiel.errors import (
     MAX_TENSOR_BYTES,
+    TENSOR,
     DynamicShapeError,
     ImportError_,
     InputShapeError,
@@ -651,7 +652,7 @@ class _GraphImporter:
             kind = "" if t is None else f" ({t.WhichOneof('value') or 'no type'})"
             if t is not None and t.WhichOneof("value") in ("sequence_type", "optional_type"):
                 raise UnsupportedOpError(
-                    [("<tensor>", name, self.opset, f"{t.WhichOneof('value')} values")]
+                    [(TENSOR, name, self.opset, f"{t.WhichOneof('value')} values")]
                 )
             raise ImportError_(f"tensor '{name}': shape inference found no tensor type{kind}")
         return self.type_of(name, t)
@@ -660,7 +661,7 @@ class _GraphImporter:
         tt = t.tensor_type
         if tt.elem_type not in ELEMENT_TYPES:
             dt = onnx.TensorProto.DataType.Name(tt.elem_type)
-            raise UnsupportedOpError([("<tensor>", name, self.opset, f"element type {dt}")])
+            raise UnsupportedOpError([(TENSOR, name, self.opset, f"element type {dt}")])
         shape = None
         if tt.HasField("shape"):
             shape = [d.dim_value if _is_fixed(d) else -1 for d in tt.shape.dim]

@@ -184,7 +184,11 @@ def test_unsupported_element_type_and_domain_are_reported():
     )
     with pytest.raises(UnsupportedOpError) as info:
         backend.prepare(m)
-    _assert_clear(info.value, "<tensor>", "x", 17, "STRING")
+    assert info.value.items == [("<tensor>", "x", 17, "element type STRING")]
+    # a tensor, not a node (it had read "<tensor> (node 'x'; opset 17)": helper-22)
+    assert str(info.value) == (
+        "unsupported ONNX operator(s): tensor 'x' (opset 17): element type STRING"
+    )
 
     m = _model(
         [helper.make_node("Foo", ["x"], ["y"], name="foo", domain="com.example")],
