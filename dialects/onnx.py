@@ -141,7 +141,7 @@ ONNX = Dialect("onnx", [NoValueOp, YieldOp, *OPS.values()], [])
 
 #: what a deprecated operator version did differently, for its error (``unrepresentable_reason``)
 _DEPRECATED_HINTS = {
-    "GroupNormalization": ", whose scale and bias hold one value per group, not per channel",
+    "GroupNormalization": " (its scale and bias hold one value per group, not per channel)",
 }
 
 
@@ -157,15 +157,12 @@ def unrepresentable_reason(op_type: str, opset: int) -> str | None:
             v for v in range(opset + 1, LATEST_OPSET + 1) if schema_info(op_type, v) is not None
         ]
         redefined = (
-            f"; opset {later[0]} redefines it: export the model at opset {later[0]}"
+            f"; opset {later[0]} redefines it: export the model at opset {later[0]} or later"
             if later
             else ""
         )
         hint = _DEPRECATED_HINTS.get(op_type, "")
-        return (
-            f"ONNX deprecates '{op_type}' at opset {opset} (its version of opset "
-            f"{old.since_version}{hint}){redefined}"
-        )
+        return f"'{op_type}' of opset {old.since_version} is deprecated in ONNX{hint}{redefined}"
     if op_type not in OPS:
         s = info.schema
         if any(a.type not in REPRESENTABLE_KINDS for a in s.attributes.values()):

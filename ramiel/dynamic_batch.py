@@ -93,12 +93,14 @@ from ramiel.runtime.module import generated_class
 from ramiel.runtime.program import import_from_path
 from ramiel.weights import INLINE_LIMIT, constant_value, dense_from_numpy
 
-SAMPLE_BATCHES = (17, 130)
+SAMPLE_BATCHES = (17, 1018)
 """The two batch sizes the sequential module is compared at: an odd one and an even one above
-128, neither a size models are built around, so that a value of the batch's parity
-(``B % 2``) or of a threshold up to 128 (``x[:32]``, ``if B > 64``) differs between them (with
-17 and 19, both odd and below 32, such values had been frozen as constants: a fresh-user
-check)."""
+1000, neither a size models are built around, so that a value of the batch's parity (``B % 2``)
+or of a threshold anywhere between them, however the model computes it (``x[:150]``,
+``x[-150:]``, ``min(B, 500)``, ``B > 300.5``, ``(B + 150 - |B - 150|) / 2``), differs between
+them. With 17 and 19, both odd and below 32, such values had been frozen as constants; with 17
+and 130, thresholds above 130 had (both fresh-user checks). :func:`sample_batches` raises the
+second one above larger constants the model could hold the batch against."""
 
 #: ONNX ops whose result saturates where the batch passes a constant operand (a Slice end clamps
 #: to the dimension, ``Min(B, 150)``, ``B > 200``): -> the operand positions read (``None``: all)
@@ -116,6 +118,10 @@ _SATURATING: dict[str, tuple[int, ...] | None] = {
     "Range": None,
 }
 
+#: of :data:`_SATURATING`, the ops that work on values (not on a tensor's shape, as Slice and Pad
+#: do): their constants count only where another operand is computed from a shape
+_ON_VALUES = frozenset(_SATURATING) - {"Slice", "Pad"}
+
 #: ops that pass a constant's values on unchanged (the exporters' ``Unsqueeze(Constant)`` and
 #: ``Concat`` before a Slice's ends)
 _PASS_THROUGH = frozenset(
@@ -123,30 +129,47 @@ _PASS_THROUGH = frozenset(
 )
 
 SATURATION_LIMIT = 1 << 16
-"""Constants from here on are not taken for a threshold of the batch (``x[:2**31 - 1]`` and
-``INT64_MAX`` are the exporters' "to the end")."""
+"""The largest second sample batch: a constant from here on (below :data:`SENTINEL`) that the
+model could hold the batch against keeps the static module (a note names it)."""
+
+SENTINEL = 2**31 - 1
+"""Constants from here on are "no limit", not a threshold (``x[:2**31 - 1]``, ``INT64_MAX``: the
+exporters' "to the end"; ``3.4e38`` in a Clip)."""
 
 
-def _int_values(tensor: onnx.TensorProto) -> list[int]:
-    if tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+def _values(tensor: onnx.TensorProto) -> list[int]:
+    """The magnitudes of a small constant's values (``-150`` and ``150.0`` are both the
+    threshold 150; a fraction rounds up), those below :data:`SENTINEL`."""
+    if np.prod(tensor.dims, dtype=np.int64) > 64 or tensor.data_type in (
+        onnx.TensorProto.STRING,
+        onnx.TensorProto.BOOL,
+    ):
         return []
-    if np.prod(tensor.dims, dtype=np.int64) > 64:
+    try:
+        arr = onnx.numpy_helper.to_array(tensor).reshape(-1)
+    except Exception:  # noqa: BLE001 - an element type numpy cannot hold: no threshold
         return []
-    return [int(v) for v in onnx.numpy_helper.to_array(tensor).reshape(-1)]
+    if not np.issubdtype(arr.dtype, np.number):
+        return []
+    mags = np.abs(arr.astype(np.float64))
+    return [int(np.ceil(v)) for v in mags if np.isfinite(v) and v < SENTINEL]
 
 
-def saturation_constants(model: onnx.ModelProto) -> list[int]:
-    """The integer constants of ``model`` that an op could compare with the batch size: the
-    constant operands (through :data:`_PASS_THROUGH` ops) of the :data:`_SATURATING` ops and
-    their attribute forms (Slice-1's ``starts``/``ends``, Pad-2's ``pads``), in the main graph
-    and in control-flow bodies, from 2 up to :data:`SATURATION_LIMIT`, sorted."""
+def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
+    """The constants of ``model`` that an op could compare with the batch size -> the node
+    that reads each (first seen): the constant operands (through :data:`_PASS_THROUGH` ops,
+    as magnitudes: ``x[-150:]`` holds the batch against 150) of Slice and Pad and their
+    attribute forms (Slice-1's ``starts``/``ends``, Pad-2's ``pads``), and of the other
+    :data:`_SATURATING` ops where another operand is computed from a ``Shape`` or ``Size``
+    (a ReLU6's Clip is no threshold of the batch), in the main graph and in control-flow
+    bodies, from 2 below :data:`SENTINEL`."""
     graphs = [model.graph]
     nodes: list[onnx.NodeProto] = []
     consts: dict[str, list[int]] = {}
     while graphs:
-        g = graphs.pop()
+        g = graphs.pop(0)
         for init in g.initializer:
-            consts[init.name] = _int_values(init)
+            consts[init.name] = _values(init)
         for node in g.node:
             nodes.append(node)
             for attr in node.attribute:  # If, Loop and Scan bodies
@@ -156,44 +179,65 @@ def saturation_constants(model: onnx.ModelProto) -> list[int]:
             if node.op_type == "Constant":
                 for attr in node.attribute:
                     if attr.name == "value":
-                        consts[node.output[0]] = _int_values(attr.t)
-                    elif attr.name in ("value_int", "value_ints"):
+                        consts[node.output[0]] = _values(attr.t)
+                    elif attr.name in ("value_int", "value_ints", "value_float", "value_floats"):
                         value = onnx.helper.get_attribute_value(attr)
-                        consts[node.output[0]] = list(value) if attr.name.endswith("s") else [value]
+                        many = list(value) if attr.name.endswith("s") else [value]
+                        consts[node.output[0]] = _values(
+                            onnx.numpy_helper.from_array(np.array(many))
+                        )
     producer = {out: node for node in nodes for out in node.output}
-    found: set[int] = set()
+    shaped = {o for n in nodes if n.op_type in ("Shape", "Size") for o in n.output}
+    for node in nodes:  # values computed from a shape (graph order: producers first)
+        if any(i in shaped for i in node.input if i):
+            shaped.update(o for o in node.output if o)
+    found: dict[int, str] = {}
 
-    def collect(name: str, depth: int = 0) -> None:
+    def collect(name: str, reader: str, depth: int = 0) -> None:
         if name in consts:
-            found.update(consts[name])
+            for v in consts[name]:
+                found.setdefault(v, reader)
             return
         node = producer.get(name)
         if node is not None and node.op_type in _PASS_THROUGH and depth < 8:
             for i in node.input[: 1 if node.op_type != "Concat" else None]:
-                collect(i, depth + 1)
+                collect(i, reader, depth + 1)
 
     for node in nodes:
         if node.op_type not in _SATURATING:
             continue
+        if node.op_type in _ON_VALUES and not any(i in shaped for i in node.input if i):
+            continue
+        reader = node.name or node.op_type
         positions = _SATURATING[node.op_type]
         for pos, name in enumerate(node.input):
             if name and (positions is None or pos in positions):
-                collect(name)
+                collect(name, reader)
         for attr in node.attribute:
             if attr.name in ("starts", "ends", "pads"):
-                found.update(onnx.helper.get_attribute_value(attr))
-    return sorted(v for v in found if 2 <= v < SATURATION_LIMIT)
+                for v in onnx.helper.get_attribute_value(attr):
+                    if abs(v) < SENTINEL:
+                        found.setdefault(abs(v), reader)
+    return {v: found[v] for v in sorted(found) if v >= 2}
 
 
 def sample_batches(model: onnx.ModelProto) -> tuple[int, int]:
     """The two batch sizes the sequential module of ``model`` is compared at:
     :data:`SAMPLE_BATCHES`, the second one raised above the largest of
     :func:`saturation_constants` (to an even size), so that a threshold anywhere between the
-    two samples tells them apart (``x[:150]`` on the batch axis gives 17 and 150 rows at 17 and
-    152, which is no multiple of the batch: it had given 17 and 130, read as ``x[:batch]``,
-    and 200 rows at batch 200; a fresh-user check)."""
+    two samples tells them apart (``x[:1500]`` on the batch axis gives 17 and 1500 rows at 17
+    and 1502, which is no multiple of the batch).
+
+    Raises :class:`_NotPolymorphic` for a constant from :data:`SATURATION_LIMIT` on: no sample
+    is compiled that large."""
     first, second = SAMPLE_BATCHES
-    top = max(saturation_constants(model), default=0)
+    found = saturation_constants(model)
+    top = max(found, default=0)
+    if top >= SATURATION_LIMIT:
+        raise _NotPolymorphic(
+            f"node '{ascii(found[top])[1:-1]}' could hold the batch size against {top}, beyond "
+            f"the batch sizes the check compiles (up to {SATURATION_LIMIT})"
+        )
     if top >= second:
         second = top + 2 - top % 2
     return first, second
@@ -406,6 +450,11 @@ class _NotPolymorphic(Exception):
     """The two samples differ in a way that is not a multiple of the batch (``args[0]``: why)."""
 
 
+def _node(op: Operation) -> tuple[str, str | None]:
+    """A statement's kind and the ONNX node it computes."""
+    return op.name, get_str(op, NODE_NAME_ATTR)
+
+
 def _where(op: Operation) -> str:
     name = get_str(op, NODE_NAME_ATTR)
     if name:
@@ -578,8 +627,15 @@ def generalize(
     ba, bb = fa.body.block, fb.body.block
     ops_a, ops_b = list(_statements(ba)), list(_statements(bb))
     if len(ops_a) != len(ops_b) or len(ba.args) != len(bb.args):
-        first = next((x for x, y in zip(ops_a, ops_b, strict=False) if x.name != y.name), None)
-        where = f" from {_where(first)} on" if first is not None else ""
+        # the first statement that differs, named after its node in the program that has it
+        # (the other one may have folded it away: x[:150] is no statement at batch 17)
+        at = next(
+            (i for i, (x, y) in enumerate(zip(ops_a, ops_b, strict=False)) if _node(x) != _node(y)),
+            min(len(ops_a), len(ops_b)),
+        )
+        longer, batch = (ops_a, samples[0]) if len(ops_a) > len(ops_b) else (ops_b, samples[1])
+        named = [op for op in longer[at:] if get_str(op, NODE_NAME_ATTR)]
+        where = f" from {_where(named[0])} on (at batch size {batch})" if named else ""
         raise _NotPolymorphic(f"the program has other statements at another batch size{where}")
     pa, pb = _index(ba), _index(bb)
     # batch = x.shape[0], first statement of forward
@@ -836,9 +892,9 @@ def generalize_batch(
     names = list(plan.inputs)
     order = _input_order(static)
     source = free_batch_dims(model, names) if plan.free else model
-    samples = sample_batches(model)
     why = ""
     try:
+        samples = sample_batches(model)
         with tempfile.TemporaryDirectory(prefix="ramiel-batch-") as work:
             modules = []
             for batch in samples:

@@ -110,8 +110,10 @@ def model_path(model: str) -> str:
     module docstring; a project or ``transformers`` model is exported on first use, seconds).
 
     Raises:
-        RamielError: neither a file nor a known name (the message lists the names).
+        RamielError: neither a file nor a known name (the message lists the names), or empty.
     """
+    if not model.strip():
+        raise RamielError("the model is an empty string: give an ONNX file or a model name")
     if os.path.isfile(model) or model.endswith(".onnx") or os.sep in model:
         return model
     try:

@@ -569,6 +569,29 @@ def test_a_command_s_usage_error_points_to_its_own_help(
     assert os.listdir(tmp_path) == []
 
 
+def test_a_flag_before_the_command_points_to_the_main_help(tmp_path, monkeypatch, capsys):
+    """'ramiel --bogus compile ...': the flag is the main parser's (helper-23)."""
+    monkeypatch.chdir(tmp_path)
+    line = _error(driver, ["--bogus", "compile", "squeezenet", "-o", "out"], capsys, 2)
+    assert line == "error: unrecognized arguments: --bogus (see 'ramiel --help')"
+
+
+def test_progress_lines_off_a_terminal_are_plain(tmp_path, capsys):
+    """Stage lines on a redirected stderr: '[HH:MM:SS] import', not rich's lines padded to 80
+    columns (helper-23)."""
+    assert driver.main(["compile", "squeezenet", "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(ln == ln.rstrip() for ln in err), err
+    assert any(ln.endswith("] import") and ln.startswith("[") for ln in err), err
+
+
+def test_an_empty_model_name_is_one_clear_error():
+    from ramiel.errors import RamielError
+
+    with pytest.raises(RamielError, match="^the model is an empty string"):
+        ramiel.compile("")
+
+
 def test_profile_prints_only_its_result_off_a_terminal(tmp_path, capsys):
     """Off a terminal the progress bar draws nothing (rich had left an empty line on stderr)."""
     db = tmp_path / "p.json"

@@ -153,8 +153,11 @@ def test_configs_for_two_and_four_workers() -> None:
         "default",
         "ort-1t",
         "ort-2t",
+        "ort-2t-spin",
         "ort-par-2",
     ]
+    spin = {c.key: c for c in bench.configs_for(2)}["ort-2t-spin"]
+    assert spin.spinning and spin.threads == 2 and "spinning (its default)" in spin.label
     tuned = bench.configs_for(2)[7]
     assert tuned.tuned and tuned.threads == 2 and "ramiel tune" in tuned.label
     hybrid = {c.key: c for c in bench.configs_for(2) if c.hybrid}

@@ -373,12 +373,15 @@ def _batch_valued_model(kind: str) -> onnx.ModelProto:
     TorchScript exporter's ``x[:32]``), both computed from ``Shape(x)``."""
     from onnx import TensorProto, helper, numpy_helper
 
-    end = {"slice": 32, "slice150": 150, "slice-unsqueezed": 150}.get(kind, 0)
+    end = {"slice": 32, "slice150": 150, "slice-unsqueezed": 150, "slice-negative": -150}
     consts = {
         "zero": np.array([0], np.int64),
         "two": np.array([2], np.int64),
-        "end": np.array([end], np.int64),
+        "end": np.array([end.get(kind, 0)], np.int64),
         "limit": np.array(200, np.int64),
+        "c150": np.array([150], np.int64),
+        "threshold": np.array(300.5, np.float32),
+        "max": np.array([2**63 - 1], np.int64),
     }
     inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
     if kind == "mod":
@@ -400,6 +403,33 @@ def _batch_valued_model(kind: str) -> onnx.ModelProto:
             helper.make_node("Mul", ["x", "f"], ["y"]),
         ]
         out = ["batch", 4]
+    elif kind == "slice-negative":  # x[-150:]
+        nodes = [helper.make_node("Slice", ["x", "end", "max", "zero"], ["y"])]
+        out = ["rows", 4]
+    elif kind == "float-threshold":  # where(float(batch) > 300.5, 2 x, 3 x)
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["b"], axis=0),
+            helper.make_node("Cast", ["b"], ["bf"], to=TensorProto.FLOAT),
+            helper.make_node("Greater", ["bf", "threshold"], ["c"]),
+            helper.make_node("Cast", ["two"], ["two_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["x", "two_f"], ["x2"]),
+            helper.make_node("Add", ["x2", "x"], ["x3"]),
+            helper.make_node("Where", ["c", "x2", "x3"], ["y"]),
+        ]
+        out = ["batch", 4]
+    elif kind == "computed-min":  # x[:(B + 150 - |B - 150|) / 2]: min(B, 150) without Min
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Gather", ["s", "zero"], ["b"], axis=0),
+            helper.make_node("Sub", ["b", "c150"], ["d"]),
+            helper.make_node("Abs", ["d"], ["a"]),
+            helper.make_node("Add", ["b", "c150"], ["p"]),
+            helper.make_node("Sub", ["p", "a"], ["q"]),
+            helper.make_node("Div", ["q", "two"], ["e"]),
+            helper.make_node("Slice", ["x", "zero", "e", "zero"], ["y"]),
+        ]
+        out = ["rows", 4]
     elif kind == "slice-unsqueezed":  # the TorchScript exporter's form of a Slice end
         nodes = [
             helper.make_node("Constant", [], ["e0"], value_int=150),
@@ -420,14 +450,27 @@ def _batch_valued_model(kind: str) -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-@pytest.mark.parametrize("kind", ["mod", "slice", "slice150", "slice-unsqueezed", "min"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "mod",
+        "slice",
+        "slice150",
+        "slice-unsqueezed",
+        "min",
+        "slice-negative",
+        "float-threshold",
+        "computed-min",
+    ],
+)
 def test_values_of_the_batch_that_two_odd_samples_would_share_keep_the_batch(kind, tmp_path):
     """The batch's parity and a Slice end of 32 on the batch axis: the sample batches differ in
     both, so the module keeps the bound batch with a note (with 17 and 19 such a value had been
     frozen: silently wrong results at an even batch, or beyond 32; a fresh-user check). A
-    threshold above both default samples (a Slice end of 150, as a constant or the exporter's
-    Unsqueeze of one, ``min(batch, 200)``) moves the second sample above it: at 17 and 130
-    ``x[:150]`` had been read as ``x[:batch]`` and returned 200 rows at batch 200 (helper-22)."""
+    threshold between the samples, or above them (the second sample is raised above the
+    model's constants): at 17 and 130 ``x[:150]`` had been read as ``x[:batch]`` and returned 200
+    rows at batch 200 (helper-22), and so had ``x[-150:]``, a float threshold and one computed
+    from other ops (helper-23)."""
     import ramiel
 
     path = str(tmp_path / f"{kind}.onnx")
@@ -445,15 +488,24 @@ def test_sample_batches_clear_the_model_s_thresholds() -> None:
     from ramiel.dynamic_batch import SAMPLE_BATCHES, sample_batches, saturation_constants
 
     assert sample_batches(_batch_valued_model("slice")) == SAMPLE_BATCHES
-    assert saturation_constants(_batch_valued_model("slice150")) == [150]
-    assert sample_batches(_batch_valued_model("slice150")) == (17, 152)
-    assert sample_batches(_batch_valued_model("slice-unsqueezed")) == (17, 152)
-    assert sample_batches(_batch_valued_model("min")) == (17, 202)
+    assert saturation_constants(_batch_valued_model("slice150")) == {150: "Slice"}
     model = _batch_valued_model("slice150")
-    model.graph.initializer[2].CopyFrom(
-        onnx.numpy_helper.from_array(np.array([2**63 - 1], np.int64), "end")
-    )
-    assert sample_batches(model) == SAMPLE_BATCHES
+
+    def with_end(value: object) -> onnx.ModelProto:
+        model.graph.initializer[2].CopyFrom(onnx.numpy_helper.from_array(np.array([value]), "end"))
+        return model
+
+    assert sample_batches(with_end(1500)) == (17, 1502)
+    assert sample_batches(with_end(-1500)) == (17, 1502)  # x[-1500:] holds B against 1500
+    assert sample_batches(with_end(2**63 - 1)) == SAMPLE_BATCHES  # "to the end"
+    with pytest.raises(Exception, match="could hold the batch size against 70000, beyond"):
+        sample_batches(with_end(70000))
+    # min(batch, 200) counts (computed from Shape); a constant 1e4 of a Clip on values does not
+    assert saturation_constants(_batch_valued_model("min")) == {200: "Min"}
+    relu6 = _batch_valued_model("slice")
+    relu6.graph.initializer.append(onnx.numpy_helper.from_array(np.array(1e4, np.float32), "hi"))
+    relu6.graph.node.append(onnx.helper.make_node("Clip", ["y", "zero", "hi"], ["z"]))
+    assert 10000 not in saturation_constants(relu6)
 
 
 def test_resize_of_a_dynamic_batch_runs_after_the_meta_device_check(tmp_path, pipeline_helpers):

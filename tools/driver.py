@@ -457,6 +457,8 @@ def _options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def _progress():  # type: ignore[no-untyped-def]
 
     console = Console(stderr=True, log_path=False)  # a log line ends without driver.py:157
+    if not console.is_terminal:  # a file or a pipe: plain lines (rich padded them to 80 columns)
+        return console, (lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr))
     return console, (lambda msg: console.log(f"[bold]{msg}[/bold]"))
 
 
@@ -1113,7 +1115,10 @@ def _main(argv: Sequence[str] | None) -> int:
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     command_parser = commands.choices[args.cmd]
     if extra:
-        command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        # a flag before the command is the main parser's ('ramiel --bogus compile ...')
+        given = list(argv if argv is not None else sys.argv[1:])
+        before = given.index(args.cmd) > given.index(extra[0]) if extra[0] in given else False
+        (parser if before else command_parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "compile_backend", None) and getattr(args, "compile", None) is False:
         command_parser.error("argument --compile-backend: not allowed with --no-compile (eager)")
     command = {

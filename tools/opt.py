@@ -184,7 +184,8 @@ def _bare_booleans(pipeline: str) -> str:
     items of a list value, as in MLIR, and is left as it is."""
 
     def fix(m: re.Match[str]) -> str:
-        words = _WORD.findall(m.group(1))
+        # 'clusters = 2' is one option (it had become 'clusters=true =2'; helper-23)
+        words = _WORD.findall(re.sub(r'\s*=\s*(?=(?:[^"]*"[^"]*")*[^"]*$)', "=", m.group(1)))
         return "{" + " ".join(w + "=true" if _IDENT.fullmatch(w) else w for w in words) + "}"
 
     return re.sub(r"\{([^{}]*)\}", fix, pipeline)
@@ -271,6 +272,8 @@ def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -
             if not any(_fits(value, t) for t in wanted):
                 kinds = " or ".join(_TYPE_NAMES[t] for t in wanted)
                 shown = str(value).lower() if isinstance(value, bool) else value
+                if isinstance(value, str) and re.fullmatch(r"-?[\d.eE+-]+|true|false", value):
+                    shown = f'"{value}"'  # a quoted number is a string ('not 2' read oddly)
                 return f"{item.name}: option '{name.replace('_', '-')}' takes {kinds}, not {shown}"
     return None
 

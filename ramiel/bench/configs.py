@@ -24,6 +24,8 @@ class Config:
         threads: intra-op threads (per worker for ``ramiel-par``).
         backend: runtime backend of ``ramiel-par`` (``threads``/``processes``).
         ort_parallel: onnxruntime's ``ORT_PARALLEL`` executor with ``clusters`` inter-op threads.
+        spinning: onnxruntime's pool threads spin between runs (its own default; the other
+            onnxruntime configurations switch it off, see the report's method note).
         hybrid: ``ramiel-par`` compiled with ``--intra-op-threads{cores=threads}``: every op
             carries its own intra-op thread count (more while other clusters idle).
         tuned: the program ``ramiel tune`` chose for ``threads`` cores (:mod:`ramiel.tune`:
@@ -41,6 +43,7 @@ class Config:
     threads: int = 1
     backend: BackendName | None = None
     ort_parallel: bool = False
+    spinning: bool = False
     hybrid: bool = False
     tuned: bool = False
     variant: str = ""
@@ -66,7 +69,8 @@ class Config:
             return f"Ramiel parallel, {self.backend}, {self.clusters}x{self.threads}"
         if self.ort_parallel:
             return f"ORT parallel executor, {self.clusters} inter-op"
-        return f"ORT sequential, {self.threads} intra-op"
+        spin = ", spinning (its default)" if self.spinning else ""
+        return f"ORT sequential, {self.threads} intra-op{spin}"
 
 
 def variants() -> dict[str, tuple[str, dict[str, Any]]]:
@@ -156,6 +160,7 @@ def configs_for(workers: int, with_variants: Sequence[str] = ()) -> list[Config]
     cfgs.append(Config("ort-1t", "ort"))
     if p > 1:
         cfgs.append(Config(f"ort-{p}t", "ort", threads=p))
+        cfgs.append(Config(f"ort-{p}t-spin", "ort", threads=p, spinning=True))
         cfgs.append(Config(f"ort-par-{p}", "ort", clusters=p, ort_parallel=True))
     return cfgs
 

@@ -154,7 +154,8 @@ def _summary_words(p: int) -> list[str]:
         f"Median latency in ms (batch 1). P = {p}. `seq` = the sequential generated module "
         f"with 1 or {p} intra-op threads; `par` = the parallel generated module, clusters × "
         "threads per worker, threads or processes backend; `ORT` = onnxruntime on the ONNX file "
-        f"(1 / {p} intra-op threads; `par` = its parallel executor with {p} inter-op threads). "
+        f"(1 / {p} intra-op threads; `spin`: its pool threads spinning, its own default; "
+        f"`par` = its parallel executor with {p} inter-op threads). "
         "W and CP come from measured per-op times (`ramiel profile`); bound = min(P, W/CP); "
         f"est. speed-up = W / estimated makespan of the par-…-{p}x1 schedule (profiled costs); "
         f"speed-up = measured seq-1t / par-…-{p}x1 (the faster backend); efficiency = speed-up / "
@@ -194,7 +195,8 @@ def _method_words() -> list[str]:
         "configuration are idle), until the 95 % CI of every median is within ±2 % or the time "
         "budget is spent; onnxruntime runs with its pool threads' spinning switched off "
         "(`session.intra_op/inter_op.allow_spinning = 0`), since a spinning pool keeps a core "
-        "busy after each run and would slow down the next configuration.",
+        "busy after each run and would slow down the next configuration; `ort-…-spin` keeps "
+        "onnxruntime's default (spinning on), the pause letting its threads settle.",
         "",
     ]
 
@@ -244,14 +246,18 @@ def _ort_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         "included), named after the ratio; `compiled` = the fastest with compiled segments "
         "(`onednn-graph` by default, inductor's `compiled` with `ramiel bench --compile`), "
         "named after the ratio, and the seconds its process spent compiling them at load "
-        "time.",
+        f"time. `ort-{p}t-spin`: onnxruntime with its pool threads spinning between runs, its "
+        "own default (the other onnxruntime configurations switch spinning off, see the "
+        "method note); `default / spin` compares the default program with it.",
         "",
-        f"| model | ort-1t ms | ort-{p}t ms | seq-1t / ort-1t | compiled 1t / ort-1t | "
-        f"default / ort-{p}t | best / ort-{p}t | compiled / ort-{p}t | compile s |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+        f"| model | ort-1t ms | ort-{p}t ms | ort-{p}t-spin ms | seq-1t / ort-1t | "
+        f"compiled 1t / ort-1t | default / ort-{p}t | default / spin | best / ort-{p}t | "
+        f"compiled / ort-{p}t | compile s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         o1, op = _timing(r, "ort-1t"), _timing(r, f"ort-{p}t")
+        spin = _timing(r, f"ort-{p}t-spin")
         best = _fastest(r, _on_all_cores)
         comp = _fastest(r, lambda c: _on_all_cores(c) and c.variant in _COMPILED)
         comp1 = _fastest(r, lambda c: c.key in {f"seq-1t-{v}" for v in _COMPILED})
@@ -259,9 +265,11 @@ def _ort_lines(results: Sequence[ModelResult], p: int) -> list[str]:
             r.name,
             _ms(o1.median if o1 else None),
             _ms(op.median if op else None),
+            _ms(spin.median if spin else None),
             _ratio(ratio_ci(_timing(r, "seq-1t"), o1)),
             _ratio(ratio_ci(comp1.timing if comp1 else None, o1), comp1.key if comp1 else None),
             _ratio(ratio_ci(_timing(r, "default"), op)),
+            _ratio(ratio_ci(_timing(r, "default"), spin)),
             _ratio(ratio_ci(best.timing if best else None, op), best.key if best else None),
             _ratio(ratio_ci(comp.timing if comp else None, op), comp.key if comp else None),
             f"{comp.compile_s:.1f}" if comp and comp.compile_s is not None else "–",

@@ -267,6 +267,7 @@ def _bench_model(
                     path=res.path,
                     threads=cfg.threads,
                     inter_op=cfg.clusters if cfg.ort_parallel else 0,
+                    ort_spinning=cfg.spinning,
                     **common,
                 )
             # compiled programs compile in that process before they answer: minutes, not seconds

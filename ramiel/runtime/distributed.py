@@ -152,6 +152,9 @@ CLOSE_GRACE_S = 10.0
 #: receive that raised at once: the connection was already closed), for a follower's status
 #: listener to report which rank was lost.
 LOST_GRACE_S = 2.0
+#: Seconds rank 0 waits for a lost follower's failure record to reach the store (a follower
+#: whose wait timed out can close its connections first) before it says there is none.
+RECORD_GRACE_S = 1.0
 #: How long a follower waits for the next inference (bounded in practice by the connection to
 #: rank 0: a driver that exits or dies closes it).
 IDLE_WAIT = datetime.timedelta(days=30)
@@ -1463,8 +1466,17 @@ class GroupDriver(Runner):
         raise Terminated(f"{why}rank 0 was stopped (signal {signum}) by its launcher")
 
     def cause_of_loss(self, peer: int, detail: str = "") -> RamielError:
-        """Follow the failure records from a lost ``peer`` to the root cause."""
-        return resolve_records(self.group.records(), peer, self.placement, detail)
+        """Follow the failure records from a lost ``peer`` to the root cause. A peer without a
+        record yet is given :data:`RECORD_GRACE_S` to write one: a follower whose wait timed out
+        can close its connections before its record reaches the store (CI, under load: 'rank 1
+        was lost: connection closed by peer (it exited, or stopped answering, without a
+        record)' for a follower that had timed out)."""
+        records = self.group.records()
+        end = time.monotonic() + RECORD_GRACE_S
+        while peer not in records and time.monotonic() < end:
+            time.sleep(0.05)
+            records = self.group.records()
+        return resolve_records(records, peer, self.placement, detail)
 
     def _shutdown(self, failed: bool) -> None:
         link = self._link
