@@ -11,8 +11,8 @@ batch size when the graph says the batch is free:
   with a fixed batch of 1); ``False`` turns this off. The parallel program is compiled for the
   batch that ``input_shapes`` binds, else the model's own fixed value, else 1 (a note says so).
 * **How** (:func:`generalize_batch`). The sequential module is lowered twice more, with the batch
-  bound to :data:`SAMPLE_BATCHES` (17 and 130: an odd and an even size, one above 128; the
-  second one higher where the model compares the batch with a larger constant), with the optimisations
+  bound to :data:`SAMPLE_BATCHES` (17 and 1018: an odd and an even size; the second one
+  higher where the model compares the batch with a larger constant), with the optimisations
   of the static program that hold at any batch size (its memory formats, :func:`copy_layout`;
   ``--prepack-conv`` and ``--prepack-matmul``, whose helpers pack a weight once per input shape;
   ``--inplace``), and the
