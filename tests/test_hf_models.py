@@ -155,3 +155,19 @@ def test_dynamic_batch_export_runs_at_any_batch(name, tmp_path, pipeline_helpers
             pipeline_helpers.assert_close(got, expected, 1e-3, f"{name} at batch {b}")
         (expected,) = pipeline_helpers.ort_run(model, {k: v.numpy() for k, v in feeds.items()})
         pipeline_helpers.assert_close(m(*feeds.values()), expected, 1e-3, f"{name} parallel")
+
+
+def test_dynamic_batch_of_a_batch_1_export_is_a_note_not_an_internal_error(tmp_path):
+    """BERT exported at batch 1 (its reshapes fix the batch) with ``dynamic_batch=True``: the
+    sample batch compiles into IR the verifier rejects after constant folding (onnx shape
+    inference had let the fixed shape through), which had escaped as 'internal error:
+    LocatedVerifyError'. It keeps batch 1, with a note naming the node."""
+    from ramiel.compiler import CompileOptions, compile_model
+
+    path = models.export_model("hf_bert_test")
+    res = compile_model(path, str(tmp_path / "out"), CompileOptions(clusters=1, dynamic_batch=True))
+    assert res.dynamic_batch == ()
+    assert any(
+        "it does not compile: IR invalid after pass 'constant-fold': onnx.MatMul" in n
+        for n in res.notes
+    ), res.notes
