@@ -729,6 +729,15 @@ def _compile_into(
         notes += _transfer_cost_notes(options)
         if auto_note:
             notes.append(auto_note)
+        if options.cores is not None and len(report.clusters) > 1:
+            notes.append(
+                f"per-op intra-op threads (cores={options.cores}, the --intra-op-threads pass) "
+                f"in {len(report.clusters)} clusters: where clusters overlap, more spinning "
+                "OpenMP threads than cores wait for each other at every parallel region (measured "
+                "2026-12-06 on 2 cores: 1.8-106x slower than the default program, ShuffleNet 682 "
+                "against 6.45 ms; docs/benchmarks.md, Findings); keep such a program only where "
+                "'ramiel tune' measured it faster"
+            )
         dynamic: tuple[str, ...] = ()
         bound_types = None  # the docstring's output shapes: the bound batch's, as INPUTS
         if batch.inputs:
