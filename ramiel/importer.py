@@ -1062,11 +1062,11 @@ def _correct_inferred_shapes(
         first = types.get(node.input[0]) if node.input else None
         # an output onnx gave no shape (GroupNormalization-21 and MeanVarianceNormalization,
         # whose function bodies it does not infer): the rule's shape, input 0's element type
-        missing = {
-            name: types.get(name) or first
-            for name in node.output
-            if name and info(name) is None and (types.get(name) or first) is not None
-        }
+        missing: dict[str, onnx.TypeProto] = {}
+        for name in node.output:
+            base = types.get(name) or first
+            if name and info(name) is None and base is not None:
+                missing[name] = base
         view = NodeView(
             op_type=node.op_type,
             name=node.name,
@@ -1080,7 +1080,8 @@ def _correct_inferred_shapes(
         for name, new, old in zip(node.output, refined.outputs, view.outputs, strict=False):
             if new is None or old is None or new.shape is None or new.shape == old.shape:
                 continue
-            types[name] = _with_shape(types.get(name) or missing[name], new.shape)
+            known = types.get(name)
+            types[name] = _with_shape(known if known is not None else missing[name], new.shape)
             if not types[name].tensor_type.elem_type and first is not None:
                 types[name].tensor_type.elem_type = first.tensor_type.elem_type
             changed.add(name)
