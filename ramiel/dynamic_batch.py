@@ -54,6 +54,7 @@ them at each sample.
 from __future__ import annotations
 
 import ast
+import contextlib
 import linecache
 import os
 import re
@@ -84,7 +85,7 @@ from ramiel.dialects import torchpy as tp
 from ramiel.dialects.onnx import OnnxOp
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
-from ramiel.importer import ImportOptions, import_onnx
+from ramiel.importer import ImportOptions, constant_node_value, import_onnx
 from ramiel.layout import CONTIGUOUS, layout_of, set_layout
 from ramiel.lowering.to_torchpy import rebuild_call
 from ramiel.passes.lower_to_torchpy import LowerToTorchpy
@@ -138,22 +139,24 @@ SENTINEL = 2**31 - 1
 exporters' "to the end"; ``3.4e38`` in a Clip)."""
 
 
-def _values(tensor: onnx.TensorProto) -> list[int]:
+def _magnitudes(values: np.ndarray) -> list[int]:
     """The magnitudes of a small constant's values (``-150`` and ``150.0`` are both the
-    threshold 150; a fraction rounds up), those below :data:`SENTINEL`."""
-    if np.prod(tensor.dims, dtype=np.int64) > 64 or tensor.data_type in (
-        onnx.TensorProto.STRING,
-        onnx.TensorProto.BOOL,
-    ):
+    threshold 150; a fraction rounds up), those below :data:`SENTINEL`; none for a constant of
+    more than 64 values or of no numeric type."""
+    if values.size > 64 or not np.issubdtype(values.dtype, np.number):
+        return []
+    mags = np.abs(values.astype(np.float64).reshape(-1))
+    return [int(np.ceil(v)) for v in mags if np.isfinite(v) and v < SENTINEL]
+
+
+def _values(tensor: onnx.TensorProto) -> list[int]:
+    """:func:`_magnitudes` of a constant tensor (none of more than 64 elements: not read)."""
+    if np.prod(tensor.dims, dtype=np.int64) > 64:
         return []
     try:
-        arr = onnx.numpy_helper.to_array(tensor).reshape(-1)
+        return _magnitudes(onnx.numpy_helper.to_array(tensor))
     except Exception:  # noqa: BLE001 - an element type numpy cannot hold: no threshold
         return []
-    if not np.issubdtype(arr.dtype, np.number):
-        return []
-    mags = np.abs(arr.astype(np.float64))
-    return [int(np.ceil(v)) for v in mags if np.isfinite(v) and v < SENTINEL]
 
 
 def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
@@ -177,16 +180,9 @@ def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
                 if attr.type == onnx.AttributeProto.GRAPH:
                     graphs.append(attr.g)
                 graphs.extend(attr.graphs)
-            if node.op_type == "Constant":
-                for attr in node.attribute:
-                    if attr.name == "value":
-                        consts[node.output[0]] = _values(attr.t)
-                    elif attr.name in ("value_int", "value_ints", "value_float", "value_floats"):
-                        value = onnx.helper.get_attribute_value(attr)
-                        many = list(value) if attr.name.endswith("s") else [value]
-                        consts[node.output[0]] = _values(
-                            onnx.numpy_helper.from_array(np.array(many))
-                        )
+            if node.op_type == "Constant" and node.attribute:
+                with contextlib.suppress(Exception):  # a string or sparse constant: none
+                    consts[node.output[0]] = _magnitudes(constant_node_value(node))
     producer = {out: node for node in nodes for out in node.output}
     shaped = {o for n in nodes if n.op_type in ("Shape", "Size") for o in n.output}
     for node in nodes:  # values computed from a shape (graph order: producers first)

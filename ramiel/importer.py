@@ -72,7 +72,14 @@ from ramiel.naming import name_hint
 from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.weights import WeightStore, resource_key, value_attr
 
-__all__ = ["ImportOptions", "import_onnx", "load_model", "prepare_model", "parse_input_shape"]
+__all__ = [
+    "ImportOptions",
+    "constant_node_value",
+    "import_onnx",
+    "load_model",
+    "parse_input_shape",
+    "prepare_model",
+]
 
 
 @dataclass
@@ -708,7 +715,7 @@ class _GraphImporter:
             if self.refined & set(node.input):
                 self.reinfer(node, types, env)
             if node.op_type == "Constant":
-                value = _constant_node_value(node)
+                value = constant_node_value(node)
                 env[node.output[0]] = self.constant(b, node.output[0], value, node_name)
                 continue
             operands: list[SSAValue] = []
@@ -1034,8 +1041,8 @@ def _correct_inferred_shapes(
 
     def _unknown(name: str, t: onnx.TypeProto) -> TensorInfo:
         """An output of unknown shape, for the rule to give one."""
-        elem = t.tensor_type.elem_type or onnx.TensorProto.FLOAT
-        return TensorInfo(name, None, onnx.helper.tensor_dtype_to_np_dtype(elem).name, None)
+        elem = onnx.helper.tensor_dtype_to_np_dtype(t.tensor_type.elem_type).name
+        return TensorInfo(name, None, elem, None)
 
     def info(name: str) -> TensorInfo | None:
         t = types.get(name)
@@ -1065,8 +1072,14 @@ def _correct_inferred_shapes(
         missing: dict[str, onnx.TypeProto] = {}
         for name in node.output:
             base = types.get(name) or first
-            if name and info(name) is None and base is not None:
-                missing[name] = base
+            if not name or info(name) is not None or base is None:
+                continue
+            t = onnx.TypeProto()
+            t.CopyFrom(base)
+            if not t.tensor_type.elem_type and first is not None:
+                t.tensor_type.elem_type = first.tensor_type.elem_type
+            if t.tensor_type.elem_type:  # (no element type known: the output stays unknown)
+                missing[name] = t
         view = NodeView(
             op_type=node.op_type,
             name=node.name,
@@ -1080,10 +1093,7 @@ def _correct_inferred_shapes(
         for name, new, old in zip(node.output, refined.outputs, view.outputs, strict=False):
             if new is None or old is None or new.shape is None or new.shape == old.shape:
                 continue
-            known = types.get(name)
-            types[name] = _with_shape(known if known is not None else missing[name], new.shape)
-            if not types[name].tensor_type.elem_type and first is not None:
-                types[name].tensor_type.elem_type = first.tensor_type.elem_type
+            types[name] = _with_shape(missing[name] if name in missing else types[name], new.shape)
             changed.add(name)
 
 
@@ -1091,8 +1101,10 @@ def _none_type() -> Attribute:
     return NoneType()
 
 
-def _constant_node_value(node: onnx.NodeProto) -> np.ndarray:
-    """The value of an ONNX ``Constant`` node whatever attribute holds it."""
+def constant_node_value(node: onnx.NodeProto) -> np.ndarray:
+    """The value of an ONNX ``Constant`` node whatever attribute holds it (the import's, and
+    :func:`ramiel.dynamic_batch.saturation_constants`'). Raises :class:`UnsupportedOpError` for
+    a string, sparse or other attribute kind."""
     a = node.attribute[0]
     kind = a.name
     if kind == "value":

@@ -34,6 +34,12 @@ PROJECT_MODELS = ("inception", "transformer")
 """The project's own models (:mod:`ramiel.models`) that ``ramiel bench`` runs by default."""
 
 
+def _is_path(name: str) -> bool:
+    """Whether a model argument is a file's path, whether or not it exists: it ends in
+    ``.onnx`` or holds a path separator (a model name does neither)."""
+    return name.endswith(".onnx") or os.sep in name
+
+
 def zoo_dir() -> str:
     """``onnx/backend/test/data/light`` of the installed onnx wheel."""
     return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
@@ -86,7 +92,7 @@ def resolve_models(args: Sequence[str]) -> list[ModelSpec]:
     zoo = zoo_models()
     out = []
     for a in args:
-        if a.endswith(".onnx") or os.path.sep in a:
+        if _is_path(a):
             if not os.path.isfile(a):
                 raise ValueError(f"no such model file: {a}")
             out.append(ModelSpec(os.path.basename(a).removesuffix(".onnx"), a))
@@ -114,7 +120,7 @@ def model_path(model: str) -> str:
     """
     if not model.strip():
         raise RamielError("the model is an empty string: give an ONNX file or a model name")
-    if os.path.isfile(model) or model.endswith(".onnx") or os.sep in model:
+    if os.path.isfile(model) or _is_path(model):
         return model
     try:
         (spec,) = resolve_models([model])

@@ -250,7 +250,8 @@ def _stack(
     if reverse:
         items = fb.call("operator.getitem", acc, slice(None, None, -1))
     shape = static_shape(empty) if empty is not None else None
-    if empty is not None and shape is not None:
+    if shape is not None:
+        assert empty is not None
         zero = tuple(0 if i == axis else int(d) for i, d in enumerate(shape))
         kind = Dtype(numpy_dtype_of(empty.element_type).name)  # type: ignore[attr-defined]
         out = fb.call("ops.stack_steps", items, zero, kind, *([axis] if axis else []))
