@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import warnings
 from pathlib import Path
 
@@ -195,6 +196,49 @@ def test_frozen_weights_belong_to_their_weights_object(backend):
         torch.testing.assert_close(y2, affine.fn(w2, x))
         torch.testing.assert_close(y1_again, y1)
     assert len(affine.events) == 2 and not any(e.error for e in affine.events)
+
+
+def test_a_segment_called_while_another_compiles_is_compiled():
+    """torch's 'compiling' flag is process-wide, and a segment compiling in one thread sets it
+    for as long as it compiles: a segment another cluster's thread called meanwhile had taken it
+    for a trace of its own, run eagerly and been compiled at a later inference instead of at
+    start (the threads backend, in CI). It now waits for that compilation and compiles."""
+    from ramiel.runtime import compiled
+
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return torch.relu(x @ w.a + w.b)
+
+    g = torch.Generator().manual_seed(0)
+    w = Weights({"a": torch.randn(8, 8, generator=g), "b": torch.randn(8, generator=g)})
+    x = torch.randn(4, 8, generator=g)
+    compiling, release = threading.Event(), threading.Event()
+
+    def another_segment_compiles() -> None:
+        # what a segment's compilation holds: the compile lock, and dynamo's session flag
+        with compiled._compiling(), torch.compiler._compile_session_context():
+            compiling.set()
+            release.wait(30)
+
+    other = threading.Thread(target=another_segment_compiles)
+    other.start()
+    assert compiling.wait(30)
+    got: list[torch.Tensor] = []
+
+    def call() -> None:
+        with torch.no_grad():
+            got.append(affine(w, x))
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    caller.join(0.5)
+    assert caller.is_alive(), "ran (eagerly) while the other segment was still compiling"
+    release.set()
+    caller.join(60)
+    other.join(30)
+    assert [e.segment for e in affine.events] == ["affine"] and affine.events[0].error is None
+    torch.testing.assert_close(got[0], affine.fn(w, x))
+    assert not torch.compiler.is_compiling()
 
 
 def test_one_compilation_per_thread_count():

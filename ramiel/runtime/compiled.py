@@ -125,6 +125,35 @@ BACKENDS = ("inductor", "onednn-graph")
 a second to compile, see :func:`_onednn_graph`)."""
 
 _COMPILE_LOCK = threading.RLock()  # inductor's config is process-wide: one compile at a time
+# the thread that holds _COMPILE_LOCK to compile a segment (None: none does); see _traced
+_compiling_thread: int | None = None
+
+
+def _traced() -> bool:
+    """Whether this segment call is being traced rather than run: by dynamo, ``torch.export``,
+    ``torch.fx.symbolic_trace``. The flags torch sets for them are process-wide, and our own
+    compilation of a segment in another thread sets them for as long as it runs (tens of seconds
+    with inductor): taken at their word, a segment that another cluster's thread called then ran
+    eagerly and was compiled at a later inference instead of at start (the threads backend; seen
+    in CI). So while a segment compiles in another thread, they are that thread's. Under dynamo
+    this reads as a constant (``_compiling_thread`` is ``None`` while it traces)."""
+    if not (torch.compiler.is_compiling() or torch.fx._symbolic_trace.is_fx_symbolic_tracing()):
+        return False
+    owner = _compiling_thread
+    return owner is None or owner == threading.get_ident()
+
+
+@contextlib.contextmanager
+def _compiling():  # type: ignore[no-untyped-def]
+    """Hold ``_COMPILE_LOCK`` and mark this thread as the one compiling (see :func:`_traced`)."""
+    global _compiling_thread
+    with _COMPILE_LOCK:
+        outer = _compiling_thread
+        _compiling_thread = threading.get_ident()
+        try:
+            yield
+        finally:
+            _compiling_thread = outer
 
 
 def cache_dir() -> str:
@@ -244,9 +273,8 @@ class Segment:
 
     def __call__(self, w: Any, *inputs: Any) -> Any:
         if (
-            torch.compiler.is_compiling()
+            _traced()
             or torch.jit.is_tracing()
-            or torch.fx._symbolic_trace.is_fx_symbolic_tracing()
             or any(isinstance(x, torch.Tensor) and _wrapped(x) for x in inputs)
         ):
             # dynamo, torch.export, a trace, torch.fx.symbolic_trace (its Proxies: a shape
@@ -305,7 +333,7 @@ class Segment:
             return self.fn(w, *inputs)
         threads = torch.get_num_threads()
         key = (threads, id(w))
-        with _COMPILE_LOCK:
+        with _compiling():
             entry = self._entries.get(key)
             if entry is not None and entry.owner() is w:  # another thread compiled it meanwhile
                 return self(w, *inputs)
