@@ -5,9 +5,11 @@ worker each; while fewer clusters than cores are busy (before the first fork, af
 while a cluster waits for a transfer, or always in a one-cluster program) an op can use the idle
 cores through PyTorch's intra-op threads. This pass chooses, for every op of every cluster, the
 fastest thread count up to N // (clusters that may run meanwhile, by dependences: whatever the op
-times), keeps the OpenMP pools within N (1 + the sum over clusters of their widest count - 1 <= N,
-else GNU OpenMP stops spin-waiting), and keeps the result only if it beats one thread everywhere
-in the estimate (:func:`ramiel.scheduling.threads.assign_threads`).
+times), gives every cluster's OpenMP pool cores of its own (the sum over clusters of their widest
+count <= N: a pool's helpers spin after each parallel region, and would take another cluster's
+core), and keeps the result only if it beats one thread everywhere in the estimate
+(:func:`ramiel.scheduling.threads.assign_threads`). On 2 cores, so, only a one-cluster program
+gets per-op counts.
 
 Sets on every compute op ``ramiel.threads`` (i64, at least 1) and ``ramiel.threaded_cost_us``
 (f64, its estimated cost with that many threads), and the module attribute ``ramiel.cores``.

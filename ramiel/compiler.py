@@ -518,6 +518,34 @@ def data_dependent_notes(module: ModuleOp) -> list[str]:
     return notes
 
 
+def _intra_op_notes(cores: int | None, report: Any) -> list[str]:
+    """What to say about ``--cores N`` (the ``--intra-op-threads`` pass): that it gave no op more
+    than one thread, where every cluster's OpenMP pool needs cores of its own
+    (:mod:`ramiel.scheduling.threads`, step 4); or that the program was planned for more cores
+    than this process may use, where the clusters' spinning pools then share cores (measured on
+    2 cores before the pass kept them apart: 1.8-106x slower than the default program,
+    light_shufflenet 600 against 7.7 ms for its 1-thread sequential module)."""
+    if cores is None:
+        return []
+    clusters = len(report.clusters)
+    if not report.threaded_ops:
+        return [
+            f"--cores {cores}: no op got more than one intra-op thread ({clusters} cluster(s) on "
+            f"{cores} core(s): each cluster's OpenMP pool must have cores of its own, as its "
+            "helpers spin after every parallel region; or no op was estimated faster with more)"
+        ]
+    usable = usable_cores()
+    if clusters > 1 and cores > usable:
+        return [
+            f"--cores {cores}: planned for {cores} cores, and this process may use {usable}: "
+            f"the OpenMP pools of the {clusters} clusters (up to {report.max_threads} threads "
+            "each) will share cores and wait for each other at every parallel region (1.8-106x "
+            "slower measured on 2 cores); compile with --cores "
+            f"{usable} for this machine"
+        ]
+    return []
+
+
 def _transfer_cost_notes(options: CompileOptions) -> list[str]:
     """A note where ``--transfer-cost``'s file was measured on another backend than the one the
     program is compiled for (``ramiel calibrate`` records it: channels cost per backend; found
@@ -729,15 +757,7 @@ def _compile_into(
         notes += _transfer_cost_notes(options)
         if auto_note:
             notes.append(auto_note)
-        if options.cores is not None and len(report.clusters) > 1:
-            notes.append(
-                f"per-op intra-op threads (cores={options.cores}, the --intra-op-threads pass) "
-                f"in {len(report.clusters)} clusters: where clusters overlap, more spinning "
-                "OpenMP threads than cores wait for each other at every parallel region (measured "
-                "2026-12-06 on 2 cores: 1.8-106x slower than the default program, ShuffleNet 682 "
-                "against 6.45 ms; docs/benchmarks.md, Findings); keep such a program only where "
-                "'ramiel tune' measured it faster"
-            )
+        notes += _intra_op_notes(options.cores, report)
         dynamic: tuple[str, ...] = ()
         bound_types = None  # the docstring's output shapes: the bound batch's, as INPUTS
         if batch.inputs:

@@ -5,7 +5,7 @@
 // RUN: ramiel-translate --to-python %s | filecheck %s
 // RUN: ramiel-translate --to-python %s -o %t.py && %python -c "import ast, sys; ast.parse(open(sys.argv[1]).read())" %t.py
 // RUN: ramiel-opt %s | ramiel-opt | filecheck %s --check-prefix=IR
-// RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' '--intra-op-threads{cores=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=LOWERED
+// RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' '--intra-op-threads{cores=3}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=LOWERED
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=2}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=NONE
 // RUN: ramiel-opt %S/Inputs/fork-join-costs.mlir '--merge{clusters=4}' --lower-to-torchpy | ramiel-translate --to-python - | filecheck %s --check-prefix=CORES
 // RUN: %not ramiel-translate --to-python %S/Inputs/bad-cores.mlir 2>&1 | filecheck %s --check-prefix=BADCORES
@@ -38,8 +38,9 @@ builtin.module {
   "torchpy.program"() <{sym_name = "main", inputs = [["x__c0"]], outputs = ["y__out"], input_order = ["x"], output_order = ["y"]}> : () -> ()
 }
 
-// A fork-join (stem and head 1000 µs, branches 2000 µs) through the whole text pipeline: the
-// stem and the head run with 2 threads, the branches side by side with 1.
+// A fork-join (stem and head 1000 µs, branches 2000 µs) through the whole text pipeline, planned
+// for 3 cores: the stem and the head run with 2 threads, the branches side by side with 1 (c0's
+// pool of 2 and c1's thread fit in 3 cores; on 2 cores every op would keep one thread).
 // LOWERED:      def cluster_c0(ch, w):
 // LOWERED-NEXT:     """{{.*}}"""
 // LOWERED-NEXT:     x = ch.get('x__c0')

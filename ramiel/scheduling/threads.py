@@ -30,15 +30,18 @@ Algorithm (:func:`assign_threads`), on the execution model of
    simulate again. The result never oversubscribes the cores in the estimate.
 4. *OpenMP pools* (``pools=True``): each cluster's worker thread that runs an op with ``t > 1``
    threads owns an OpenMP pool of ``t - 1`` extra threads for as long as it lives, and GNU
-   OpenMP (PyTorch's intra-op backend on Linux) all but stops spin-waiting in *every* pool once it
-   manages more threads than there are cores (``gomp_managed_threads > gomp_available_cpus``
-   in libgomp's ``do_spin``): each parallel region then wakes sleeping threads through the
-   kernel. Measured on 2 cores: the sequential light_inception_v1 with 2 threads in a worker
-   thread took 56 ms next to a main thread that owned a pool, 44 ms when it did not (41 ms in the
-   main thread). So the pools must fit: ``1 + sum over clusters of (widest count - 1) <= cores``
-   (the 1 is the thread that runs the process: the runtime runs the widest cluster in the
-   caller's thread, which reuses its pool). While they do not, the cluster whose width costs
-   least to lower gets a cap one lower, and steps 1-3 run again under the caps.
+   OpenMP (PyTorch's intra-op backend on Linux, Ramiel's default wait policy since 2026-12-05,
+   :mod:`ramiel.omp`) keeps those helpers spinning about 10 ms after every parallel region. A
+   cluster that drops to fewer threads while another cluster computes leaves its helpers
+   spinning on that cluster's cores: light_shufflenet in 2 clusters on 2 cores, one of them at
+   2 threads while the other waited, took 600 ms per inference (threads backend; 624 ms with
+   processes) against 7.7 ms for its 1-thread sequential module (2026-12-06, ``ramiel run
+   light_shufflenet --clusters 2 --cores 2``). So every cluster's widest pool must have cores of
+   its own: ``sum over clusters of (widest count) <= cores`` (the rule was ``1 + sum(widest -
+   1)``, which kept libgomp spinning, ``gomp_managed_threads <= gomp_available_cpus``, but let
+   the pools of 2 clusters take 3 threads on 2 cores). While they do not fit and some cluster is
+   wider than 1, the cluster whose width costs least to lower gets a cap one lower, and steps
+   1-3 run again under the caps: on 2 cores a program of 2 clusters keeps one thread per op.
 5. Keep the result only if its estimated makespan beats one thread everywhere.
 
 Cost: O(rounds · (n + e + n·k·log n)) for n copies and k clusters. The related classic problem is
@@ -291,7 +294,7 @@ def assign_threads(
     if widest > 1:
         caps = [widest] * len(members)
         threads, sched = plan(caps)
-        while pools and 1 + sum(max(r, default=1) - 1 for r in threads) > cores:
+        while pools and _pools_oversubscribe(threads, cores):
             # lower the cap of the cluster where that costs least (ties: the later cluster)
             best: tuple[float, int, list[list[int]], Schedule] | None = None
             for c, row in enumerate(threads):
@@ -303,9 +306,17 @@ def assign_threads(
                 t2, s2 = plan(trial)
                 if best is None or s2.makespan <= best[0] + _EPS:
                     best = (s2.makespan, c, t2, s2)
-            assert best is not None  # some width > 1, or the pools would fit
+            assert best is not None  # some width > 1 (_pools_oversubscribe)
             caps[best[1]] = max(threads[best[1]], default=1) - 1
             threads, sched = best[2], best[3]
     if sched.makespan < base.makespan - _EPS:
         return ThreadAssignment(threads, costs_of(threads), sched, base.makespan)
     return ThreadAssignment(ones, base_costs, base, base.makespan)
+
+
+def _pools_oversubscribe(threads: Sequence[Sequence[int]], cores: int) -> bool:
+    """Whether the clusters' widest OpenMP pools together need more than ``cores`` threads while
+    some cluster runs more than one (step 4 of the module docstring; a clustering of more
+    clusters than cores, each of one thread, is the caller's choice)."""
+    widths = [max(row, default=1) for row in threads]
+    return any(w > 1 for w in widths) and sum(widths) > cores
