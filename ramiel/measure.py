@@ -122,17 +122,26 @@ def measure_interleaved(
     clock: Callable[[], float] = time.perf_counter,
     sleep: Callable[[float], None] = time.sleep,
     faults: Callable[[], int] | None = None,
+    settle_after: Mapping[str, float] | None = None,
 ) -> dict[str, Timing]:
     """Time every callable round-robin (rotating the order each round); see :class:`Plan`.
 
     ``faults``: a counter (e.g. :func:`minor_faults`) read around every call. A callable that
     returns a :class:`Measured` (a configuration in its own process) is timed by what it reports,
-    measured inside its process, instead of by ``clock`` around the call.
+    measured inside its process, instead of by ``clock`` around the call. ``settle_after``: key
+    -> seconds of an untimed pause after that key's calls (warm-up included), before the next
+    configuration's ``gap_s``: for one whose threads keep a core busy longer than ``gap_s``
+    after it returns (onnxruntime's spinning pool, :data:`SPIN_SETTLE_S`), which would slow
+    down the configuration timed next and make a program that adapts its threads to busy cores
+    (:mod:`ramiel.runtime.contention`) take it for another process's load.
     """
+    settle = dict(settle_after or {})
     keys = list(fns)
     for _ in range(plan.warmup):
         for k in keys:
             fns[k]()
+            if settle.get(k, 0.0) > 0:
+                sleep(settle[k])
     samples: dict[str, list[float]] = {k: [] for k in keys}
     flts: dict[str, list[int]] = {k: [] for k in keys}
     t_end = clock() + plan.budget_s
@@ -146,6 +155,8 @@ def measure_interleaved(
             t = clock()
             out = fns[k]()
             elapsed = (clock() - t) * 1e3
+            if settle.get(k, 0.0) > 0:
+                sleep(settle[k])
             if isinstance(out, Measured):
                 samples[k].append(out.ms)
                 flts[k].append(out.faults)
@@ -159,6 +170,14 @@ def measure_interleaved(
         if clock() > t_end or all(_stable(samples[k], plan.rel_ci) for k in keys):
             break
     return {k: Timing.of(v, flts[k]) for k, v in samples.items()}
+
+
+SPIN_SETTLE_S = 0.1
+"""Seconds after a call of onnxruntime with its pool threads spinning (its own default) before the
+next configuration is timed: those threads keep spinning after the run (measured here: one core
+busy for the next 50 ms and more). With the benchmark's 15 ms gap alone, the default program
+timed after it took light_squeezenet 9.18 ms where it takes 7.01 ms (its runtime saw a busy core
+and ran one thread; 2026-12-06)."""
 
 
 def minor_faults() -> int:

@@ -116,6 +116,37 @@ def test_measure_interleaved_rotates_round_robin_and_stops_when_stable() -> None
     assert out["b"].min == pytest.approx(5.0) and out["b"].max == pytest.approx(5.0)
 
 
+def test_measure_interleaved_lets_a_spinning_configuration_settle() -> None:
+    """A configuration whose threads spin after it returns (onnxruntime's default) gets an
+    untimed pause after each of its calls, warm-up included, so the next one starts on quiet
+    cores; the others only the plan's gap."""
+    clock = _FakeClock()
+    events: list[object] = []
+
+    def fn(key: str):
+        def f() -> None:
+            events.append(key)
+            clock.t += 0.001
+
+        return f
+
+    plan = bench.Plan(warmup=1, min_reps=2, max_reps=2, budget_s=100.0, rel_ci=1.0, gap_s=0.015)
+    out = bench.measure_interleaved(
+        {"a": fn("a"), "spin": fn("spin")},
+        plan,
+        clock,
+        sleep=events.append,
+        settle_after={"spin": bench.SPIN_SETTLE_S},
+    )
+    settle, gap = bench.SPIN_SETTLE_S, 0.015
+    assert events == [
+        *("a", "spin", settle),  # warm-up
+        *(gap, "a", gap, "spin", settle),  # round 1
+        *(gap, "spin", settle, gap, "a"),  # round 2, in rotated order
+    ]
+    assert out["a"].n == out["spin"].n == 2 and settle >= 0.05
+
+
 def test_measure_interleaved_runs_until_max_reps_when_noisy() -> None:
     clock = _FakeClock()
     noise = iter(np.random.default_rng(1).uniform(1.0, 10.0, size=1000))

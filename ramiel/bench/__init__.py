@@ -105,6 +105,7 @@ from ramiel.bench.trace import (
 )
 from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, check_and_time, ort_session, rel_error
 from ramiel.measure import (
+    SPIN_SETTLE_S,
     SPINNER,
     Buildable,
     CpuMeter,
@@ -153,6 +154,7 @@ __all__ = [
     "machine_scaling",
     "md_code",
     "md_text",
+    "SPIN_SETTLE_S",
     "measure_interleaved",
     "measure_quiet_busy",
     "Measured",

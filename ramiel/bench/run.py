@@ -27,6 +27,7 @@ from ramiel.engines import COMPILE_TIMEOUT_S, Recipe, rel_error
 from ramiel.errors import RamielError
 from ramiel.layout import LayoutMode
 from ramiel.measure import (
+    SPIN_SETTLE_S,
     CpuMeter,
     Isolated,
     Timing,
@@ -311,7 +312,8 @@ def _bench_model(
             meter = CpuMeter()
             repeats = 1 if plan.attempts == 1 else 5
             before = machine_scaling(p, repeats=repeats)
-            timings = measure_interleaved(fns, plan, faults=minor_faults)
+            spinning = {c.key: SPIN_SETTLE_S for c in cfgs if c.spinning and c.key in fns}
+            timings = measure_interleaved(fns, plan, faults=minor_faults, settle_after=spinning)
             after = machine_scaling(p, repeats=repeats)
             other = meter.other_cores()
             scaling = [x for x in (before, after) if x is not None]
