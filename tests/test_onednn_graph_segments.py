@@ -502,6 +502,29 @@ def test_a_trace_slower_than_eager_runs_eagerly(monkeypatch):
     assert len(calls) == timed  # later calls run the statements, not the trace
 
 
+@pytest.mark.parametrize(
+    ("traced_ms", "eager_ms", "eager"), [(10.0, 9.5, False), (10.0, 8.5, True)]
+)
+def test_eager_runs_only_where_it_timed_clearly_faster(monkeypatch, traced_ms, eager_ms, eager):
+    """The start-up timing is a few calls, often while other processes start too (a near tie of
+    32.36 against 32.39 ms, where an inference takes 5, had sent a segment eager for good, 30 %
+    slower): the statements replace the trace only below EAGER_MARGIN of its time."""
+    monkeypatch.setattr(compiled_mod, "_time_against_eager", lambda *_: (traced_ms, eager_ms))
+
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return x * w.k + 1
+
+    w = Weights({"k": torch.full((8,), 3.0)})
+    x = torch.randn(8)
+    with torch.no_grad():
+        torch.testing.assert_close(affine(w, x), x * 3 + 1)
+    (event,) = affine.events
+    assert event.error is None
+    assert (event.note or "").startswith("runs eagerly: ") == eager, event
+    assert compiled_mod.EAGER_MARGIN * traced_ms < 9.5
+
+
 def test_pools_whose_stride_is_their_kernel_fuse():
     """``F.avg_pool2d(x, (2, 2))`` (the stride defaults to the kernel: how the generated code
     prints an ONNX pool whose strides equal its kernel) traces with an empty stride list, on
