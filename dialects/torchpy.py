@@ -15,7 +15,7 @@ op                  Python
 ``torchpy.put``     ``ch.put("y__c0_c1", y)`` -- send a tensor on a channel
 ``torchpy.call``    ``y = F.conv2d(x, w.conv1_w, stride=(2, 2))`` -- one PyTorch/Python call
 ``torchpy.method``  ``y = x.reshape(1, -1)`` -- one method call on operand 0
-``torchpy.set_threads`` ``torch.set_num_threads(2)`` -- intra-op threads of the calling worker
+``torchpy.set_threads`` ``ops.set_threads(2)`` -- intra-op threads of the calling worker
 ``torchpy.return``  ``return y``
 ``torchpy.weight``  ``self.conv1_w`` (sequential) or ``w.conv1_w`` (cluster) -- a weight: a
                     buffer (or parameter) of the module named by its key, printed where it is used
@@ -609,7 +609,8 @@ class PutOp(IRDLOperation):
 
 @irdl_op_definition
 class SetThreadsOp(IRDLOperation):
-    """``torchpy.set_threads``: ``torch.set_num_threads(count)  # reason``.
+    """``torchpy.set_threads``: ``ops.set_threads(count)  # reason`` (``torch.set_num_threads``,
+    capped at run time: :func:`ramiel.runtime.ops.set_threads`).
 
     With PyTorch's OpenMP backend the count applies to the calling thread only (the worker of the
     cluster), so each cluster sets its own; ``--intra-op-threads`` decides the counts."""

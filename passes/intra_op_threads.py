@@ -14,7 +14,8 @@ gets per-op counts.
 Sets on every compute op ``ramiel.threads`` (i64, at least 1) and ``ramiel.threaded_cost_us``
 (f64, its estimated cost with that many threads), and the module attribute ``ramiel.cores``.
 ``--lower-to-torchpy`` turns a change of count into a ``torchpy.set_threads`` statement
-(``torch.set_num_threads(n)`` in the worker's own thread). A flat ``@main`` is treated as one
+(``ops.set_threads(n)``: ``torch.set_num_threads`` in the worker's own thread, capped at run
+time to the cores its cluster may use, :meth:`ramiel.runtime.Program.thread_caps`). A flat ``@main`` is treated as one
 cluster. Run it after the clustering passes: they drop these attributes, since the counts belong to
 one schedule.
 

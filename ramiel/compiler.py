@@ -519,29 +519,36 @@ def data_dependent_notes(module: ModuleOp) -> list[str]:
 
 
 def _intra_op_notes(cores: int | None, report: Any) -> list[str]:
-    """What to say about ``--cores N`` (the ``--intra-op-threads`` pass): that it gave no op more
-    than one thread, where every cluster's OpenMP pool needs cores of its own
-    (:mod:`ramiel.scheduling.threads`, step 4); or that the program was planned for more cores
-    than this process may use, where the clusters' spinning pools then share cores (measured on
-    2 cores before the pass kept them apart: 1.8-106x slower than the default program,
-    light_shufflenet 600 against 7.7 ms for its 1-thread sequential module)."""
-    if cores is None:
+    """What to say about ``cores=N`` (``--cores N``, the ``--intra-op-threads`` pass): why no op
+    got more than one thread (every cluster's OpenMP pool needs cores of its own,
+    :mod:`ramiel.scheduling.threads` step 4, or no op was estimated faster with more), or that
+    the program was planned for more cores than this process may use, where its counts are
+    capped at run time (:meth:`ramiel.runtime.Program.thread_caps`)."""
+    if cores is None or cores == 1:
         return []
     clusters = len(report.clusters)
     if not report.threaded_ops:
-        return [
-            f"--cores {cores}: no op got more than one intra-op thread ({clusters} cluster(s) on "
-            f"{cores} core(s): each cluster's OpenMP pool must have cores of its own, as its "
-            "helpers spin after every parallel region; or no op was estimated faster with more)"
-        ]
+        if clusters > 1 and clusters + 1 > cores:
+            why = (
+                f"{clusters} clusters on {cores} cores leave no cluster's OpenMP pool a second "
+                "core of its own (a pool's helpers spin after every parallel region, and would "
+                "take another cluster's core)"
+            )
+        else:
+            why = "no op was estimated faster with more (the profile, or the analytic model)"
+        return [f"cores={cores}: no op got more than one intra-op thread: {why}"]
     usable = usable_cores()
-    if clusters > 1 and cores > usable:
+    if cores > usable:
+        scaled = (
+            "the widest clusters' counts scaled down so that they fit together"
+            if clusters > 1
+            else f"at most {usable}"
+        )
         return [
-            f"--cores {cores}: planned for {cores} cores, and this process may use {usable}: "
-            f"the OpenMP pools of the {clusters} clusters (up to {report.max_threads} threads "
-            "each) will share cores and wait for each other at every parallel region (1.8-106x "
-            "slower measured on 2 cores); compile with --cores "
-            f"{usable} for this machine"
+            f"cores={cores}: planned for {cores} cores (ops with up to {report.max_threads} "
+            f"threads), and this process may use {usable}: the counts are capped when it runs "
+            f"({scaled}), and the estimated speed-up is for {cores} cores; compile with "
+            f"cores={usable} to plan for this machine"
         ]
     return []
 

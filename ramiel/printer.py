@@ -228,7 +228,7 @@ def statement(op: Operation, names: Names) -> str | None:
     if isinstance(op, tp.SetThreadsOp):
         why = tp.attr_text(op.reason) if op.reason is not None else None
         note = f"  # {ascii(why)[1:-1]}" if why else ""
-        return f"torch.set_num_threads({op.count.value.data}){note}"
+        return f"ops.set_threads({op.count.value.data}){note}"
     if isinstance(op, tp.CallOp | tp.MethodOp):
         return _targets(op, names) + _call_text(op, names) + _comment(op)
     if isinstance(op, tp.CallSegmentOp):

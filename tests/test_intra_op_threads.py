@@ -69,20 +69,20 @@ def _restore_threads():
 def test_generated_code_sets_threads(inception):
     res = inception.result
     assert res.clusters == 2
-    # planned for more cores than this process may use: the compile says what that costs
-    # (the pools share cores); on a machine of 4 or more cores, nothing
-    planned_for_more = [n for n in res.notes if n.startswith("--cores 4: planned for 4 cores")]
+    # planned for more cores than this process may use: the compile says that the counts are
+    # capped when it runs; on a machine of 4 or more cores, nothing
+    planned_for_more = [n for n in res.notes if n.startswith("cores=4: planned for 4 cores")]
     assert len(planned_for_more) == (usable_cores() < 4), res.notes
     with open(res.parallel_path) as f:
         par = f.read()
     with open(res.sequential_path) as f:
         seq = f.read()
-    counts = [int(n) for n in re.findall(r"^    torch\.set_num_threads\((\d+)\)", par, re.M)]
+    counts = [int(n) for n in re.findall(r"^    ops\.set_threads\((\d+)\)", par, re.M)]
     assert max(counts) > 1 and 1 in counts, counts
     assert set(counts) <= {1, 2, 3}
     # every cluster function sets its count before its first op
     for body in par.split("\ndef cluster_")[1:]:
-        assert "torch.set_num_threads(" in body
+        assert "ops.set_threads(" in body
     assert f"    max_threads={max(counts)},\n" in par
     # every cluster's pool has cores of its own: the widest counts add up to at most 4 (the
     # clusters that set more than 1 are named; the threads backend runs the widest in the
@@ -105,14 +105,19 @@ def test_two_clusters_on_two_cores_keep_one_thread_per_op(tmp_path):
     model = os.path.join(ZOO_DIR, "light_shufflenet.onnx")
     res = compile_model(model, str(tmp_path), CompileOptions(clusters=2, cores=2))
     assert res.clusters == 2 and res.report.threaded_ops == 0
-    assert re.findall(r"set_num_threads\((\d+)\)", Path(res.parallel_path).read_text()) == [
+    assert re.findall(r"ops\.set_threads\((\d+)\)", Path(res.parallel_path).read_text()) == [
         "1",
         "1",
     ]  # each cluster's one count, before its first op
-    (note,) = [n for n in res.notes if n.startswith("--cores 2:")]
-    assert "no op got more than one intra-op thread (2 cluster(s) on 2 core(s)" in note
+    (note,) = [n for n in res.notes if n.startswith("cores=2:")]
+    assert note.startswith("cores=2: no op got more than one intra-op thread: 2 clusters on 2 ")
     one = compile_model(model, str(tmp_path / "one"), CompileOptions(clusters=1, cores=2))
     assert one.report.threaded_ops > 0  # one cluster: its pool may take both cores
+    assert not [n for n in one.notes if n.startswith("cores=")]
+    many = compile_model(model, str(tmp_path / "many"), CompileOptions(clusters=1, cores=1000))
+    (note,) = [n for n in many.notes if n.startswith("cores=1000:")]
+    assert f"this process may use {usable_cores()}: the counts are capped" in note, note
+    assert "compile with cores=" in note
 
 
 @pytest.mark.parametrize("backend", ["threads", "processes"])
@@ -178,7 +183,7 @@ def test_inline_backend_restores_the_callers_count(tmp_path, pipeline_helpers):
     ref = pipeline_helpers.ort_run(model, feeds)
     res = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=1, cores=2))
     with open(res.parallel_path) as f:
-        assert "torch.set_num_threads(2)" in f.read()
+        assert "ops.set_threads(2)" in f.read()
     torch.set_num_threads(1)
     compiled = CompiledModel(res, CompileOptions(clusters=1, backend="inline", cores=2))
     try:
@@ -235,7 +240,7 @@ def test_compile_cores_writes_the_report_line(tmp_path, capsys):
     assert re.search(r"^intra-op threads  \d+ op\(s\) with up to 2 threads$", text, re.M), text
     data = json.loads((out / "schedule.json").read_text())
     assert data["max_threads"] == 2 and data["threaded_ops"] > 0
-    assert "torch.set_num_threads(2)" in (out / "model.py").read_text()
+    assert "ops.set_threads(2)" in (out / "model.py").read_text()
     # without --cores: no counts, no line
     out1 = tmp_path / "out1"
     assert driver.main(["compile", model, "-o", str(out1), "--clusters", "2"]) == 0

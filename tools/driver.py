@@ -674,7 +674,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # the cores the parallel program computes on: onnxruntime gets as many, side by side
         cores = min(usable_cores(), opts.cores or res.clusters * threads)
         if opts.cores is not None:
-            how = f"intra-op threads per op, planned for {opts.cores} cores"
+            how = f"intra-op threads per op, planned for {opts.cores} core{'s' * (opts.cores != 1)}"
         elif backend == "inline":
             how = f"one cluster, run in the caller's thread with {threads} intra-op thread(s)"
         else:

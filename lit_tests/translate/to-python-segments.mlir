@@ -21,7 +21,7 @@
 // CHECK:      def cluster_c0(ch, w):
 // CHECK-NEXT:     """{{.*}}"""
 // CHECK-NEXT:     x = ch.get('x__c0')
-// CHECK-NEXT:     torch.set_num_threads(2)
+// CHECK-NEXT:     ops.set_threads(2)
 // CHECK-NEXT:     c0_seg0_1, b = c0_seg0(w, x)
 // CHECK-NEXT:     ch.put('a__out', c0_seg0_1)
 // CHECK-NEXT:     ch.put('b__out', b)

@@ -1,4 +1,5 @@
-// torchpy.set_threads prints as torch.set_num_threads(N) with its reason as a comment; a program
+// torchpy.set_threads prints as ops.set_threads(N) (torch.set_num_threads, capped at run time to
+// the cores the worker's cluster may use) with its reason as a comment; a program
 // that raises a worker's count above 1 says so in PROGRAM (max_threads), so that the processes
 // backend starts such workers from a clean forkserver, and names the widest clusters (threads),
 // so that the threads backend runs the widest one in the caller's thread.
@@ -16,9 +17,9 @@
 // CHECK:      def cluster_c0(ch, w):
 // CHECK-NEXT:     """{{.*}}"""
 // CHECK-NEXT:     x = ch.get('x__c0')
-// CHECK-NEXT:     torch.set_num_threads(2)  # more threads
+// CHECK-NEXT:     ops.set_threads(2)  # more threads
 // CHECK-NEXT:     y = torch.relu(x)
-// CHECK-NEXT:     torch.set_num_threads(1){{$}}
+// CHECK-NEXT:     ops.set_threads(1){{$}}
 // CHECK-NEXT:     z = torch.sigmoid(y)
 // CHECK-NEXT:     ch.put('y__out', z)
 // CHECK:      PROGRAM = Program(
@@ -44,18 +45,18 @@ builtin.module {
 // LOWERED:      def cluster_c0(ch, w):
 // LOWERED-NEXT:     """{{.*}}"""
 // LOWERED-NEXT:     x = ch.get('x__c0')
-// LOWERED-NEXT:     torch.set_num_threads(2)  # this cluster's intra-op threads (--intra-op-threads)
+// LOWERED-NEXT:     ops.set_threads(2)  # this cluster's intra-op threads (--intra-op-threads)
 // LOWERED-NEXT:     s = torch.relu(x)  # stem (Relu)
 // LOWERED-NEXT:     ch.put('s__c0_c1', s)
-// LOWERED-NEXT:     torch.set_num_threads(1)  # other clusters busy again
+// LOWERED-NEXT:     ops.set_threads(1)  # other clusters busy again
 // LOWERED-NEXT:     b1 = torch.sigmoid(s)  # b1 (Sigmoid)
 // LOWERED-NEXT:     b2 = ch.get('b2__c1_c0')
-// LOWERED-NEXT:     torch.set_num_threads(2)  # other clusters idle: more intra-op threads
+// LOWERED-NEXT:     ops.set_threads(2)  # other clusters idle: more intra-op threads
 // LOWERED-NEXT:     j = b1 + b2  # head (Add)
 // LOWERED:      def cluster_c1(ch, w):
 // LOWERED-NEXT:     """{{.*}}"""
 // LOWERED-NEXT:     s = ch.get('s__c0_c1')
-// LOWERED-NEXT:     torch.set_num_threads(1)  # this cluster's intra-op threads (--intra-op-threads)
+// LOWERED-NEXT:     ops.set_threads(1)  # this cluster's intra-op threads (--intra-op-threads)
 // LOWERED-NEXT:     b2 = torch.tanh(s)  # b2 (Tanh)
 // LOWERED-NOT:      set_num_threads
 // LOWERED:          max_threads=2,

@@ -89,6 +89,7 @@ from ramiel.runtime.binding import WorkerThreads
 from ramiel.runtime.channels import Aborted, ShmEndpoint, ShmLayout
 from ramiel.runtime.compiled import configure_cache, program_segments, segments_in, take_events
 from ramiel.runtime.memory import reuse_freed_memory
+from ramiel.runtime.ops import thread_cap
 from ramiel.runtime.program import (
     ChannelError,
     Program,
@@ -317,9 +318,10 @@ def _worker_main(boot: _Boot) -> None:
         return
     ctrl = boot.layout.ctrl(boot.arena)
     threads_now = WorkerThreads(boot.threads, *boot.slot)  # its helpers on cores of their own
+    cap = boot.program.thread_caps()[boot.cluster]  # its ops.set_threads (--intra-op-threads)
     del boot
     done.send_bytes(b"R")
-    with torch.no_grad():
+    with torch.no_grad(), thread_cap(cap):
         while True:
             try:
                 while not start.poll(1.0):

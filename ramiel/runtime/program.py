@@ -288,7 +288,7 @@ class Program:
             worker started with ``spawn``/``forkserver`` can re-import it (set by
             :func:`load_program`; optional when the functions' module is importable by name).
         max_threads: the most intra-op threads a cluster function sets itself
-            (``torch.set_num_threads`` in its body, from ``--intra-op-threads``; 1 when it sets
+            (``ops.set_threads`` in its body, from ``--intra-op-threads``; 1 when it sets
             none). The processes backend forks multi-threaded workers only from a clean
             forkserver, so it needs to know.
         threads: cluster name -> the most intra-op threads that cluster's function sets itself,
@@ -321,6 +321,24 @@ class Program:
             return 1
         threads = min(self.cores, usable_cores()) // max(1, len(self.clusters))
         return max(1, min(threads, thread_limit() or threads))
+
+    def thread_caps(self, usable: int | None = None, together: bool = True) -> dict[str, int]:
+        """The most intra-op threads each cluster's function may set itself
+        (:func:`ramiel.runtime.ops.set_threads`, from ``--intra-op-threads``) on ``usable``
+        cores (default: :func:`ramiel.omp.usable_cores`): its widest count (:attr:`threads`; 1
+        for a cluster that sets none) where the widest counts of all clusters add up to at most
+        ``usable``, else each scaled down in proportion, at least 1. A program planned for more
+        cores than it runs on (``--cores 4`` run on 2) would otherwise run more spinning OpenMP
+        threads than cores (see :func:`~ramiel.runtime.ops.set_threads`). ``together=False``:
+        the clusters run one at a time (the inline backend), each capped at ``usable`` alone."""
+        cores = usable if usable is not None else usable_cores()
+        widths = {c: max(1, self.threads.get(c, 1)) for c in self.clusters}
+        if not together:
+            return {c: min(w, cores) for c, w in widths.items()}
+        total = sum(widths.values())
+        if total <= cores:
+            return widths
+        return {c: max(1, w * cores // total) for c, w in widths.items()}
 
     def widest_cluster(self) -> str | None:
         """The cluster that sets the most intra-op threads (the first of a tie), or ``None``

@@ -66,6 +66,7 @@ from ramiel.runtime.channels import (
     ThreadState,
     version_of,
 )
+from ramiel.runtime.ops import thread_cap
 from ramiel.runtime.program import (
     ChannelError,
     Program,
@@ -172,6 +173,7 @@ def _thread_worker(
     start_q: queue.SimpleQueue,
     done_q: queue.SimpleQueue,
     slot: tuple[int, int] = (0, 1),
+    cap: int | None = None,
 ) -> None:
     torch.set_num_threads(threads_per_worker)
     threads_now = WorkerThreads(threads_per_worker, *slot)  # its helpers on cores of their own
@@ -182,7 +184,7 @@ def _thread_worker(
     st = r.state
     done_q.put((i, "ready", None))
     try:
-        with torch.no_grad():
+        with torch.no_grad(), thread_cap(cap):  # its ops.set_threads calls (--intra-op-threads)
             while True:
                 item = start_q.get()
                 if item is None:
@@ -236,6 +238,7 @@ class ThreadRunner(Runner):
         caller_threads = torch.get_num_threads()
         first = 0 if self._caller is None else 1  # the caller's cluster has the first cores
         workers = len(self._names) + first
+        caps = self._caps = program.thread_caps()
         try:
             for i, c in enumerate(self._names):
                 # The thread must not reference the runner, so that an unclosed runner can be
@@ -252,6 +255,7 @@ class ThreadRunner(Runner):
                         self._start_qs[i],
                         self._done_q,
                         (first + i, workers),
+                        caps[c],
                     ),
                     name=f"ramiel-{program.name}-{c}",
                     daemon=True,
@@ -329,6 +333,7 @@ class ThreadRunner(Runner):
                 self._caller_binding(0, 1 + len(self._names)).during(
                     threads, self.threads_per_worker, bind
                 ),
+                thread_cap(self._caps[c]),
             ):
                 self.program.clusters[c](r.endpoints[c], self.weights)
         except Exception as e:  # noqa: BLE001 - reported like a worker's error
@@ -377,6 +382,7 @@ class InlineRunner(Runner):
                 "run one after another; use the threads or processes backend"
             )
         self._order = order
+        self._caps = program.thread_caps(together=False)  # one cluster at a time
         self._r = _Run(program, copy_on_put)
         self._r.state.abort = False
 
@@ -397,7 +403,8 @@ class InlineRunner(Runner):
                 # Topological order + check_finished: every get finds its channel already put.
                 for c in self._order:
                     try:
-                        self.program.clusters[c](r.endpoints[c], self.weights)
+                        with thread_cap(self._caps[c]):
+                            self.program.clusters[c](r.endpoints[c], self.weights)
                     except Exception as e:
                         raise _worker_error(c, e, skip_frames=1) from e
                     r.check_finished(c, epoch)
