@@ -465,6 +465,17 @@ def test_in_place_statements_are_made_functional_before_the_fusion():
     assert "fused and matching" in done.stdout
 
 
+def _affine():
+    """A fresh ``onednn-graph`` segment ``x * w.k + 1`` (no compilation yet), its weights, an
+    input."""
+
+    @segment(backend="onednn-graph")
+    def affine(w, x):
+        return x * w.k + 1
+
+    return affine, Weights({"k": torch.full((8,), 3.0)}), torch.randn(8)
+
+
 def test_a_trace_slower_than_eager_runs_eagerly(monkeypatch):
     """The first call times the trace against the eager statements; the faster runs the segment
     (fused LRN made light_inception_v1 4.6x slower than eager), and the event says so."""
@@ -483,13 +494,7 @@ def test_a_trace_slower_than_eager_runs_eagerly(monkeypatch):
         return slow
 
     monkeypatch.setattr(compiled_mod, "_traced_run", slow_trace)
-
-    @segment(backend="onednn-graph")
-    def affine(w, x):
-        return x * w.k + 1
-
-    w = Weights({"k": torch.full((8,), 3.0)})
-    x = torch.randn(8)
+    affine, w, x = _affine()
     with torch.no_grad():
         for _ in range(3):
             torch.testing.assert_close(affine(w, x), x * 3 + 1)
@@ -510,13 +515,7 @@ def test_eager_runs_only_where_it_timed_clearly_faster(monkeypatch, traced_ms, e
     32.36 against 32.39 ms, where an inference takes 5, had sent a segment eager for good, 30 %
     slower): the statements replace the trace only below EAGER_MARGIN of its time."""
     monkeypatch.setattr(compiled_mod, "_time_against_eager", lambda *_: (traced_ms, eager_ms))
-
-    @segment(backend="onednn-graph")
-    def affine(w, x):
-        return x * w.k + 1
-
-    w = Weights({"k": torch.full((8,), 3.0)})
-    x = torch.randn(8)
+    affine, w, x = _affine()
     with torch.no_grad():
         torch.testing.assert_close(affine(w, x), x * 3 + 1)
     (event,) = affine.events

@@ -60,12 +60,20 @@ def thread_cap(cap: int | None) -> Iterator[None]:
     """The most intra-op threads :func:`set_threads` may set in this thread while the block runs
     (``None``: the cores this process may use); the runtime's workers run their cluster
     function under the cap :meth:`ramiel.runtime.Program.thread_caps` gives it."""
-    outer = getattr(_THREAD_CAP, "value", None)
-    _THREAD_CAP.value = cap
+    with _thread_setting(_THREAD_CAP, "value", cap):
+        yield
+
+
+@contextlib.contextmanager
+def _thread_setting(local: threading.local, name: str, value: Any) -> Iterator[None]:
+    """``local.<name>`` set to ``value`` while the block runs (in this thread), then what it was
+    (``None`` where it was unset)."""
+    outer = getattr(local, name, None)
+    setattr(local, name, value)
     try:
         yield
     finally:
-        _THREAD_CAP.value = outer
+        setattr(local, name, outer)
 
 
 def shrink(x: Tensor, lambd: float, bias: float) -> Tensor:
@@ -543,12 +551,8 @@ def opaque_to_fusion() -> Iterator[None]:
     NHWC view), so they stay outside the fusion's partitions. Measured in-model, 1 thread,
     fused against eager (both under load): light_inception_v1 103.7 against 117.7 ms,
     light_bvlc_alexnet 42.2 against 48.0 ms, light_zfnet512 80.8 against 85.5 ms."""
-    before = getattr(_OPAQUE, "on", False)
-    _OPAQUE.on = True
-    try:
+    with _thread_setting(_OPAQUE, "on", True):
         yield
-    finally:
-        _OPAQUE.on = before
 
 
 def _lrn_op() -> Callable[..., Tensor]:
