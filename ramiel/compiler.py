@@ -97,6 +97,7 @@ from ramiel.runtime.module import ParallelModel, generated_class
 from ramiel.runtime.program import import_from_path
 from ramiel.runtime.runner import BackendName
 from ramiel.scheduling import ScheduleReport
+from ramiel.scheduling.threads import pools_fit
 from ramiel.weights import WeightStore, constant_value, dense_from_numpy
 
 #: Unique suffixes for the generated modules' names in ``sys.modules`` (every compiled model is
@@ -528,7 +529,7 @@ def _intra_op_notes(cores: int | None, report: Any) -> list[str]:
         return []
     clusters = len(report.clusters)
     if not report.threaded_ops:
-        if clusters > 1 and clusters + 1 > cores:
+        if not pools_fit([2] + [1] * (clusters - 1), cores):  # not even one cluster at 2
             why = (
                 f"{clusters} clusters on {cores} cores leave no cluster's OpenMP pool a second "
                 "core of its own (a pool's helpers spin after every parallel region, and would "

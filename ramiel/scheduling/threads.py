@@ -306,7 +306,7 @@ def assign_threads(
                 t2, s2 = plan(trial)
                 if best is None or s2.makespan <= best[0] + _EPS:
                     best = (s2.makespan, c, t2, s2)
-            assert best is not None  # some width > 1 (_pools_oversubscribe)
+            assert best is not None  # some width > 1 (pools_fit)
             caps[best[1]] = max(threads[best[1]], default=1) - 1
             threads, sched = best[2], best[3]
     if sched.makespan < base.makespan - _EPS:
@@ -315,8 +315,14 @@ def assign_threads(
 
 
 def _pools_oversubscribe(threads: Sequence[Sequence[int]], cores: int) -> bool:
-    """Whether the clusters' widest OpenMP pools together need more than ``cores`` threads while
-    some cluster runs more than one (step 4 of the module docstring; a clustering of more
-    clusters than cores, each of one thread, is the caller's choice)."""
-    widths = [max(row, default=1) for row in threads]
-    return any(w > 1 for w in widths) and sum(widths) > cores
+    """Whether the clusters' widest counts (``threads[c]``: per op of cluster ``c``) break
+    :func:`pools_fit`."""
+    return not pools_fit([max(row, default=1) for row in threads], cores)
+
+
+def pools_fit(widths: Sequence[int], cores: int) -> bool:
+    """Whether clusters whose widest intra-op thread counts are ``widths`` give every cluster's
+    OpenMP pool cores of its own on ``cores`` cores: the counts add up to at most ``cores``, or
+    no cluster runs more than one thread (a clustering of more clusters than cores, each of one
+    thread, is the caller's choice). Step 4 of the module docstring."""
+    return all(w <= 1 for w in widths) or sum(widths) <= cores
