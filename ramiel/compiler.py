@@ -982,7 +982,7 @@ class CompiledModel(ParallelModel):
 
 def compile(  # noqa: A001 - the public name the README promises
     model: str | os.PathLike[str] | onnx.ModelProto | bytes,
-    clusters: int | None = None,
+    clusters: int | CompileOptions | None = None,
     backend: BackendName = "threads",
     threads_per_worker: int | None = None,
     out_dir: str | None = None,
@@ -1000,7 +1000,8 @@ def compile(  # noqa: A001 - the public name the README promises
     lives). Other keyword options are those of :class:`CompileOptions` (``trainable``,
     ``dynamic_batch``, ``input_shapes``, ``cores``, ``compile``, ...). Raises
     :class:`~ramiel.errors.RamielError` subclasses (see :func:`compile_model`), also for a
-    keyword that is no option.
+    keyword that is no option. ``compile(model, CompileOptions(...))`` (the options as
+    :func:`compile_model` takes them, in place of ``clusters``) works too.
     """
     known = {f.name for f in fields(CompileOptions)}
     unknown = sorted(set(options) - known)
@@ -1010,9 +1011,19 @@ def compile(  # noqa: A001 - the public name the README promises
             f"{', '.join(sorted(known))} (compile=False, True, 'auto', 'inductor' or "
             "'onednn-graph' chooses the segments' backend)"
         )
-    opts = CompileOptions(
-        clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options
-    )
+    if isinstance(
+        clusters, CompileOptions
+    ):  # compile(model, CompileOptions(...)), as in compile_model
+        if options or backend != "threads" or threads_per_worker is not None:
+            raise RamielError(
+                "ramiel.compile: give the options either as a CompileOptions or as keywords, "
+                "not both (dataclasses.replace(opts, ...) changes some of a CompileOptions)"
+            )
+        opts = clusters
+    else:
+        opts = CompileOptions(
+            clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options
+        )
     if isinstance(model, str):
         model = model_path(model)
     tmp = None

@@ -186,3 +186,25 @@ def test_an_unknown_keyword_of_ramiel_compile_is_one_clear_error(zoo_models):
 
     with pytest.raises(RamielError, match="no option 'compile_backend'; the options are"):
         ramiel.compile(zoo_models["light_squeezenet"], compile_backend="onednn-graph")
+
+
+def test_ramiel_compile_takes_a_compile_options_in_place_of_clusters(tmp_path):
+    """``ramiel.compile(model, CompileOptions(...))``, as ``compile_model`` takes its options (it
+    had said "clusters must be an int ..., not CompileOptions(...)"), runs as the options say;
+    options given both ways are one clear error."""
+    from onnx import TensorProto, helper
+
+    from ramiel.errors import RamielError
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    path = str(tmp_path / "relu.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    with ramiel.compile(path, CompileOptions(threads_per_worker=1, compile=False)) as m:
+        assert m.options.compile is False
+        assert m.runtime_config()[1] == 1
+        v = torch.tensor([[-1.0, 2.0, -3.0, 4.0, 0.0, 1.5, -0.5, 3.0]])
+        assert torch.equal(m(v), torch.relu(v))
+    with pytest.raises(RamielError, match="either as a CompileOptions or as keywords"):
+        ramiel.compile(path, CompileOptions(), trainable=True)
