@@ -13,7 +13,8 @@ they sleep, as in any process that imported torch before Ramiel, or with a user'
 quiet and 75-78 ms busy, its 1-thread time being 68 ms. So the runtime watches the cores while it computes: :class:`CoreMonitor` tells
 how many of the usable cores other processes kept busy during the program's recent inferences
 (``/proc/stat``'s busy time on those cores minus the program's own CPU time, read at the start
-and end of each inference, about 25 µs), and before each inference :func:`intra_op_threads`
+and end of each inference, 30-60 µs a read; inferences called back to back share readings, one
+per 20 ms of them, :data:`REUSE_GAP_S`), and before each inference :func:`intra_op_threads`
 lowers the workers' thread count so that the program's threads and the busy cores fit the
 usable ones: 70 ms under the busy core with spinning helpers, 68-70 ms with passive ones.
 Measured with ``bench/omp_policy.py`` (docs/benchmarks.md, section "OpenMP wait policy").
@@ -63,6 +64,15 @@ just started computing would otherwise all run with too many threads)."""
 TAKE_AT = 0.6
 """Busy cores of other processes from which one core counts as taken (0.6 of a core: a process
 that computes most of the time, not a daemon that wakes now and then)."""
+
+REUSE_GAP_S = 0.001
+"""Inferences called back to back (the next begins at most this long after the last ended)
+share readings: a window starts from the last one's end reading instead of reading
+``/proc/stat`` again, and a window shorter than :attr:`CoreMonitor.latest_min_s` is not closed
+at its end but goes on through the next inferences until it is that long. One read per
+inference at most, one per 20 ms of inferences at least (a read and its parse cost 30-60 µs
+between the inferences' own work: a tenth of a tiny model's inference); the gaps, a few µs of
+the caller's Python, count as part of the window."""
 
 FREE_AT = 0.35
 """While the threads are lowered, a taken core counts as free again only below this much busy
@@ -175,6 +185,9 @@ class CoreMonitor:
         except (AttributeError, ValueError, OSError):
             self._hz = 100.0
         self._start: tuple[float, float, float] | None = None
+        self._last_end: tuple[float, float, float] | None = None
+        self._paused: float | None = None  # clock when an open window's last inference ended
+        self._streak = False  # the open window began with an inference called back to back
         self._sum = [0.0, 0.0, 0.0]  # wall s, busy s of the watched cores, own CPU s
         self._others: float | None = None
         self._latest: float | None = None
@@ -198,15 +211,32 @@ class CoreMonitor:
         return self._clock(), busy, self._own()
 
     def begin(self) -> None:
-        """The start of a window (an inference)."""
-        self._start = self._look()
+        """The start of a window (an inference), or its continuation (see
+        :data:`REUSE_GAP_S`): the open window goes on where the last inference ended at most
+        that long ago; else a new window starts from the last end reading where that recent,
+        else from a new reading."""
+        now = self._clock()
+        paused, self._paused = self._paused, None
+        if self._start is not None and paused is not None and now - paused <= REUSE_GAP_S:
+            return  # the window the last inference left open goes on
+        last = self._last_end
+        if last is not None and now - last[0] <= REUSE_GAP_S:
+            self._start, self._streak = last, True
+        else:  # (a window left open by an inference that failed is dropped here)
+            self._start, self._streak = self._look(), False
 
     def end(self) -> None:
-        """The end of the window :meth:`begin` started: its times count towards the estimate."""
+        """The end of the window :meth:`begin` started: its times count towards the estimate;
+        a window of back-to-back inferences shorter than :attr:`latest_min_s` stays open for
+        the next inference instead (:data:`REUSE_GAP_S`)."""
         if self._start is None:
+            return
+        if self._streak and self._clock() - self._start[0] < self.latest_min_s:
+            self._paused = self._clock()
             return
         now = self._look()
         start, self._start = self._start, None
+        self._last_end = now
         if now is None:
             return
         d = [now[i] - start[i] for i in range(3)]

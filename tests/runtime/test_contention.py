@@ -126,6 +126,36 @@ def test_monitor_estimate_frees_quickly_and_takes_quickly_only_when_clearly_busy
     assert m.usable == 1
 
 
+def test_back_to_back_windows_share_readings_of_proc_stat():
+    """Inferences called back to back share readings (REUSE_GAP_S): a window starts from the last
+    one's end reading, and one shorter than LATEST_MIN_S goes on through the next inferences
+    until it is that long; after a pause a window reads at its start again, and a short one left
+    open then is dropped. The estimates are those of the windows merged."""
+    f = _Fake()
+    reads = []
+    stat = f.stat
+    f.stat = lambda: reads.append(f.now) or stat()  # type: ignore[method-assign]
+    m = f.monitor()
+    for _ in range(4):
+        f.window(0.03, 0.03, 0.015)  # back to back (the fake clock does not move between)
+    assert len(reads) == 5  # the first begin, then one end each
+    assert m.others_busy() == pytest.approx(0.5)
+    for _ in range(4):  # 10 ms inferences (a tick each): one read per 20 ms of them
+        f.window(0.01, 0.01, 0.0)
+    assert len(reads) == 7
+    assert m.latest_busy() == pytest.approx(1.0)  # 20 ms merged: an estimate of its own
+    f.now += 2 * contention.REUSE_GAP_S  # a pause: the next window reads at its start again
+    f.window(0.03, 0.03, 0.03)
+    assert len(reads) == 9
+    f.window(0.01, 0.01, 0.0)  # back to back, short: left open ...
+    assert len(reads) == 9
+    f.now += 1.0  # ... and dropped after a pause, with the others' ticks of that second
+    f.busy_ticks += round(1.0 * os.sysconf("SC_CLK_TCK"))
+    f.window(0.12, 0.12, 0.12)
+    assert len(reads) == 11
+    assert m.latest_busy() == pytest.approx(0.0, abs=1e-9)
+
+
 def test_monitor_without_proc_stat_reports_nothing():
     def unreadable() -> str:
         raise OSError("no /proc here")
