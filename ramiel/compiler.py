@@ -188,8 +188,16 @@ class CompileOptions:
             )
         targets = get_args(Backend)
         if self.backend not in targets:
+            inline = (
+                " ('inline', clusters one after another in the caller's thread, is the runtime's "
+                "choice for a one-cluster program of the threads backend, not a compile target; "
+                "ramiel.runtime.start(..., backend='inline') runs any program so)"
+                if self.backend == "inline"
+                else ""
+            )
             raise RamielError(
-                f"CompileOptions.backend must be one of {', '.join(targets)}, not {self.backend!r}"
+                f"CompileOptions.backend must be one of {', '.join(targets)}, not "
+                f"{self.backend!r}{inline}"
             )
         if self.layout not in LAYOUT_MODES:
             raise RamielError(
@@ -983,7 +991,7 @@ class CompiledModel(ParallelModel):
 def compile(  # noqa: A001 - the public name the README promises
     model: str | os.PathLike[str] | onnx.ModelProto | bytes,
     clusters: int | CompileOptions | None = None,
-    backend: BackendName = "threads",
+    backend: BackendName | None = None,
     threads_per_worker: int | None = None,
     out_dir: str | None = None,
     **options: Any,
@@ -1001,7 +1009,8 @@ def compile(  # noqa: A001 - the public name the README promises
     ``dynamic_batch``, ``input_shapes``, ``cores``, ``compile``, ...). Raises
     :class:`~ramiel.errors.RamielError` subclasses (see :func:`compile_model`), also for a
     keyword that is no option. ``compile(model, CompileOptions(...))`` (the options as
-    :func:`compile_model` takes them, in place of ``clusters``) works too.
+    :func:`compile_model` takes them, in place of ``clusters``) works too, without keywords
+    (``backend=None`` is ``"threads"``).
     """
     known = {f.name for f in fields(CompileOptions)}
     unknown = sorted(set(options) - known)
@@ -1011,10 +1020,8 @@ def compile(  # noqa: A001 - the public name the README promises
             f"{', '.join(sorted(known))} (compile=False, True, 'auto', 'inductor' or "
             "'onednn-graph' chooses the segments' backend)"
         )
-    if isinstance(
-        clusters, CompileOptions
-    ):  # compile(model, CompileOptions(...)), as in compile_model
-        if options or backend != "threads" or threads_per_worker is not None:
+    if isinstance(clusters, CompileOptions):  # compile(model, CompileOptions(...))
+        if options or backend is not None or threads_per_worker is not None:
             raise RamielError(
                 "ramiel.compile: give the options either as a CompileOptions or as keywords, "
                 "not both (dataclasses.replace(opts, ...) changes some of a CompileOptions)"
@@ -1022,7 +1029,10 @@ def compile(  # noqa: A001 - the public name the README promises
         opts = clusters
     else:
         opts = CompileOptions(
-            clusters=clusters, backend=backend, threads_per_worker=threads_per_worker, **options
+            clusters=clusters,
+            backend="threads" if backend is None else backend,
+            threads_per_worker=threads_per_worker,
+            **options,
         )
     if isinstance(model, str):
         model = model_path(model)

@@ -208,3 +208,15 @@ def test_ramiel_compile_takes_a_compile_options_in_place_of_clusters(tmp_path):
         assert torch.equal(m(v), torch.relu(v))
     with pytest.raises(RamielError, match="either as a CompileOptions or as keywords"):
         ramiel.compile(path, CompileOptions(), trainable=True)
+    with pytest.raises(RamielError, match="either as a CompileOptions or as keywords"):
+        # a keyword equal to its default is no less a keyword (it had been ignored silently)
+        ramiel.compile(path, CompileOptions(backend="processes"), backend="threads")
+
+
+def test_backend_inline_is_refused_with_where_it_comes_from(zoo_models):
+    """``ramiel.BACKENDS`` lists 'inline', a runtime backend: asked of the compiler it is one
+    clear error that says what it is and where to use it (found by a fresh-user check)."""
+    from ramiel.errors import RamielError
+
+    with pytest.raises(RamielError, match="the runtime's choice for a one-cluster program"):
+        ramiel.compile(zoo_models["light_squeezenet"], backend="inline")
