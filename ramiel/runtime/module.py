@@ -22,7 +22,7 @@ collection stops them, and a call after ``close()`` raises
 :class:`~ramiel.runtime.RunnerClosed`. A failure (a cluster that raised, a worker that died or
 timed out) stops the workers and is raised by the call that saw it; the next call starts new
 ones (``last_failure`` keeps what stopped the last), so one bad input does not disable the
-module. ``copy.deepcopy`` and pickling keep the weights, not the
+module, nor fail the calls other threads made meanwhile. ``copy.deepcopy`` and pickling keep the weights, not the
 workers. The cluster functions receive the weights
 as ``w``, a :class:`~ramiel.runtime.weights.Weights` namespace of the module's tensors: the same
 tensor objects on the threads and inline backends, one shared-memory copy that every worker maps
@@ -331,13 +331,29 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         processes, which a tracer cannot follow (its fake tensors failed in the workers and
         closed the runner); the sequential module (``.sequential``, ``model_seq.py``) is the one
         to export or compile."""
+        if not isinstance(feeds, Mapping):
+            raise InputMismatch(
+                f"{type(self).__name__}.run takes a dict of input name -> tensor, not a "
+                f"{type(feeds).__name__} (model(*tensors) takes them in order: "
+                f"{', '.join(self.input_names)})"
+            )
         if _tracing(feeds.values()):
             raise InputMismatch(_CANNOT_TRACE.format(type(self).__name__))
-        runner = self._start()
-        try:
-            return runner.run(self._by_onnx_name(feeds))
-        except InputMismatch as e:
-            raise self._mismatch(e) from None
+        for attempt in range(_RESTARTS + 1):
+            runner = self._start()
+            try:
+                return runner.run(self._by_onnx_name(feeds))
+            except InputMismatch as e:
+                raise self._mismatch(e) from None
+            except RunnerClosed:
+                # Another thread's call failed and stopped these workers while this one waited
+                # for them (the runner raises it before anything of this call ran): the next
+                # _start() starts fresh ones, as for a later call; where close() was called,
+                # it raises. (Valid calls from other threads had failed with the other
+                # thread's error; found by a fresh-user check.)
+                if attempt == _RESTARTS:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _apply(self, fn: Any, recurse: bool = True) -> Any:
         """``nn.Module._apply`` (behind ``.to``, ``.double()``, ``.half()``, ``.cuda()``, ...),
@@ -429,6 +445,12 @@ def generated_class(module: Any) -> Any:
 
 
 _VERSION = operator.attrgetter("_version")
+
+_RESTARTS = 64
+"""How many times a call starts fresh workers when the ones it was given were stopped by another
+thread's failed call before it ran (:meth:`ParallelModel.run`): each time is another failed call
+of another thread, so this bounds only a pathological run of them (a thread that sends a bad
+input again and again beats the others to the fresh workers about every other time)."""
 
 _CANNOT_TRACE = (
     "{} cannot be traced (torch.export, torch.compile, torch.jit, torch.fx): its clusters run on "

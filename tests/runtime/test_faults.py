@@ -508,3 +508,47 @@ def test_a_bad_input_fails_its_call_only(clusters, backend, tmp_path):
             torch.testing.assert_close(g, a[:, [1, 2]])
             torch.testing.assert_close(n, -torch.relu(a))
         assert isinstance(m.last_failure, WorkerError)
+
+
+@pytest.mark.parametrize(("clusters", "backend"), [(1, "threads"), (2, "processes")])
+def test_a_bad_input_in_one_thread_fails_no_call_of_another(clusters, backend, tmp_path):
+    """Two threads share the module, one with an index out of range every call: its calls raise
+    WorkerError, and every call of the other thread computes (they had failed with RunnerClosed
+    quoting the other thread's error, 23-24 of 25; found by a fresh-user check)."""
+    from onnx import TensorProto, helper
+
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["a", "idx"], ["g"], axis=1)],
+        "gather",
+        [vi("a", TensorProto.FLOAT, [3, 4]), vi("idx", TensorProto.INT64, [2])],
+        [vi("g", TensorProto.FLOAT, [3, 2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    a = torch.randn(3, 4)
+    good, bad = torch.tensor([1, 3]), torch.tensor([0, 9])
+    results: dict[str, list] = {"good": [], "bad": []}
+
+    def calls(kind: str, idx: torch.Tensor) -> None:
+        for _ in range(12):
+            try:
+                results[kind].append(m(a, idx))
+            except Exception as e:  # noqa: BLE001 - what each call raised is the test
+                results[kind].append(e)
+
+    with ramiel.compile(model, clusters=clusters, backend=backend, out_dir=str(tmp_path)) as m:
+        threads = [threading.Thread(target=calls, args=k) for k in (("good", good), ("bad", bad))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=240)
+        assert not any(t.is_alive() for t in threads)
+        with pytest.raises(
+            InputMismatch, match=r"takes a dict of input name -> tensor, not a list"
+        ):
+            m.run([a, good])  # (an AttributeError from inside Ramiel before)
+    assert all(isinstance(r, WorkerError) for r in results["bad"]), results["bad"]
+    assert len(results["good"]) == 12
+    for r in results["good"]:
+        assert isinstance(r, torch.Tensor), r
+        torch.testing.assert_close(r, a[:, [1, 3]])
