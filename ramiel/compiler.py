@@ -910,8 +910,22 @@ class CompiledModel(ParallelModel):
                 self.register_parameter(key, torch.nn.Parameter(t))
             else:
                 self.register_buffer(key, t)
+        self._declared_dtypes = {
+            k: t.dtype
+            for d in (seq._buffers, seq._parameters)
+            for k, t in d.items()
+            if t is not None
+        }
+        if set(seq._buffers) == set(self._buffers) and set(seq._parameters) == set(
+            self._parameters
+        ):
+            # one set of tensors for both modules: replacing one through either (assign=True,
+            # .to(), .double()) replaces it in both (a fresh-user check saw them drift apart)
+            object.__setattr__(seq, "_buffers", self._buffers)
+            object.__setattr__(seq, "_parameters", self._parameters)
+        else:  # (a generated class with tensors of its own: copied in by .sequential)
+            self._seq_ids: tuple = ()
         object.__setattr__(self, "_seq", seq)  # not a submodule: no second copy in state_dict
-        self._seq_ids: tuple = ()
         self._seq_events: list[Any] = []
 
     @property
@@ -931,8 +945,15 @@ class CompiledModel(ParallelModel):
 
     @property
     def sequential(self) -> torch.nn.Module:
-        """The sequential module (``model_seq.py``'s class), holding this module's tensors."""
+        """The sequential module (``model_seq.py``'s class), holding this module's tensors: the
+        same dicts of buffers and parameters, so a tensor replaced or written through either
+        module (``load_state_dict``, ``assign=True`` too, ``.double()``) is so in both. A
+        sequential module of another dtype is a copy: ``copy.deepcopy(model.sequential)
+        .double()`` (this module then keeps its own; converting the shared one makes this
+        module's next call raise :class:`~ramiel.runtime.ProgramError`)."""
         seq = self._seq
+        if seq._buffers is self._buffers:
+            return seq
         ids = tuple(id(t) for d in (self._buffers, self._parameters) for t in d.values())
         if ids != self._seq_ids:  # first use, or tensors replaced (load_state_dict, .to(...))
             seq._parameters.update(self._parameters)

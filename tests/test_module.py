@@ -832,3 +832,56 @@ def test_dtype_changes_and_tracing_are_refused_and_the_model_keeps_working(tmp_p
             torch.testing.assert_close(outputs(m(x))[0], want)
         m.float()  # no change of dtype: fine
         assert m.sequential.double() is m.sequential  # the sequential module converts
+
+
+def _matmul_relu(tmp_path) -> str:
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(3).standard_normal((8, 8), np.float32), "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["t"]), helper.make_node("Relu", ["t"], ["y"])],
+        "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+        [w],
+    )
+    path = str(tmp_path / "mm.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_the_sequential_module_shares_the_tensors_both_ways(tmp_path):
+    """``model.sequential`` holds the parallel module's tensors, whichever of the two replaces
+    them: ``assign=True`` through the sequential module reaches the parallel one (which had
+    kept the old weights), and converting the shared sequential module makes the parallel
+    module's next call one clear ProgramError; a converted copy leaves both alone (found by a
+    fresh-user check)."""
+    import copy
+
+    import ramiel
+    from ramiel.runtime import ProgramError
+
+    x = torch.randn(2, 8)
+    with ramiel.compile(_matmul_relu(tmp_path), compile=False) as m:
+        (name,) = [k for k, _ in m.named_buffers()]
+        new = torch.randn(8, 8)
+        held = new.clone()
+        m.sequential.load_state_dict({name: held}, assign=True)
+        assert dict(m.named_buffers())[name] is held
+        torch.testing.assert_close(m(x), torch.relu(x @ new))
+        torch.testing.assert_close(m.sequential(x), torch.relu(x @ new))
+        m.load_state_dict({name: 2 * new})  # copied into held, through the parallel module
+        torch.testing.assert_close(m.sequential(x), torch.relu(x @ (2 * new)))
+
+        double = copy.deepcopy(m.sequential).double()
+        torch.testing.assert_close(double(x.double()), torch.relu(x.double() @ (2 * new).double()))
+        torch.testing.assert_close(m(x), torch.relu(x @ (2 * new)))  # unchanged by the copy
+
+        m.sequential.double()
+        with pytest.raises(ProgramError, match=r"is torch.float64 on cpu, and the program is"):
+            m(x)
+        m.load_state_dict({name: new.double()}, assign=True)
+        with pytest.raises(ProgramError, match="convert a copy of the sequential module"):
+            m(x)
+        m.load_state_dict({name: new.clone()}, assign=True)  # float32 again: runs again
+        torch.testing.assert_close(m(x), torch.relu(x @ new))

@@ -125,6 +125,10 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     #: set as keywords, so that a call written for one module works on the other (the
     #: generated class sets it). Keywords that are all ONNX names are read as those.
     ARG_NAMES: Mapping[str, str] = MappingProxyType({})
+    #: weight name -> the dtype the program is compiled for, checked when the workers start
+    #: (:meth:`_check_weight_dtypes`; a ``CompiledModel`` sets it from its sequential class;
+    #: a name not listed is not checked)
+    _declared_dtypes: Mapping[str, torch.dtype] = MappingProxyType({})
 
     def __init__(
         self,
@@ -269,6 +273,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                             f"{type(self).__name__}: weight '{name}' was never loaded (a meta "
                             "tensor); use from_safetensors or load_state_dict(..., assign=True)"
                         )
+                self._check_weight_dtypes()
                 backend, threads = self._runtime()
                 self._runner = start(
                     self.program,
@@ -280,6 +285,27 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 )
                 self._signature = sig
             return self._runner
+
+    def _check_weight_dtypes(self) -> None:
+        """Raise :class:`ProgramError` where a weight is not of the dtype the program was
+        compiled for (:attr:`_declared_dtypes`), or not on the CPU: replaced by
+        ``load_state_dict(..., assign=True)`` with tensors of another dtype, or converted
+        through the sequential module that shares them (the call had failed in a cluster with
+        a dtype mismatch, a WorkerError; found by a fresh-user check)."""
+        declared = self._declared_dtypes
+        for d in (self._buffers, self._parameters):
+            for name, t in d.items():
+                if t is None:
+                    continue
+                want = declared.get(name, t.dtype)
+                if t.dtype != want or t.device.type != "cpu":
+                    raise ProgramError(
+                        f"{type(self).__name__}: weight '{name}' is {t.dtype} on {t.device}, and "
+                        f"the program is compiled for {want} on the CPU; load tensors of that "
+                        "dtype, or convert a copy of the sequential module "
+                        "(copy.deepcopy(model.sequential).double()), not the one this module "
+                        "shares its tensors with"
+                    )
 
     def _mismatch(self, e: InputMismatch) -> InputMismatch:
         if not (self.DYNAMIC_BATCH and e.batch_only):
@@ -372,8 +398,9 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             raise ProgramError(
                 f"{type(self).__name__} is compiled for its weights' dtypes on the CPU; "
                 f"converting them (to {moved.dtype} on {moved.device}) is not supported: compile "
-                "a model of that dtype, or convert the sequential module (.sequential, "
-                "model_seq.py)"
+                "a model of that dtype, or convert a copy of the sequential module "
+                "(copy.deepcopy(model.sequential).double(), or model_seq.py's class: "
+                "model.sequential shares this module's tensors)"
             )
         return super()._apply(fn, recurse)
 
