@@ -796,3 +796,32 @@ def test_ctrl_c_while_the_ranks_start_stops_the_ranks(monkeypatch):
     while _alive(started) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _alive(started) == []
+
+
+def test_a_stop_that_torchscript_wrapped_is_reported_as_the_stop(monkeypatch):
+    """The SIGTERM handler's Terminated, raised inside a traced segment's Python op (ops.lrn),
+    reaches the cluster as TorchScript's own RuntimeError: the rank reports the Terminated (the
+    request's answer had been "cluster 'c0' raised RuntimeError: The following operation failed
+    in the TorchScript interpreter ..."); without a stop, a cluster's error stays its own."""
+    import types
+
+    from ramiel.runtime import distributed as dist
+
+    def traced(endpoints, w):
+        raise RuntimeError("The following operation failed in the TorchScript interpreter ...")
+
+    rank = types.SimpleNamespace(
+        threads=1,
+        placement=types.SimpleNamespace(device_of=lambda c: torch.device("cpu")),
+        program=types.SimpleNamespace(clusters={"c0": traced}),
+        endpoints={"c0": None},
+        weights=None,
+    )
+    monkeypatch.setattr(dist, "_terminated", [])
+    with pytest.raises(dist._ClusterRaised):
+        dist._Exec._run_one(rank, "c0")
+    stop = dist.Terminated("rank 1 (cluster 'c1') was lost; rank 0 was stopped (signal 15)")
+    monkeypatch.setattr(dist, "_terminated", [stop])
+    with pytest.raises(dist.Terminated) as got:
+        dist._Exec._run_one(rank, "c0")
+    assert got.value is stop
