@@ -82,6 +82,8 @@ RESERVED = GENERATED_NAMES | frozenset(dir(builtins))
 def class_name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a generated class's name (not a Python identifier, or a name the
     generated modules or Python's builtins already use), or ``None``."""
+    if keyword.iskeyword(name):
+        return f"class name {name!r} is a Python keyword"
     if not tp.is_python_name(name):
         return f"class name {name!r} is not a Python identifier"
     if name in RESERVED or f"{name}Parallel" in RESERVED or _GENERATED_FUNCTION.fullmatch(name):

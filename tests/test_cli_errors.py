@@ -95,6 +95,7 @@ def test_bad_counts(flag, tmp_path, capsys):
         ("F", "is taken"),
         ("1bad", "not a Python identifier"),
         ("a b", "not a Python identifier"),
+        ("class", "is a Python keyword"),
     ],
 )
 def test_bad_class_name_is_an_argument_error_and_keeps_the_output(name, why, tmp_path, capsys):
