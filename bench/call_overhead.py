@@ -4,7 +4,7 @@ sequential module, in one process, in blocks of calls timed round-robin.
 
 Usage::
 
-    python bench/call_overhead.py [MODEL ...] [--calls 200] [--rounds 15] [--out FILE]
+    python bench/call_overhead.py [MODEL ...] [--calls 20] [--rounds 15] [--out FILE]
 
 MODEL: as ``ramiel bench`` takes them, or ``tiny`` (a 64x64 MatMul and a Relu, built here: the
 runtime's own cost with almost no compute); default: ``tiny``, ``light_squeezenet``,
@@ -53,16 +53,26 @@ def _caller(module, feeds):  # type: ignore[no-untyped-def]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", metavar="MODEL")
-    ap.add_argument("--calls", type=int, default=200, help="calls per block (tiny: 10x)")
+    ap.add_argument("--calls", type=int, default=20, help="calls per block (tiny: 100x)")
     ap.add_argument("--rounds", type=int, default=15, help="blocks per configuration")
     ap.add_argument("--out", help="also write the table to this file")
     args = ap.parse_args(argv)
+    if args.rounds < 1 or args.calls < 1:
+        ap.error("--rounds and --calls must be at least 1")
+
+    from ramiel.bench import check_report_path, load_average, resolve_models, write_report
+
+    check_report_path(ap, args.out)
+    names = args.models or ["tiny", "light_squeezenet", "transformer"]
+    try:
+        specs = {n: None if n == "tiny" else resolve_models([n])[0] for n in names}
+    except ValueError as e:
+        ap.error(str(e))
 
     import torch
 
     import ramiel
-    from ramiel.measure import load_average, median_ci
-    from ramiel.model_names import resolve_models
+    from ramiel.measure import median_ci
     from ramiel.omp import usable_cores
     from ramiel.runtime import contention
     from ramiel.runtime.entry import random_inputs
@@ -78,13 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory(prefix="ramiel-overhead-") as tmp:
-        for name in args.models or ["tiny", "light_squeezenet", "transformer"]:
-            path = (
-                _tiny_model(os.path.join(tmp, "tiny.onnx"))
-                if name == "tiny"
-                else resolve_models([name])[0].resolve()
-            )
-            calls = args.calls * (10 if name == "tiny" else 1) // (1 if name == "tiny" else 10)
+        for name, spec in specs.items():
+            path = _tiny_model(os.path.join(tmp, "tiny.onnx")) if spec is None else spec.resolve()
+            calls = args.calls * 100 if name == "tiny" else args.calls
             m = ramiel.compile(path, clusters=1, threads_per_worker=cores)
             x = random_inputs(m.input_specs, limits=m.index_limits)
             feeds = [x[n] for n in m.input_specs]
@@ -129,12 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             line = f"{name:20s} " + " ".join(f"{c:>24s}" for c in cells) + f" {diff:10.1f}"
             print(line, flush=True)
             lines.append(line)
-    lines.append(f"# load average {load_average()[0]:.2f} after")
-    print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return 0
+    return write_report(lines, args.out, f"# load average {load_average()[0]:.2f} after")
 
 
 if __name__ == "__main__":

@@ -137,6 +137,9 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         ("start_cost", ["--calls", "0"], "must be at least 1"),
         ("start_cost", ["--gaps", "-1"], "gaps from 0 to 10 s"),
         ("start_cost", ["--gaps", "nan"], "gaps from 0 to 10 s"),
+        ("call_overhead", ["--calls", "0"], "must be at least 1"),
+        ("call_overhead", ["no_such_model"], "unknown model 'no_such_model'"),
+        ("call_overhead", ["--out", ROOT], "is a directory"),
     ],
 )
 def test_bad_arguments_are_one_usage_error(script, argv, message, capsys):
