@@ -231,8 +231,9 @@ class CoreMonitor:
         the next inference instead (:data:`REUSE_GAP_S`)."""
         if self._start is None:
             return
-        if self._streak and self._clock() - self._start[0] < self.latest_min_s:
-            self._paused = self._clock()
+        now_s = self._clock()
+        if self._streak and now_s - self._start[0] < self.latest_min_s:
+            self._paused = now_s
             return
         now = self._look()
         start, self._start = self._start, None

@@ -1462,20 +1462,20 @@ class GroupDriver(Runner):
         cluster thread of rank 0 that is tracing a segment can hold it for seconds, and
         torchrun kills a rank that does not exit within 30 s."""
         if self.group.aborting and self._failure is not None:
-            stop = Terminated(
-                f"{self._failure}; rank 0 was stopped (signal {signum}) by its launcher while it stopped "
-                "the other ranks"
+            why = (
+                f"{self._failure}; rank 0 was stopped (signal {signum}) by its launcher while it "
+                "stopped the other ranks"
             )
-            _terminated.append(stop)
-            raise stop
-        cause = self.lost_follower()
-        if cause is None:
-            records = self.group.records()
-            failed = [r for r in records if r != self.group.rank]
-            if failed:
-                cause = resolve_records(records, min(failed), self.placement)
-        why = f"{cause}; " if cause is not None else ""
-        stop = Terminated(f"{why}rank 0 was stopped (signal {signum}) by its launcher")
+        else:
+            cause = self.lost_follower()
+            if cause is None:
+                records = self.group.records()
+                failed = [r for r in records if r != self.group.rank]
+                if failed:
+                    cause = resolve_records(records, min(failed), self.placement)
+            why = f"{cause}; " if cause is not None else ""
+            why += f"rank 0 was stopped (signal {signum}) by its launcher"
+        stop = Terminated(why)
         _terminated.append(stop)
         raise stop
 

@@ -126,7 +126,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
     #: generated class sets it). Keywords that are all ONNX names are read as those.
     ARG_NAMES: Mapping[str, str] = MappingProxyType({})
     #: weight name -> the dtype the program is compiled for, checked when the workers start
-    #: (:meth:`_check_weight_dtypes`; a ``CompiledModel`` sets it from its sequential class;
+    #: (:meth:`_check_weights`; a ``CompiledModel`` sets it from its sequential class;
     #: a name not listed is not checked)
     _declared_dtypes: Mapping[str, torch.dtype] = MappingProxyType({})
 
@@ -267,13 +267,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 current.close()  # the weights changed: the workers must see the new ones
                 self._runner = None
             if self._runner is None:
-                for name, t in self.named_buffers():
-                    if t.is_meta:
-                        raise ProgramError(
-                            f"{type(self).__name__}: weight '{name}' was never loaded (a meta "
-                            "tensor); use from_safetensors or load_state_dict(..., assign=True)"
-                        )
-                self._check_weight_dtypes()
+                self._check_weights()
                 backend, threads = self._runtime()
                 self._runner = start(
                     self.program,
@@ -286,25 +280,31 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 self._signature = sig
             return self._runner
 
-    def _check_weight_dtypes(self) -> None:
-        """Raise :class:`ProgramError` where a weight is not of the dtype the program was
-        compiled for (:attr:`_declared_dtypes`), or not on the CPU: replaced by
-        ``load_state_dict(..., assign=True)`` with tensors of another dtype, or converted
-        through the sequential module that shares them (the call had failed in a cluster with
-        a dtype mismatch, a WorkerError; found by a fresh-user check)."""
+    def _check_weights(self) -> None:
+        """Raise :class:`ProgramError` before the workers start where a weight was never loaded
+        (a meta tensor), or is not of the dtype the program was compiled for
+        (:attr:`_declared_dtypes`), or not on the CPU: replaced by ``load_state_dict(...,
+        assign=True)`` with tensors of another dtype, or converted through the sequential module
+        that shares them (the call had failed in a cluster with a dtype mismatch, a WorkerError;
+        found by a fresh-user check)."""
+        for name, t in self.named_buffers():
+            if t.is_meta:
+                raise ProgramError(
+                    f"{type(self).__name__}: weight '{name}' was never loaded (a meta "
+                    "tensor); use from_safetensors or load_state_dict(..., assign=True)"
+                )
         declared = self._declared_dtypes
         for d in (self._buffers, self._parameters):
-            for name, t in d.items():
-                if t is None:
+            for name, tensor in d.items():
+                if tensor is None:
                     continue
-                want = declared.get(name, t.dtype)
-                if t.dtype != want or t.device.type != "cpu":
+                want = declared.get(name, tensor.dtype)
+                if tensor.dtype != want or tensor.device.type != "cpu":
                     raise ProgramError(
-                        f"{type(self).__name__}: weight '{name}' is {t.dtype} on {t.device}, and "
+                        f"{type(self).__name__}: weight '{name}' is {tensor.dtype} on "
+                        f"{tensor.device}, and "
                         f"the program is compiled for {want} on the CPU; load tensors of that "
-                        "dtype, or convert a copy of the sequential module "
-                        "(copy.deepcopy(model.sequential).double()), not the one this module "
-                        "shares its tensors with"
+                        f"dtype, or {_CONVERT_A_COPY}"
                     )
 
     def _mismatch(self, e: InputMismatch) -> InputMismatch:
@@ -398,9 +398,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             raise ProgramError(
                 f"{type(self).__name__} is compiled for its weights' dtypes on the CPU; "
                 f"converting them (to {moved.dtype} on {moved.device}) is not supported: compile "
-                "a model of that dtype, or convert a copy of the sequential module "
-                "(copy.deepcopy(model.sequential).double(), or model_seq.py's class: "
-                "model.sequential shares this module's tensors)"
+                f"a model of that dtype, or {_CONVERT_A_COPY}"
             )
         return super()._apply(fn, recurse)
 
@@ -472,6 +470,12 @@ def generated_class(module: Any) -> Any:
 
 
 _VERSION = operator.attrgetter("_version")
+
+_CONVERT_A_COPY = (
+    "convert a copy of the sequential module (copy.deepcopy(model.sequential).double(), or "
+    "model_seq.py's class): model.sequential shares this module's tensors"
+)
+"""The way to another dtype, for the errors that refuse one."""
 
 _RESTARTS = 64
 """How many times a call starts fresh workers when the ones it was given were stopped by another
