@@ -34,6 +34,7 @@ import math
 import numbers
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -94,7 +95,7 @@ from ramiel.printer import (
 from ramiel.runtime import Weights, load_program, trial
 from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
-from ramiel.runtime.program import import_from_path
+from ramiel.runtime.program import InputMismatch, import_from_path
 from ramiel.runtime.runner import BackendName
 from ramiel.scheduling import ScheduleReport
 from ramiel.scheduling.threads import pools_fit
@@ -261,8 +262,12 @@ class CompileResult:
 
     ``class_name``: the sequential class (``<class_name>Parallel`` is the parallel one);
     ``dynamic_batch``: the ONNX names of the graph inputs whose dimension 0 the sequential module
-    takes at any size (empty: static shapes); ``notes``: what the compiler wants a user to know
-    (why a batch dimension stayed fixed, ...).
+    takes at any size (empty: static shapes); ``batch_inputs``: ONNX input name -> the name of
+    its dimension 0 in the ONNX model (its ``dim_param``; ``""`` where the model fixes it and
+    ``dynamic_batch=True`` freed it), for the inputs whose dimension 0 is the model's batch;
+    ``batch``: the batch size the parallel program is compiled for (``input_shapes``, else the
+    model's own, else 1); ``notes``: what the compiler wants a user to know (why a batch
+    dimension stayed fixed, ...).
     """
 
     out_dir: str
@@ -276,6 +281,8 @@ class CompileResult:
     class_name: str = "Model"
     dynamic_batch: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)
+    batch_inputs: dict[str, str] = field(default_factory=dict)
+    batch: int = 1
 
     def op_counts(self) -> dict[str, int]:
         """How many ops of each ONNX type the compiled program has (``model.mlir``; constants
@@ -449,6 +456,16 @@ def foreign_outputs_message(out_dir: str, foreign: Sequence[str], doing: str) ->
         f"{doing} would replace: choose another output directory (-o), or move "
         + ("it" if len(foreign) == 1 else "them")
     )
+
+
+def _batch_dim_names(model: onnx.ModelProto, names: Sequence[str]) -> dict[str, str]:
+    """Graph input name -> the ``dim_param`` of its dimension 0 (``""``: none), for ``names``."""
+    wanted = set(names)
+    return {
+        vi.name: vi.type.tensor_type.shape.dim[0].dim_param
+        for vi in model.graph.input
+        if vi.name in wanted and vi.type.tensor_type.shape.dim
+    }
 
 
 def _default_input_notes(model: onnx.ModelProto) -> list[str]:
@@ -852,6 +869,8 @@ def _compile_into(
         class_name=name,
         dynamic_batch=dynamic,
         notes=notes,
+        batch_inputs=_batch_dim_names(onnx_model, batch.inputs),
+        batch=batch.bound,
     )
 
 
@@ -931,6 +950,35 @@ class CompiledModel(ParallelModel):
     @property
     def report(self) -> ScheduleReport:
         return self.result.report
+
+    def _mismatch(self, e: InputMismatch) -> InputMismatch:
+        """``e``, where only the batch size of a batch input differs, saying which dimension
+        of the ONNX model it is, what it was bound to and how to compile for the size given
+        (a model exported with a dynamic batch had said only "expected (1, 3) float32, got
+        (8, 3) float32"; the sequential module's own check names its reason)."""
+        name, shape = e.input_name, e.got_shape
+        symbol = self.result.batch_inputs.get(name or "")
+        if not e.batch_only or name is None or shape is None or symbol is None:
+            return super()._mismatch(e)
+        what = (
+            f"the ONNX model's dynamic dimension '{symbol}'"
+            if symbol
+            else "the batch (fixed in the ONNX model, freed by dynamic_batch=True)"
+        )
+        dims = ",".join(str(d) for d in shape)
+        flag = shlex.quote(f"{name}={dims}")
+        if name in self.DYNAMIC_BATCH:
+            seq = "the sequential module takes any batch size (.sequential)"
+        else:
+            seq = (
+                f"the sequential module runs batch size {self.result.batch} only as well "
+                "(result.notes says why)"
+            )
+        return InputMismatch(
+            f"{e}: dimension 0 of input {name!r} is {what}, bound to {self.result.batch} when "
+            f"compiling; compile with input_shapes={{{name!r}: {shape}}} (ramiel compile "
+            f"--input-shape {flag}) for batch size {shape[0]}; {seq}"
+        )
 
     def output_specs(self) -> dict[str, tuple[tuple[int, ...], Any]]:
         """Graph output name -> (shape, torch dtype), from the parallel program's channels."""

@@ -929,7 +929,11 @@ def generalize_batch(
         listed = ", ".join(f"'{n}'" for n in names)
         note = f"the sequential module keeps batch size {plan.bound} for input(s) {listed}: {why}"
         checked = _check_batch(
-            static, names, plan.bound, "compiled for it; the compile notes say why"
+            static,
+            names,
+            plan.bound,
+            f"compiled for it, and it cannot take another: {why}; recompile with --input-shape "
+            "(input_shapes=) for another size",
         )
         return Generalized(checked, (), [note])
     return Generalized(general, tuple(names), [])

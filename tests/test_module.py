@@ -273,8 +273,12 @@ def test_symbolic_batch_runs_at_any_size(name: str, tmp_path, pipeline_helpers):
                 # values up to rounding
                 pipeline_helpers.assert_close(outputs(compiled(x))[0], got[0], 1e-5, "parallel")
             else:
-                with pytest.raises(InputMismatch, match="sequential module takes any batch"):
+                with pytest.raises(InputMismatch, match="sequential module takes any batch") as e:
                     compiled(x)
+                # which dimension, bound to what, and how to compile for this size
+                said = str(e.value)
+                assert f"input_shapes={{{inp.name!r}: {tuple(shape)}}}" in said, said
+                assert f"dimension 0 of input {inp.name!r}" in said and "bound to 1" in said
         batch = torch.export.Dim("batch", min=1, max=64)
         exported = torch.export.export(seq, (x,), dynamic_shapes=({0: batch},))
         for b in (2, 5):
@@ -472,14 +476,27 @@ def test_values_of_the_batch_that_two_odd_samples_would_share_keep_the_batch(kin
     rows at batch 200 (helper-22), and so had ``x[-150:]``, a float threshold and one computed
     from other ops (helper-23)."""
     import ramiel
+    from ramiel.runtime import InputMismatch
 
     path = str(tmp_path / f"{kind}.onnx")
     onnx.save(_batch_valued_model(kind), path)
     with ramiel.compile(path, clusters=1, out_dir=str(tmp_path / "out")) as compiled:
         assert compiled.result.dynamic_batch == ()
         assert any("keeps batch size 1" in n for n in compiled.result.notes), compiled.result.notes
-        with pytest.raises(AssertionError, match="runs batch size 1 only"):
+        with pytest.raises(AssertionError, match="runs batch size 1 only") as e:
             compiled.sequential(torch.ones(40, 4))
+        assert "cannot take another: " in str(e.value)  # the reason, not "see the notes"
+        assert compiled.result.batch_inputs == {"x": "batch"}
+        # the parallel module names the model's dimension and the compile that takes the size
+        with pytest.raises(InputMismatch) as e:
+            compiled(torch.ones(40, 4))
+        said = str(e.value)
+        assert "dynamic dimension 'batch', bound to 1" in said, said
+        assert "input_shapes={'x': (40, 4)} (ramiel compile --input-shape x=40,4)" in said, said
+        assert "runs batch size 1 only as well" in said, said
+        with pytest.raises(InputMismatch) as e:  # another mismatch: as it was
+            compiled(torch.ones(1, 5))
+        assert "dimension 0" not in str(e.value)
 
 
 def test_sample_batches_clear_the_model_s_thresholds() -> None:

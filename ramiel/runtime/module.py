@@ -308,7 +308,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                     )
 
     def _mismatch(self, e: InputMismatch) -> InputMismatch:
-        if not (self.DYNAMIC_BATCH and e.batch_only):
+        if not (e.batch_only and e.input_name in self.DYNAMIC_BATCH):
             return e
         return InputMismatch(
             f"{e} (the parallel program is compiled for the shapes it was bound to; the "

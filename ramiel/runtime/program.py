@@ -60,10 +60,13 @@ class InputMismatch(RuntimeFailure, ValueError):
     """The tensors given to ``Runner.run`` do not match the program's input channels.
 
     Raised before anything is dispatched; the runner stays usable. ``batch_only``: the inputs
-    differ from the program's only in the size of dimension 0.
+    differ from the program's only in the size of dimension 0; ``input_name``, ``got_shape``:
+    the input whose shape or dtype differs, and its shape (``None`` for other mismatches).
     """
 
     batch_only: bool = False
+    input_name: str | None = None
+    got_shape: tuple[int, ...] | None = None
 
 
 class RunnerClosed(RuntimeFailure):
@@ -591,6 +594,7 @@ def check_inputs(program: Program, inputs: Mapping[str, object]) -> dict[str, to
                     and t.dim() == len(spec.shape) >= 1
                     and tuple(t.shape[1:]) == tuple(spec.shape[1:])
                 )
+                err.input_name, err.got_shape = name, tuple(t.shape)
                 raise err
         out[name] = t
     return out
