@@ -41,11 +41,11 @@ batch size when the graph says the batch is free:
   A value that saturates at a constant (a Slice end on the batch axis, ``min(B, 256)``,
   ``if B > 200``) would look like ``B`` if both samples were below it: the second sample is
   raised above every constant operand of a Slice, Pad, Clip, Min, Max, comparison or Range
-  (:func:`sample_batches`), so such a value differs between the samples. Known blind spots: a
-  threshold computed from other values than such constants, and one that compares the batch
-  with a size below the first sample (``B == 2``, ``if B > 8``), which looks constant; the
-  TorchScript exporter writes such code where the model has it (``x[:32]`` on the batch axis,
-  ``if x.shape[0] > 32``).
+  (:func:`sample_batches`), so such a value differs between the samples. A comparison that no
+  two samples decide, of a value computed from a shape with a constant (``B == 2``, ``if B >
+  8``, ``B % 3 == 0``: the TorchScript exporter writes them where the model branches on the
+  batch size), keeps the static module (:func:`undecided_comparisons`). Known blind spot: a
+  threshold computed from other values than such constants.
 
 The ONNX graph outputs are not declared in terms of the batch; onnx shape inference recomputes
 them at each sample.
@@ -139,24 +139,70 @@ SENTINEL = 2**31 - 1
 exporters' "to the end"; ``3.4e38`` in a Clip)."""
 
 
-def _magnitudes(values: np.ndarray) -> list[int]:
-    """The magnitudes of a small constant's values (``-150`` and ``150.0`` are both the
-    threshold 150; a fraction rounds up), those below :data:`SENTINEL`; none for a constant of
-    more than 64 values or of no numeric type."""
+def _numbers(values: np.ndarray) -> list[float]:
+    """The values of a small numeric constant, finite and below :data:`SENTINEL` in magnitude;
+    none for a constant of more than 64 values or of no numeric type."""
     if values.size > 64 or not np.issubdtype(values.dtype, np.number):
         return []
-    mags = np.abs(values.astype(np.float64).reshape(-1))
-    return [int(np.ceil(v)) for v in mags if np.isfinite(v) and v < SENTINEL]
+    flat = values.astype(np.float64).reshape(-1)
+    return [float(v) for v in flat if np.isfinite(v) and abs(v) < SENTINEL]
 
 
-def _values(tensor: onnx.TensorProto) -> list[int]:
-    """:func:`_magnitudes` of a constant tensor (none of more than 64 elements: not read)."""
-    if np.prod(tensor.dims, dtype=np.int64) > 64:
-        return []
-    try:
-        return _magnitudes(onnx.numpy_helper.to_array(tensor))
-    except Exception:  # noqa: BLE001 - an element type numpy cannot hold: no threshold
-        return []
+def _magnitude(v: float) -> int:
+    """A constant's threshold: ``-150`` and ``150.0`` are both 150; a fraction rounds up."""
+    return int(np.ceil(abs(v)))
+
+
+@dataclass
+class _Graphs:
+    """The nodes of a model, its control-flow bodies' included (graph order: producers first),
+    the values of its small constants (:func:`_numbers`), and the values computed from a
+    ``Shape`` or ``Size``."""
+
+    nodes: list[onnx.NodeProto]
+    consts: dict[str, list[float]]
+    producer: dict[str, onnx.NodeProto]
+    shaped: set[str]
+
+    @classmethod
+    def of(cls, model: onnx.ModelProto) -> _Graphs:
+        graphs = [model.graph]
+        nodes: list[onnx.NodeProto] = []
+        consts: dict[str, list[float]] = {}
+        while graphs:
+            g = graphs.pop(0)
+            for init in g.initializer:
+                if np.prod(init.dims, dtype=np.int64) <= 64:
+                    with contextlib.suppress(Exception):  # a type numpy cannot hold: none
+                        consts[init.name] = _numbers(onnx.numpy_helper.to_array(init))
+            for node in g.node:
+                nodes.append(node)
+                for attr in node.attribute:  # If, Loop and Scan bodies
+                    if attr.type == onnx.AttributeProto.GRAPH:
+                        graphs.append(attr.g)
+                    graphs.extend(attr.graphs)
+                if node.op_type == "Constant" and node.attribute:
+                    with contextlib.suppress(Exception):  # a string or sparse constant: none
+                        consts[node.output[0]] = _numbers(constant_node_value(node))
+        producer = {out: node for node in nodes for out in node.output}
+        shaped = {o for n in nodes if n.op_type in ("Shape", "Size") for o in n.output}
+        for node in nodes:
+            if any(i in shaped for i in node.input if i):
+                shaped.update(o for o in node.output if o)
+        return cls(nodes, consts, producer, shaped)
+
+    def constant(self, name: str, depth: int = 0) -> list[float]:
+        """The values of the constant ``name`` is, through :data:`_PASS_THROUGH` ops (``[]``:
+        not a constant this can read)."""
+        if name in self.consts:
+            return self.consts[name]
+        node = self.producer.get(name)
+        if node is None or node.op_type not in _PASS_THROUGH or depth >= 8:
+            return []
+        found: list[float] = []
+        for i in node.input[: 1 if node.op_type != "Concat" else None]:
+            found += self.constant(i, depth + 1)
+        return found
 
 
 def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
@@ -167,55 +213,63 @@ def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
     :data:`_SATURATING` ops where another operand is computed from a ``Shape`` or ``Size``
     (a ReLU6's Clip is no threshold of the batch), in the main graph and in control-flow
     bodies, from 2 below :data:`SENTINEL`."""
-    graphs = [model.graph]
-    nodes: list[onnx.NodeProto] = []
-    consts: dict[str, list[int]] = {}
-    while graphs:
-        g = graphs.pop(0)
-        for init in g.initializer:
-            consts[init.name] = _values(init)
-        for node in g.node:
-            nodes.append(node)
-            for attr in node.attribute:  # If, Loop and Scan bodies
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    graphs.append(attr.g)
-                graphs.extend(attr.graphs)
-            if node.op_type == "Constant" and node.attribute:
-                with contextlib.suppress(Exception):  # a string or sparse constant: none
-                    consts[node.output[0]] = _magnitudes(constant_node_value(node))
-    producer = {out: node for node in nodes for out in node.output}
-    shaped = {o for n in nodes if n.op_type in ("Shape", "Size") for o in n.output}
-    for node in nodes:  # values computed from a shape (graph order: producers first)
-        if any(i in shaped for i in node.input if i):
-            shaped.update(o for o in node.output if o)
+    g = _Graphs.of(model)
     found: dict[int, str] = {}
-
-    def collect(name: str, reader: str, depth: int = 0) -> None:
-        if name in consts:
-            for v in consts[name]:
-                found.setdefault(v, reader)
-            return
-        node = producer.get(name)
-        if node is not None and node.op_type in _PASS_THROUGH and depth < 8:
-            for i in node.input[: 1 if node.op_type != "Concat" else None]:
-                collect(i, reader, depth + 1)
-
-    for node in nodes:
+    for node in g.nodes:
         if node.op_type not in _SATURATING:
             continue
-        if node.op_type in _ON_VALUES and not any(i in shaped for i in node.input if i):
+        if node.op_type in _ON_VALUES and not any(i in g.shaped for i in node.input if i):
             continue
         reader = node.name or node.op_type
         positions = _SATURATING[node.op_type]
         for pos, name in enumerate(node.input):
             if name and (positions is None or pos in positions):
-                collect(name, reader)
+                for v in g.constant(name):
+                    found.setdefault(_magnitude(v), reader)
         for attr in node.attribute:
             if attr.name in ("starts", "ends", "pads"):
                 for v in onnx.helper.get_attribute_value(attr):
                     if abs(v) < SENTINEL:
                         found.setdefault(abs(v), reader)
     return {v: found[v] for v in sorted(found) if v >= 2}
+
+
+#: comparisons of a value with a constant: the samples tell ``B > 300`` apart (one on each
+#: side, :func:`sample_batches`), not ``B > 1``, ``B == 2`` or ``B % 3 == 0``
+_COMPARISONS = frozenset({"Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal"})
+
+
+def undecided_comparisons(model: onnx.ModelProto) -> tuple[str, str, float] | None:
+    """The first op of ``model`` (its control-flow bodies' included) that holds a value
+    computed from a ``Shape`` or ``Size`` against a constant the sample batch sizes cannot
+    decide, as ``(node name, op type, constant)``; ``None`` where there is none.
+
+    Such an op: an ``Equal`` with a constant from 1 on (``B == 2``: no two samples are equal
+    to it, whatever they are), another comparison with a constant from 1 to the first sample
+    (``B > 1``, ``B <= 8``: true, or false, at both samples and at the bound batch of 1 or
+    more), a ``Mod`` by a constant from 2 on (``B % 3 == 0``: false at 17 and at 1018).
+    Constants below 1 decide nothing: a batch size is at least 1 (TorchScript's
+    ``Equal(shape, -1)`` before an ``Expand`` stays). A model that branches on the batch size
+    this way (``if x.shape[0] > 1:``, exported to an ``If``) had been given the branch the
+    samples took, at every batch size (a fresh-user check: wrong results at batch 1, 2, 3)."""
+    g = _Graphs.of(model)
+    first = SAMPLE_BATCHES[0]
+    for node in g.nodes:
+        if node.op_type not in _COMPARISONS and node.op_type != "Mod":
+            continue
+        if not any(i in g.shaped for i in node.input if i):
+            continue
+        for name in node.input:
+            for v in g.constant(name) if name not in g.shaped else []:
+                if node.op_type == "Mod":
+                    undecided = abs(v) >= 2
+                elif node.op_type == "Equal":
+                    undecided = v >= 1
+                else:
+                    undecided = 1 <= v <= first
+                if undecided:
+                    return node.name or node.op_type, node.op_type, v
+    return None
 
 
 def sample_batches(model: onnx.ModelProto) -> tuple[int, int]:
@@ -228,6 +282,14 @@ def sample_batches(model: onnx.ModelProto) -> tuple[int, int]:
     Raises :class:`_NotPolymorphic` for a constant from :data:`SATURATION_LIMIT` on: no sample
     is compiled that large."""
     first, second = SAMPLE_BATCHES
+    comparison = undecided_comparisons(model)
+    if comparison is not None:
+        node, op, v = comparison
+        raise _NotPolymorphic(
+            f"node '{ascii(node)[1:-1]}' ({op}) holds a value computed from the input shapes "
+            f"against {v:g}, which no two sample batch sizes decide for every batch size "
+            f"(a branch on the batch size, such as 'if x.shape[0] > 1')"
+        )
     found = saturation_constants(model)
     top = max(found, default=0)
     if top >= SATURATION_LIMIT:

@@ -499,6 +499,94 @@ def test_values_of_the_batch_that_two_odd_samples_would_share_keep_the_batch(kin
         assert "dimension 0" not in str(e.value)
 
 
+def _branch_on_batch_model(test: str, c: int) -> onnx.ModelProto:
+    """``x: float[batch, 4]``; ``y = x * 2 if <test>(batch, c) else x * 3``: an ``If`` on a
+    comparison of ``Shape(x)[0]`` (TorchScript's export of ``if x.shape[0] > 1:``); ``Mod``:
+    ``batch % c == 0``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def branch(name: str, factor: float) -> onnx.GraphProto:
+        k = numpy_helper.from_array(np.array(factor, np.float32), f"{name}_k")
+        return helper.make_graph(
+            [helper.make_node("Mul", ["x", f"{name}_k"], [f"{name}_y"])],
+            name,
+            [],
+            [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, ["batch", 4])],
+            [k],
+        )
+
+    inits = [
+        numpy_helper.from_array(np.array(0, np.int64), "zero"),
+        numpy_helper.from_array(np.array(c, np.int64), "c"),
+    ]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["b"], axis=0),
+    ]
+    if test == "Mod":
+        nodes += [
+            helper.make_node("Mod", ["b", "c"], ["m"]),
+            helper.make_node("Equal", ["m", "zero"], ["cond"]),
+        ]
+    else:
+        nodes.append(helper.make_node(test, ["b", "c"], ["cond"]))
+    nodes.append(
+        helper.make_node(
+            "If", ["cond"], ["y"], then_branch=branch("then", 2.0), else_branch=branch("else", 3.0)
+        )
+    )
+    g = helper.make_graph(
+        nodes,
+        "branch_on_batch",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
+        inits,
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize(
+    "test, c, dynamic",
+    [
+        ("Greater", 1, False),
+        ("Equal", 2, False),
+        ("Mod", 3, False),
+        ("GreaterOrEqual", 9, False),
+        ("Greater", 0, True),  # true at every batch size: no decision, the batch stays free
+        ("Equal", -1, True),  # (TorchScript's Equal(shape, -1) before an Expand)
+    ],
+)
+def test_a_branch_on_the_batch_size_keeps_the_batch(test, c, dynamic, tmp_path, pipeline_helpers):
+    """``if x.shape[0] > 1:`` (``== 2``, ``% 3 == 0``, ``>= 9``), exported to an ``If``: the
+    sample batches 17 and 1018 take the same branch, so the sequential module had been given it
+    at every batch size (wrong at batch 1, 2, 3: a fresh-user check). Now it keeps the bound
+    batch with a note naming the comparison; comparisons a batch size cannot change still
+    leave the batch free. Checked against onnxruntime at every batch the module takes."""
+    import ramiel
+
+    model = _branch_on_batch_model(test, c)
+    path = str(tmp_path / "branch.onnx")
+    onnx.save(model, path)
+    with ramiel.compile(path, clusters=1, out_dir=str(tmp_path / "out")) as compiled:
+        notes = compiled.result.notes
+        if dynamic:
+            assert compiled.result.dynamic_batch == ("x",), notes
+        else:
+            assert compiled.result.dynamic_batch == (), notes
+            (note,) = [n for n in notes if "keeps batch size 1" in n]
+            assert f"({test})" in note, note
+        for b in (1, 2, 3, 6, 9):
+            x = torch.arange(4 * b, dtype=torch.float32).reshape(b, 4)
+            if b > 1 and not dynamic:
+                with pytest.raises(AssertionError, match="runs batch size 1 only"):
+                    compiled.sequential(x)
+                continue
+            (ref,) = pipeline_helpers.ort_run(model, {"x": x.numpy()})
+            pipeline_helpers.assert_close(compiled.sequential(x), ref, 1e-6, f"batch {b}")
+        (ref,) = pipeline_helpers.ort_run(model, {"x": np.ones((1, 4), np.float32)})
+        pipeline_helpers.assert_close(compiled(torch.ones(1, 4)), ref, 1e-6, "parallel")
+
+
 def test_sample_batches_clear_the_model_s_thresholds() -> None:
     """The second sample is raised above the largest constant a Slice, Min or comparison could
     hold the batch against; "to the end" sentinels and other ops' constants do not count."""
