@@ -525,10 +525,15 @@ class OnnxOp(IRDLOperation):
 
 
 _AXIS_OPS = frozenset(
-    ["Concat", "Gather", "GatherElements", "Split", "ArgMax", "ArgMin", "CumSum", "Compress"]
-)
+    [
+        "Concat", "Gather", "GatherElements", "Split", "ArgMax", "ArgMin", "CumSum", "Compress",
+        "LayerNormalization", "TopK", "ScatterElements", "LpNormalization",
+    ]
+)  # fmt: skip
 """Ops whose ``axis`` names a dimension of their first input: in [-r, r - 1] (Softmax,
-LogSoftmax and Hardmax too from opset 13, Flatten in [-r, r])."""
+LogSoftmax and Hardmax too from opset 13, Flatten in [-r, r]). (A LayerNormalization with
+``axis = 7`` on a rank-3 input had compiled into a normalisation over every dimension, where
+onnxruntime refuses the model: a fresh-user check.)"""
 
 _WINDOW_OPS = frozenset(["Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool"])
 

@@ -275,6 +275,18 @@ func.func @f(%x: tensor<2x2xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// A LayerNormalization's axis too (its Python had normalised over every dimension).
+// expected-error @+4 {{onnx.LayerNormalization: axis 7 is out of range for an operand of rank 3 ([-3, 2])}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %s = "onnx.Constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> tensor<4xf32>
+  %y = "onnx.LayerNormalization"(%x, %s) <{axis = 7 : si64, epsilon = 1.0e-05 : f32}> : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  func.return %y : tensor<2x3x4xf32>
+}
+}
+
+// -----
+
 // A window's strides, dilations and pads: >= 1, >= 1 and >= 0.
 // expected-error @+4 {{onnx.Conv: strides [0, 1] must each be >= 1}}
 builtin.module attributes {onnx.opset = 17 : i64} {
