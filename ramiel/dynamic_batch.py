@@ -389,12 +389,6 @@ def batch_inputs(
                 f"(inputs: {', '.join(repr(i.name) for i in inputs) or 'none'})"
             )
         return plan
-    if samples > 1:
-        plan.notes.append(
-            f"the sequential module of a {samples}-sample program (--batch {samples}) keeps its "
-            "static shapes"
-        )
-        return plan
     given = {vi.name: shapes[vi.name][0] for vi, _ in chosen if shapes.get(vi.name)}
     fixed = {vi.name: d[0].dim_value for vi, d in chosen if d[0].HasField("dim_value")}
     bound_by = given or fixed
@@ -403,6 +397,11 @@ def batch_inputs(
         raise RamielError(f"the batch inputs disagree on dimension 0 ({listed})")
     if bound_by:
         plan.bound = next(iter(bound_by.values()))
+    elif samples > 1:
+        plan.notes.append(
+            f"batch dimension '{symbol}' bound to 1 in each of the {samples} samples "
+            "(--input-shape binds another size)"
+        )
     else:
         plan.notes.append(
             f"batch dimension '{symbol}' bound to 1 for the parallel program (--input-shape "
@@ -427,6 +426,12 @@ def batch_inputs(
                 d0 = vi.type.tensor_type.shape.dim[0]
                 d0.Clear()
                 d0.dim_value = plan.bound
+    if samples > 1:  # bound as above (a dynamic batch is 1 per sample), never generalized
+        plan.notes.append(
+            f"the sequential module of a {samples}-sample program (--batch {samples}) keeps its "
+            "static shapes"
+        )
+        return plan
     plan.inputs = tuple(vi.name for vi, _ in chosen)
     return plan
 

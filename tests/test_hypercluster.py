@@ -271,6 +271,40 @@ def test_cli_compile_batch(tmp_path, zoo_models: dict[str, str], capsys):
     assert not (tmp_path / "bad").exists()
 
 
+def test_batch_of_a_model_with_a_symbolic_batch_dimension(tmp_path):
+    """``--batch 3`` on a model whose dimension 0 is symbolic (PyTorch's ``dynamic_axes``
+    export): each sample bound to 1, as without ``--batch`` (it had stopped with "graph input
+    'x' has a dynamic dimension 0 ('batch'): bind it with --input-shape"; helper-26), and each
+    sample's output matches onnxruntime on its own input."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    import torch
+    from onnx import TensorProto, helper, numpy_helper
+
+    import ramiel
+
+    w = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["t"]), helper.make_node("Relu", ["t"], ["y"])],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 5])],
+        [numpy_helper.from_array(w, "W")],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = str(tmp_path / "mlp.onnx")
+    onnx.save(model, path)
+    with ramiel.compile(path, batch=3, out_dir=str(tmp_path / "out")) as m:
+        assert any("bound to 1 in each of the 3 samples" in n for n in m.result.notes)
+        xs = [torch.randn(1, 4) for _ in range(3)]
+        outs = m(*xs)
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        for x, y in zip(xs, outs, strict=True):
+            (ref,) = sess.run(None, {"x": x.numpy()})
+            np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
 def test_cli_run_batch_checks_every_sample(zoo_models: dict[str, str], capsys):
     """``ramiel run --batch 2``: each sample's outputs against onnxruntime on that sample's inputs
     (the original model's input names, not the program's ``<name>__s<k>``)."""
