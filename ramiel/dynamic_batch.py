@@ -382,6 +382,15 @@ def batch_inputs(
         elif dynamic_batch and d0.HasField("dim_value") and d0.dim_value > 0:
             chosen.append((vi, dims))
             plan.free = True
+            named = [(i, d.dim_param) for i, d in enumerate(dims) if i and d.dim_param]
+            if named:  # (an LSTM's (seq, batch, features) input: helper-26)
+                i, sym = named[0]
+                plan.notes.append(
+                    f"--dynamic-batch frees dimension 0 of input '{vi.name}' (size "
+                    f"{d0.dim_value} in the model), whose dimension {i} is the symbolic "
+                    f"'{sym}': if that is the batch, compile without --dynamic-batch and bind "
+                    "it with --input-shape"
+                )
     if not chosen:
         if dynamic_batch:
             raise RamielError(

@@ -587,6 +587,32 @@ def test_a_branch_on_the_batch_size_keeps_the_batch(test, c, dynamic, tmp_path, 
         pipeline_helpers.assert_close(compiled(torch.ones(1, 4)), ref, 1e-6, "parallel")
 
 
+def test_dynamic_batch_names_a_symbolic_dimension_it_does_not_free(tmp_path):
+    """``dynamic_batch=True`` frees dimension 0 of every input; where an input's symbolic
+    dimension is another one (an LSTM's ``(seq, batch, features)``), a note says so and how to
+    bind that one instead (it had been silent, and the module's check called the sequence
+    length the batch: helper-26)."""
+    from onnx import TensorProto, helper
+
+    import ramiel
+
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "seq_first",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, "batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, "batch", 8])],
+    )
+    path = str(tmp_path / "seq_first.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    opts = {"input_shapes": {"x": (5, 1, 8)}, "out_dir": str(tmp_path / "out")}
+    with ramiel.compile(path, clusters=1, dynamic_batch=True, **opts) as m:
+        (note,) = [n for n in m.result.notes if "--dynamic-batch frees" in n]
+        assert "dimension 1 is the symbolic 'batch'" in note and "--input-shape" in note
+    with ramiel.compile(path, clusters=1, **opts) as m:  # without: bound, no such note
+        assert not [n for n in m.result.notes if "--dynamic-batch frees" in n]
+        assert m(torch.ones(5, 1, 8)).shape == (5, 1, 8)
+
+
 def test_sample_batches_clear_the_model_s_thresholds() -> None:
     """The second sample is raised above the largest constant a Slice, Min or comparison could
     hold the batch against; "to the end" sentinels and other ops' constants do not count."""
