@@ -216,8 +216,7 @@ class HelperBinding:
         self.bound = False
         self._claim(False)
 
-    @contextlib.contextmanager
-    def during(self, threads: int, planned: int, bind: bool = True):  # type: ignore[no-untyped-def]
+    def during(self, threads: int, planned: int, bind: bool = True) -> _During:
         """Bind while the block runs in the caller's thread, its own affinity restored after
         (``threads``, ``planned``, ``bind``: as for :meth:`apply`); after it the helpers are
         unbound and the cores given back to the register (:meth:`release`). Unlike a worker's,
@@ -225,21 +224,38 @@ class HelperBinding:
         helper left on one core stalls each of their parallel regions while another process
         keeps that core busy (measured on 2 cores next to a busy one: a small BERT's sequential
         module called in that thread took 260 ms per call instead of 0.4 ms). Two
-        ``sched_setaffinity`` calls per helper and inference, a few µs."""
-        self.apply(threads, planned, bind)
-        before = None
+        ``sched_setaffinity`` calls per helper and inference, a few µs each (the first system
+        call after a model's inference takes 30-50 µs, whichever it is)."""
+        return _During(self, threads, planned, bind)
+
+
+class _During(contextlib.AbstractContextManager[None]):
+    """:meth:`HelperBinding.during`'s block (a class, not a generator: entered on every call)."""
+
+    __slots__ = ("_binding", "_args", "_before")
+
+    def __init__(self, binding: HelperBinding, threads: int, planned: int, bind: bool):
+        self._binding, self._args = binding, (threads, planned, bind)
+        self._before: set[int] | None = None
+
+    def __enter__(self) -> None:
+        b = self._binding
+        b.apply(*self._args)
+        if b.bound and b.cores:
+            try:
+                mine = os.sched_getaffinity(0)
+                os.sched_setaffinity(0, {b.cores[0]})
+                self._before = mine
+            except OSError:
+                pass
+
+    def __exit__(self, *exc: object) -> None:
         try:
-            if self.bound and self.cores:
+            if self._before is not None:
                 with contextlib.suppress(OSError):
-                    mine = os.sched_getaffinity(0)
-                    os.sched_setaffinity(0, {self.cores[0]})
-                    before = mine
-            yield
+                    os.sched_setaffinity(0, self._before)
         finally:
-            if before is not None:
-                with contextlib.suppress(OSError):
-                    os.sched_setaffinity(0, before)
-            self.release()
+            self._binding.release()
 
 
 def binding_for(worker: int, workers: int, threads: int, own_thread: bool = True) -> HelperBinding:
