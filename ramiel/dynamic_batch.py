@@ -205,7 +205,7 @@ class _Graphs:
         return found
 
 
-def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
+def saturation_constants(model: onnx.ModelProto | _Graphs) -> dict[int, str]:
     """The constants of ``model`` that an op could compare with the batch size -> the node
     that reads each (first seen): the constant operands (through :data:`_PASS_THROUGH` ops,
     as magnitudes: ``x[-150:]`` holds the batch against 150) of Slice and Pad and their
@@ -213,7 +213,7 @@ def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
     :data:`_SATURATING` ops where another operand is computed from a ``Shape`` or ``Size``
     (a ReLU6's Clip is no threshold of the batch), in the main graph and in control-flow
     bodies, from 2 below :data:`SENTINEL`."""
-    g = _Graphs.of(model)
+    g = model if isinstance(model, _Graphs) else _Graphs.of(model)
     found: dict[int, str] = {}
     for node in g.nodes:
         if node.op_type not in _SATURATING:
@@ -239,7 +239,7 @@ def saturation_constants(model: onnx.ModelProto) -> dict[int, str]:
 _COMPARISONS = frozenset({"Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal"})
 
 
-def undecided_comparisons(model: onnx.ModelProto) -> tuple[str, str, float] | None:
+def undecided_comparisons(model: onnx.ModelProto | _Graphs) -> tuple[str, str, float] | None:
     """The first op of ``model`` (its control-flow bodies' included) that holds a value
     computed from a ``Shape`` or ``Size`` against a constant the sample batch sizes cannot
     decide, as ``(node name, op type, constant)``; ``None`` where there is none.
@@ -252,23 +252,24 @@ def undecided_comparisons(model: onnx.ModelProto) -> tuple[str, str, float] | No
     ``Equal(shape, -1)`` before an ``Expand`` stays). A model that branches on the batch size
     this way (``if x.shape[0] > 1:``, exported to an ``If``) had been given the branch the
     samples took, at every batch size (a fresh-user check: wrong results at batch 1, 2, 3)."""
-    g = _Graphs.of(model)
+    g = model if isinstance(model, _Graphs) else _Graphs.of(model)
     first = SAMPLE_BATCHES[0]
     for node in g.nodes:
-        if node.op_type not in _COMPARISONS and node.op_type != "Mod":
+        op = node.op_type
+        if op not in _COMPARISONS and op != "Mod":
             continue
         if not any(i in g.shaped for i in node.input if i):
             continue
-        for name in node.input:
-            for v in g.constant(name) if name not in g.shaped else []:
-                if node.op_type == "Mod":
-                    undecided = abs(v) >= 2
-                elif node.op_type == "Equal":
-                    undecided = v >= 1
-                else:
-                    undecided = 1 <= v <= first
-                if undecided:
-                    return node.name or node.op_type, node.op_type, v
+        constants = [v for i in node.input if i and i not in g.shaped for v in g.constant(i)]
+        for v in constants:
+            if op == "Mod":
+                undecided = abs(v) >= 2
+            elif op == "Equal":
+                undecided = v >= 1
+            else:
+                undecided = 1 <= v <= first
+            if undecided:
+                return node.name or op, op, v
     return None
 
 
@@ -279,10 +280,12 @@ def sample_batches(model: onnx.ModelProto) -> tuple[int, int]:
     two samples tells them apart (``x[:1500]`` on the batch axis gives 17 and 1500 rows at 17
     and 1502, which is no multiple of the batch).
 
-    Raises :class:`_NotPolymorphic` for a constant from :data:`SATURATION_LIMIT` on: no sample
-    is compiled that large."""
+    Raises :class:`_NotPolymorphic` for a constant from :data:`SATURATION_LIMIT` on (no sample
+    is compiled that large), and for a comparison no two samples decide
+    (:func:`undecided_comparisons`)."""
     first, second = SAMPLE_BATCHES
-    comparison = undecided_comparisons(model)
+    graphs = _Graphs.of(model)
+    comparison = undecided_comparisons(graphs)
     if comparison is not None:
         node, op, v = comparison
         raise _NotPolymorphic(
@@ -290,7 +293,7 @@ def sample_batches(model: onnx.ModelProto) -> tuple[int, int]:
             f"against {v:g}, which no two sample batch sizes decide for every batch size "
             f"(a branch on the batch size, such as 'if x.shape[0] > 1')"
         )
-    found = saturation_constants(model)
+    found = saturation_constants(graphs)
     top = max(found, default=0)
     if top >= SATURATION_LIMIT:
         raise _NotPolymorphic(
