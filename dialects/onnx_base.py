@@ -481,8 +481,15 @@ class OnnxOp(IRDLOperation):
                 raise VerifyException(f"{where}: operand shapes {shapes} do not broadcast")
             if out is not None and out != b:
                 raise VerifyException(f"{where}: result shape {out} != broadcast shape {b}")
-        elif self.has_trait(Elementwise) and shapes and shapes[0] is not None:
-            # unary element-wise (Relu, Cast, Clip's data, ...): the result has X's shape
+        elif (
+            self.has_trait(Elementwise)
+            and not self.has_trait(Broadcasting)
+            and shapes
+            and shapes[0] is not None
+        ):
+            # unary element-wise (Relu, Cast, Clip's data, ...): the result has X's shape (not
+            # a broadcasting op with an operand of unknown shape, which the first branch skips:
+            # Add(x[2,6], m[1,1,1,?]) is [1,1,2,6], and had been refused as invalid; helper-27)
             if out is not None and out != shapes[0]:
                 raise VerifyException(
                     f"{where}: result shape {out} != operand shape {shapes[0]} (element-wise)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+import torch
 from conftest import one_error_line, tool_status
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import TensorType, f32
@@ -225,3 +226,35 @@ def test_declared_shapes_of_data_dependent_results_are_noted(tmp_path):
     noted = [n for n in res.notes if "the input data decide the size" in n]
     assert len(noted) == 1, res.notes
     assert noted[0].startswith("node 'where_nonzero' (NonZero): ") and "(2, 3)" in noted[0]
+
+
+def test_a_broadcast_with_an_operand_shape_known_only_after_folding(pipeline_helpers):
+    """``Add(x[2, 6], m[1, 1, 1, ?])``, where ``m``'s last dimension comes from ``Shape ->
+    Range`` and is 6 once the constants are folded: the verifier skips the broadcast check
+    until the shapes are static, and does not take the op for a unary element-wise one (it had
+    refused the valid model: "result shape (1, 1, 2, 6) != operand shape (2, 6)"; helper-27).
+    Checked against onnxruntime."""
+    ints = {"zero": 0, "one": 1, "shp": [1, 1, 1, -1]}
+    inits = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], start=1, end=2),
+        helper.make_node("Squeeze", ["s"], ["n"]),
+        helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+        helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+        helper.make_node("Reshape", ["rf", "shp"], ["m"]),
+        helper.make_node("Add", ["x", "m"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "late_broadcast",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 6])],
+        inits,
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    x = np.random.default_rng(0).standard_normal((2, 6)).astype(np.float32)
+    (ref,) = pipeline_helpers.ort_run(model, {"x": x})
+    with ramiel.compile(model, clusters=1) as m:
+        got = m(torch.from_numpy(x))
+    pipeline_helpers.assert_close(got, ref, 1e-6, "late broadcast")
