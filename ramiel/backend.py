@@ -58,7 +58,12 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from safetensors.torch import load_file
 
 from ramiel.compiler import CompileOptions, compile_model
-from ramiel.errors import DynamicShapeError, RamielError, UnsupportedOpError
+from ramiel.errors import (
+    DataDependentShapeError,
+    DynamicShapeError,
+    RamielError,
+    UnsupportedOpError,
+)
 from ramiel.lowering.node_view import freeze_inputs
 from ramiel.runtime import Program, Weights, start
 from ramiel.runtime.module import generated_class, with_state
@@ -193,8 +198,10 @@ class RamielRep(BackendRep):
         self.input_names = [i.name for i in model.graph.input if i.name not in init]
         self._input_infos = {i.name: i for i in model.graph.input if i.name not in init}
         self.output_names = [o.name for o in model.graph.output]
-        #: graph inputs frozen into the model from the values of a run (decided by the compiler)
-        self.frozen: set[str] = set()
+        #: graph inputs frozen into the model from the values of a run (decided by the compiler,
+        #: and from the start those that give a Reshape, Expand, Tile or ConstantOfShape its
+        #: shape: a model may declare the result shape static, and onnxruntime follows the value)
+        self.frozen: set[str] = _shape_operand_inputs(model, self.input_names)
         self._cache: dict[tuple, _Compiled] = {}
         self._lock = threading.Lock()
         self._tmp: str | None = None
@@ -231,10 +238,12 @@ class RamielRep(BackendRep):
             return hit
         while True:
             model = freeze_inputs(self.onnx_model, {n: feeds[n] for n in self.frozen})
+            if model is not self.onnx_model:
+                model = _declared_sizes_dropped(model)
             shapes = {n: tuple(feeds[n].shape) for n in self.input_names if n not in self.frozen}
             try:
                 compiled = _Compiled(model, shapes, self.options, self._out_dir())
-            except UnsupportedOpError as e:
+            except (UnsupportedOpError, DataDependentShapeError) as e:
                 more = _inputs_to_freeze(self.onnx_model, e, self.input_names, self.frozen)
                 if not more:
                     raise
@@ -259,11 +268,13 @@ class RamielRep(BackendRep):
             if shape is None:
                 return
             feeds[vi.name] = np.empty(shape, _np_dtype(vi))
+        if self.frozen:
+            return  # compiled from the first run's values
         try:
             compiled = _Compiled(self.onnx_model, {}, self.options, self._out_dir())
         except DynamicShapeError:
             return
-        except UnsupportedOpError as e:
+        except (UnsupportedOpError, DataDependentShapeError) as e:
             more = _inputs_to_freeze(self.onnx_model, e, self.input_names, set())
             if not more:
                 raise
@@ -510,16 +521,58 @@ def _np_dtype(vi: onnx.ValueInfoProto) -> np.dtype:
         return np.dtype(np.float32)
 
 
+def _declared_sizes_dropped(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` (a copy with frozen inputs, changed in place) with the sizes it declares for
+    its outputs made symbolic (their ranks kept) and no ``value_info``: shape inference
+    recomputes them from the frozen values, which may give other sizes than the model declares
+    (a Reshape's shape given as an input: onnxruntime follows the value, with a warning)."""
+    for vi in model.graph.output:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for i, d in enumerate(vi.type.tensor_type.shape.dim):
+                d.Clear()
+                d.dim_param = f"{vi.name}_{i}"
+    del model.graph.value_info[:]
+    return model
+
+
+#: ONNX ops whose result shape an operand gives -> its position
+_SHAPE_OPERAND = {"Reshape": 1, "Expand": 1, "Tile": 1, "ConstantOfShape": 0}
+
+
+def _shape_operand_inputs(model: onnx.ModelProto, graph_inputs: Sequence[str]) -> set[str]:
+    """The graph inputs a main-graph Reshape, Expand, Tile or ConstantOfShape takes its result
+    shape from (directly, or computed from them: :func:`_graph_inputs_of`)."""
+    g_inputs = set(graph_inputs)
+    wanted = set()
+    for node in model.graph.node:
+        pos = _SHAPE_OPERAND.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        if pos is not None and pos < len(node.input) and node.input[pos]:
+            wanted.add(node.input[pos])
+    return _graph_inputs_of(model, wanted, g_inputs) & g_inputs if wanted else set()
+
+
 def _inputs_to_freeze(
-    model: onnx.ModelProto, err: UnsupportedOpError, graph_inputs: Sequence[str], frozen: set[str]
+    model: onnx.ModelProto,
+    err: UnsupportedOpError | DataDependentShapeError,
+    graph_inputs: Sequence[str],
+    frozen: set[str],
 ) -> set[str]:
     """Graph inputs to bind by value so that the nodes of ``err`` that ask for compile-time
-    constants can compile; empty if some unsupported item is of another kind (or no graph input
-    would help), so that the error stands."""
+    constants (or whose result shape is not static) can compile; empty if some unsupported
+    item is of another kind (or no graph input would help), so that the error stands. For a
+    :class:`DataDependentShapeError` the operands are those after the data input (a Reshape's
+    shape given as a graph input, its result declared with symbolic dimensions; helper-27)."""
     by_name = {(n.name or f"{n.op_type}_{i}"): n for i, n in enumerate(model.graph.node)}
     g_inputs = set(graph_inputs) - frozen
     out: set[str] = set()
-    for _op, node_name, opset, what in err.items:
+    if isinstance(err, DataDependentShapeError):
+        items = [
+            (op, name, opset, "must be a compile-time constant")
+            for op, name, opset, *_ in err.items
+        ]
+    else:
+        items = list(err.items)
+    for _op, node_name, opset, what in items:
         node = by_name.get(node_name)
         if node is None or not _NEEDS_CONSTANT.search(what):
             return set()

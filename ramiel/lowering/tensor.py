@@ -195,10 +195,16 @@ def _reshape_target(node: NodeView) -> tuple[int, ...] | None:
 @rule("Reshape")
 def _reshape(node: NodeView, args, em):
     """Reshape: ``x.reshape(*shape)``; a 0 copies the input dim (unless ``allowzero=1``), -1 is
-    inferred. Falls back to ``ops.reshape`` when the target is not static."""
+    inferred. ``ops.reshape`` where the shape is a run-time value (not a constant): with the
+    static result shape the model declares as ``expect``, which it checks."""
+    allowzero = node.attrs.get("allowzero", 0) or 0
+    if node.opset >= 5 and const_ints(node, 1) is None:
+        ys = out_shape(node)
+        kwargs = {} if ys is None else {"expect": tuple(ys)}
+        return [em.call("ops.reshape", args[0], args[1], allowzero, **kwargs)]
     target = _reshape_target(node)
     if target is None:
-        return [em.call("ops.reshape", args[0], args[1], node.attrs.get("allowzero", 0) or 0)]
+        return [em.call("ops.reshape", args[0], args[1], allowzero)]
     if target == shape(node, 0):
         return [args[0]]
     if len(target) == 0:

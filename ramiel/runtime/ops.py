@@ -885,12 +885,26 @@ def size(x: Tensor) -> Tensor:
     return torch.tensor(x.numel(), dtype=torch.int64, device=x.device)
 
 
-def reshape(x: Tensor, target: Tensor, allowzero: int = 0) -> Tensor:
-    """ONNX Reshape with a runtime shape tensor: 0 copies the input dim unless ``allowzero``."""
-    dims = [int(v) for v in target.tolist()]
+def reshape(
+    x: Tensor, target: Tensor, allowzero: int = 0, expect: Sequence[int] | None = None
+) -> Tensor:
+    """ONNX Reshape with a runtime shape tensor: 0 copies the input dim unless ``allowzero``.
+
+    ``expect``: the result shape the program is compiled for (the model declares it, while the
+    shape is a run-time value); another result raises ``ValueError`` saying so (the compiled
+    ``x.reshape(3, 4)`` had ignored the shape input: another value gave a (3, 4) result without
+    an error, where onnxruntime follows the value; a fresh-user check)."""
+    dims = [int(v) for v in target.reshape(-1).tolist()]
     if not allowzero:
         dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
-    return x.reshape(dims)
+    y = x.reshape(dims)
+    if expect is not None and tuple(y.shape) != tuple(expect):
+        raise ValueError(
+            f"Reshape to a run-time shape: the shape operand {dims} gives {tuple(y.shape)}, and "
+            f"the program is compiled for {tuple(expect)} (the shape the model declares); "
+            "compile it for this shape (the shape operand as a constant)"
+        )
+    return y
 
 
 def slice_(

@@ -99,6 +99,54 @@ def test_inputs_the_compiler_needs_as_constants_are_bound_by_value():
         assert stats[0]["clusters"] == 1 and stats[0]["parallel"]
 
 
+@pytest.mark.parametrize("declared", [[3, 4], ["a", "b"]])
+def test_a_reshape_s_shape_given_as_an_input_follows_its_value(declared):
+    """Reshape(x, s) with ``s`` a graph input: each value of ``s`` gets its compilation, as
+    onnxruntime follows the value. With the result declared ``[3, 4]`` the backend had
+    compiled ``x.reshape(3, 4)`` once and returned (3, 4) for every ``s``; declared ``[a, b]``
+    it had raised "shape not static" (helper-27)."""
+    m = _model(
+        [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+        [
+            helper.make_tensor_value_info("x", F, [2, 6]),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", F, declared)],
+    )
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    with backend.prepare(m) as rep:
+        for s in ([3, 4], [4, 3], [12, -1], [3, 4]):
+            (y,) = rep.run([x, np.array(s, np.int64)])
+            np.testing.assert_array_equal(y, x.reshape(s))
+        assert len(rep.stats()) == 3 and rep.stats()[0]["bound_inputs"] == ["s"]
+
+
+def test_a_compiled_reshape_to_a_run_time_shape_checks_the_shape_it_is_compiled_for(tmp_path):
+    """``ramiel.compile`` of the same model declared ``[3, 4]``: the generated code reshapes to
+    the run-time value and raises where it gives another shape than the program is compiled
+    for (it had reshaped to (3, 4) whatever the value)."""
+    import torch
+
+    import ramiel
+    from ramiel.runtime import WorkerError
+
+    m = _model(
+        [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+        [
+            helper.make_tensor_value_info("x", F, [2, 6]),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", F, [3, 4])],
+    )
+    x = torch.arange(12, dtype=torch.float32).reshape(2, 6)
+    with ramiel.compile(m, clusters=1, out_dir=str(tmp_path)) as c:
+        assert c(x, torch.tensor([3, -1])).shape == (3, 4)
+        with pytest.raises(WorkerError, match=r"gives \(4, 3\), and the program is compiled"):
+            c(x, torch.tensor([4, 3]))
+        with pytest.raises(ValueError, match=r"compiled for \(3, 4\)"):
+            c.sequential(x, torch.tensor([4, 3]))
+
+
 def test_graph_folded_at_compile_time_runs_the_generated_sequential_module():
     """Shape of a static input is a compile-time constant: no parallel program is left."""
     m = _model(
