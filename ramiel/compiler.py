@@ -908,7 +908,7 @@ class CompiledModel(ParallelModel):
         program = load_program(result.parallel_path, module_name=par_module)
         super().__init__(program=program, threads_per_worker=options.threads_per_worker)
         # the keywords the generated parallel class takes besides the ONNX names, as printed
-        self.ARG_NAMES = generated_class(sys.modules[par_module]).ARG_NAMES
+        self.ARG_NAMES = dict(generated_class(sys.modules[par_module]).ARG_NAMES)
         self.result = result
         self.options = options
         self.backend = options.backend

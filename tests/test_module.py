@@ -1016,3 +1016,33 @@ def test_the_sequential_module_shares_the_tensors_both_ways(tmp_path):
             m(x)
         m.load_state_dict({name: new.clone()}, assign=True)  # float32 again: runs again
         torch.testing.assert_close(m(x), torch.relu(x @ new))
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_a_compiled_model_deep_copies_and_pickles(backend, tmp_path):
+    """``copy.deepcopy``, ``pickle`` and ``torch.save``/``torch.load`` of what
+    ``ramiel.compile`` returns: each copy runs on workers of its own and gives the original's
+    outputs, also once the original is closed (the copy had failed with "cannot pickle
+    'mappingproxy' object": the generated class's ARG_NAMES; helper-27)."""
+    import copy
+    import io
+    import pickle
+
+    import ramiel
+
+    path = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    with ramiel.compile(path, clusters=2, backend=backend, out_dir=str(tmp_path)) as m:
+        y = m(x)
+        buf = io.BytesIO()
+        torch.save(m, buf)
+        buf.seek(0)
+        copies = [
+            copy.deepcopy(m),
+            pickle.loads(pickle.dumps(m)),
+            torch.load(buf, weights_only=False),
+        ]
+    for c in copies:
+        assert c.runner is None or c.runner is not m.runner
+        torch.testing.assert_close(c(x), y, rtol=1e-4, atol=1e-6)  # (threads may differ)
+        c.close()
