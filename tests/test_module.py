@@ -204,6 +204,13 @@ def test_trainable_fine_tuning_step(name: str, tmp_path):
             pipeline_out = compiled(example)
             seq_out = m.eval()(example)
         torch.testing.assert_close(pipeline_out, seq_out, rtol=1e-5, atol=1e-5)
+        # with autograd on it says once that its outputs carry no gradient (a backward() had
+        # been torch's "does not require grad" alone: helper-27)
+        with pytest.warns(RuntimeWarning, match="train the sequential module") as seen:
+            out = compiled(example)
+            compiled(example)
+        assert len(seen) == 1 and seen[0].filename == __file__
+        assert not out.requires_grad
 
 
 # ------------------------------------------------------------------------------- batch dimension

@@ -48,6 +48,7 @@ import operator
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -336,8 +337,27 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 raise InputMismatch(f"input '{k}' given twice (by position and by name)")
             feeds[k] = v
         outs = self.run(feeds)
+        if self._parameters and torch.is_grad_enabled() and not self._warned_no_grad:
+            self._warn_no_grad()
         values = tuple(outs[n] for n in self.output_names)
         return values[0] if len(values) == 1 else values
+
+    _warned_no_grad = False
+
+    def _warn_no_grad(self) -> None:
+        """Once per module: a call with autograd on and trainable weights (``trainable=True``)
+        returns outputs without a gradient (the clusters run on worker threads or processes):
+        a ``backward()`` had failed with torch's "element 0 of tensors does not require grad"
+        alone (a fresh-user check)."""
+        if any(p is not None and p.requires_grad for p in self._parameters.values()):
+            self._warned_no_grad = True
+            warnings.warn(
+                f"{type(self).__name__} runs its clusters without autograd: its outputs carry "
+                "no gradient; train the sequential module (.sequential, model_seq.py), which "
+                "holds the same weights, or call this one under torch.no_grad()",
+                RuntimeWarning,
+                stacklevel=5,  # the caller of model(...), past torch's _call_impl
+            )
 
     def _by_onnx_name(self, named: Mapping[str, Any]) -> dict[str, Any]:
         """``named`` keyed by ONNX names: the sequential module's parameter names
