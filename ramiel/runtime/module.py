@@ -189,6 +189,15 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         if path is None:
             mod = sys.modules.get(cls.__module__)
             where = getattr(mod, "__file__", None)
+            if where is None:  # a module loaded without sys.modules: its cluster functions'
+                where = next(  # globals (helper-27)
+                    (
+                        f.__globals__.get("__file__")
+                        for f in getattr(getattr(cls, "PROGRAM", None), "clusters", {}).values()
+                        if getattr(f, "__globals__", None)
+                    ),
+                    None,
+                )
             if where is None:
                 raise ProgramError(f"{cls.__name__}: no module file to find {cls.WEIGHTS_FILE} by")
             path = os.path.join(os.path.dirname(os.path.abspath(where)), cls.WEIGHTS_FILE)
