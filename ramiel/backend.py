@@ -28,6 +28,11 @@ Binding at the first run
     operand but the data input 0 if it names none) are frozen; an operand computed in the graph
     from graph inputs (a Loop's trip count from a Range's start, limit and delta) has those
     frozen. An operand computed from no graph input cannot be bound, and the error stands.
+    The graph inputs that give a Reshape, Expand, Tile or ConstantOfShape its shape are frozen
+    from the start, also where the model declares the result's shape: onnxruntime follows their
+    values (another value than the declared shape gives another result shape, with a warning),
+    and so does each compilation here, whose declared output sizes are then left to shape
+    inference.
 
 Errors are :class:`~ramiel.errors.RamielError` subclasses (an unsupported op, attribute value or
 element type is an :class:`~ramiel.errors.UnsupportedOpError` naming op, node, opset and reason),
