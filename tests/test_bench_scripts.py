@@ -140,6 +140,11 @@ def test_op_diff_reports_an_op_whose_recomputation_differs():
         ("call_overhead", ["--calls", "0"], "must be at least 1"),
         ("call_overhead", ["no_such_model"], "unknown model 'no_such_model'"),
         ("call_overhead", ["--out", ROOT], "is a directory"),
+        ("default_vs_ort", ["--calls", "0"], "must be at least 1"),
+        ("default_vs_ort", ["--gap", "-1"], "seconds from 0 to 10"),
+        ("default_vs_ort", ["--pause", "nan"], "seconds from 0 to 10"),
+        ("default_vs_ort", ["no_such_model"], "unknown model 'no_such_model'"),
+        ("default_vs_ort", ["--out", ROOT], "is a directory"),
     ],
 )
 def test_bad_arguments_are_one_usage_error(script, argv, message, capsys):
@@ -185,3 +190,28 @@ def test_compile_stages_times_both_verifications(tmp_path, capsys):
     assert [r[1] for r in rows] == ["incremental", "every"]
     for r in rows:  # total and verification seconds (2 decimals: a tiny model's may be 0.00)
         assert 0 <= float(r[-1]) <= float(r[-2])
+
+
+def test_default_vs_ort_times_the_four_ways(tmp_path, capsys):
+    """bench/default_vs_ort.py checks a model against onnxruntime, then prints one row: the
+    four medians and the two ratios to onnxruntime, and writes the same table to --out."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper, save
+
+    w = numpy_helper.from_array(np.random.default_rng(0).random((16, 16), np.float32), "W")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["t"]), helper.make_node("Relu", ["t"], ["y"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])],
+        [w],
+    )
+    path = str(tmp_path / "tiny.onnx")
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    out = str(tmp_path / "table.txt")
+    argv = [path, "--rounds", "1", "--calls", "2", "--pause", "0", "--out", out]
+    assert _script("default_vs_ort").main(argv) == 0
+    (row,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("tiny")]
+    assert row.count("[") == 6 and row.count("x [") == 2, row
+    with open(out) as f:
+        assert row in f.read().splitlines()
