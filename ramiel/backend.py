@@ -570,18 +570,17 @@ def _inputs_to_freeze(
     by_name = {(n.name or f"{n.op_type}_{i}"): n for i, n in enumerate(model.graph.node)}
     g_inputs = set(graph_inputs) - frozen
     out: set[str] = set()
-    if isinstance(err, DataDependentShapeError):
-        items = [
-            (op, name, opset, "must be a compile-time constant")
-            for op, name, opset, *_ in err.items
-        ]
-    else:
-        items = list(err.items)
-    for _op, node_name, opset, what in items:
+    for item in err.items:
+        node_name, opset = item[1], item[2]
         node = by_name.get(node_name)
-        if node is None or not _NEEDS_CONSTANT.search(what):
+        if node is None:
             return set()
-        positions = _named_positions(node, opset, what)
+        positions: set[int] = set()  # data-dependent: no operand named (those after the data)
+        if isinstance(err, UnsupportedOpError):
+            what = item[3]
+            if not _NEEDS_CONSTANT.search(what):
+                return set()
+            positions = _named_positions(node, opset, what)
         if not positions:  # the message names no operand: every operand but the data input
             positions = set(range(1, len(node.input))) if len(node.input) > 1 else {0}
         wanted = {node.input[p] for p in positions if p < len(node.input) and node.input[p]}

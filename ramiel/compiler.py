@@ -458,16 +458,6 @@ def foreign_outputs_message(out_dir: str, foreign: Sequence[str], doing: str) ->
     )
 
 
-def _batch_dim_names(model: onnx.ModelProto, names: Sequence[str]) -> dict[str, str]:
-    """Graph input name -> the ``dim_param`` of its dimension 0 (``""``: none), for ``names``."""
-    wanted = set(names)
-    return {
-        vi.name: vi.type.tensor_type.shape.dim[0].dim_param
-        for vi in model.graph.input
-        if vi.name in wanted and vi.type.tensor_type.shape.dim
-    }
-
-
 def _default_input_notes(model: onnx.ModelProto) -> list[str]:
     """A note for the graph inputs that also have an initializer (ONNX: an input with a default
     value): Ramiel compiles them as that constant, so the generated code takes no such input.
@@ -869,7 +859,7 @@ def _compile_into(
         class_name=name,
         dynamic_batch=dynamic,
         notes=notes,
-        batch_inputs=_batch_dim_names(onnx_model, batch.inputs),
+        batch_inputs=batch.dim_params,
         batch=batch.bound,
     )
 
@@ -957,9 +947,9 @@ class CompiledModel(ParallelModel):
         (a model exported with a dynamic batch had said only "expected (1, 3) float32, got
         (8, 3) float32"; the sequential module's own check names its reason)."""
         name, shape = e.input_name, e.got_shape
-        symbol = self.result.batch_inputs.get(name or "")
-        if not e.batch_only or name is None or shape is None or symbol is None:
+        if not e.batch_only or name not in self.result.batch_inputs or shape is None:
             return super()._mismatch(e)
+        symbol = self.result.batch_inputs[name]
         what = (
             f"the ONNX model's dynamic dimension '{symbol}'"
             if symbol

@@ -318,11 +318,14 @@ class BatchPlan:
     ``model``: the model to import (a copy with dimension 0 bound where ``bound_shapes`` cannot
     say it: an input with other unbound dimensions, which the importer then names), or
     ``None`` for the original; ``free``: whether the ONNX model fixes dimension 0
-    (``dynamic_batch=True`` frees it for the samples); ``notes``: what a user should know.
+    (``dynamic_batch=True`` frees it for the samples); ``dim_params``: batch input -> the
+    ``dim_param`` of its dimension 0 in the model (``""`` where the model fixes it); ``notes``:
+    what a user should know.
     """
 
     inputs: tuple[str, ...] = ()
     bound: int = 1
+    dim_params: dict[str, str] = field(default_factory=dict)
     bound_shapes: dict[str, tuple[int, ...]] | None = None
     model: onnx.ModelProto | None = None
     free: bool = False
@@ -445,6 +448,7 @@ def batch_inputs(
         )
         return plan
     plan.inputs = tuple(vi.name for vi, _ in chosen)
+    plan.dim_params = {vi.name: dims[0].dim_param for vi, dims in chosen}
     return plan
 
 
