@@ -42,27 +42,27 @@ F.smooth_l1_loss F.soft_margin_loss F.softmax F.softmin F.softplus F.softshrink 
 F.tanh F.tanhshrink F.threshold F.threshold_ F.triplet_margin_loss
 F.triplet_margin_with_distance_loss F.unfold F.upsample F.upsample_bilinear F.upsample_nearest
 ops.Any ops.Callable ops.Iterator ops.Sequence ops.Tensor ops.arg_last ops.avg_pool
-ops.batch_norm_training ops.cast_e8m0 ops.compress ops.conv1x1_grouped ops.conv2d_prepacked
-ops.cumulative ops.div_uint64 ops.eye_like ops.gather_elements ops.gather_nd ops.hardmax
-ops.layer_norm ops.lp_pool ops.lrn ops.matmul_prepacked ops.max_pool_indices
-ops.mean_variance_normalization ops.one_hot ops.opaque_to_fusion ops.packed_copies ops.pad
-ops.pool_output_size ops.range_ ops.records_autograd ops.recurrent ops.reshape ops.resize
-ops.reverse_sequence ops.rms_norm ops.rnn_params ops.scatter_elements ops.scatter_nd
-ops.set_threads ops.shape ops.shrink ops.size ops.slice_ ops.stack_steps ops.thread_cap ops.tile
-ops.to_float32_round_to_odd ops.topk ops.trilu ops.usable_cores torch.AcceleratorError
-torch.AggregationType torch.AliasDb torch.AnyType torch.Argument torch.ArgumentSpec
-torch.AwaitType torch.BFloat16Storage torch.BFloat16Tensor torch.BenchmarkConfig
-torch.BenchmarkExecutionStats torch.Block torch.BoolStorage torch.BoolTensor torch.BoolType
-torch.BufferDict torch.ByteStorage torch.ByteTensor torch.CallStack torch.Capsule
-torch.CharStorage torch.CharTensor torch.ClassType torch.Code torch.CompilationUnit
-torch.CompleteArgumentSpec torch.ComplexDoubleStorage torch.ComplexFloatStorage
-torch.ComplexType torch.ConcreteModuleType torch.ConcreteModuleTypeBuilder
-torch.DeepCopyMemoTable torch.DeserializationStorageContext torch.DeviceObjType torch.DictType
-torch.DisableTorchFunction torch.DisableTorchFunctionSubclass torch.DispatchKey
-torch.DispatchKeySet torch.DoubleStorage torch.DoubleTensor torch.EnumType torch.ErrorReport
-torch.Event torch.ExcludeDispatchKeyGuard torch.ExecutionPlan torch.FatalError torch.FileCheck
-torch.FloatStorage torch.FloatTensor torch.FloatType torch.FunctionSchema torch.Future
-torch.FutureType torch.Generator torch.GradScaler torch.Gradient torch.Graph
+ops.batch_norm_training ops.cast_e8m0 ops.compress ops.constant_of_shape ops.conv1x1_grouped
+ops.conv2d_prepacked ops.cumulative ops.div_uint64 ops.expand ops.eye_like ops.gather_elements
+ops.gather_nd ops.hardmax ops.layer_norm ops.lp_pool ops.lrn ops.matmul_prepacked
+ops.max_pool_indices ops.mean_variance_normalization ops.one_hot ops.opaque_to_fusion
+ops.packed_copies ops.pad ops.pool_output_size ops.range_ ops.records_autograd ops.recurrent
+ops.reshape ops.resize ops.reverse_sequence ops.rms_norm ops.rnn_params ops.scatter_elements
+ops.scatter_nd ops.set_threads ops.shape ops.shrink ops.size ops.slice_ ops.stack_steps
+ops.thread_cap ops.tile ops.to_float32_round_to_odd ops.topk ops.trilu ops.usable_cores
+torch.AcceleratorError torch.AggregationType torch.AliasDb torch.AnyType torch.Argument
+torch.ArgumentSpec torch.AwaitType torch.BFloat16Storage torch.BFloat16Tensor
+torch.BenchmarkConfig torch.BenchmarkExecutionStats torch.Block torch.BoolStorage
+torch.BoolTensor torch.BoolType torch.BufferDict torch.ByteStorage torch.ByteTensor
+torch.CallStack torch.Capsule torch.CharStorage torch.CharTensor torch.ClassType torch.Code
+torch.CompilationUnit torch.CompleteArgumentSpec torch.ComplexDoubleStorage
+torch.ComplexFloatStorage torch.ComplexType torch.ConcreteModuleType
+torch.ConcreteModuleTypeBuilder torch.DeepCopyMemoTable torch.DeserializationStorageContext
+torch.DeviceObjType torch.DictType torch.DisableTorchFunction torch.DisableTorchFunctionSubclass
+torch.DispatchKey torch.DispatchKeySet torch.DoubleStorage torch.DoubleTensor torch.EnumType
+torch.ErrorReport torch.Event torch.ExcludeDispatchKeyGuard torch.ExecutionPlan torch.FatalError
+torch.FileCheck torch.FloatStorage torch.FloatTensor torch.FloatType torch.FunctionSchema
+torch.Future torch.FutureType torch.Generator torch.GradScaler torch.Gradient torch.Graph
 torch.GraphExecutorState torch.HalfStorage torch.HalfTensor torch.IODescriptor
 torch.InferredType torch.IntStorage torch.IntTensor torch.IntType torch.InterfaceType
 torch.JITException torch.ListType torch.LiteScriptModule torch.LockingLogger torch.LoggerBase

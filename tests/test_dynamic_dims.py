@@ -24,6 +24,7 @@ import ramiel
 from ramiel.dialects import onnx as onnx_d
 from ramiel.errors import DynamicShapeError
 from ramiel.importer import ImportOptions, import_onnx, parse_input_shape
+from ramiel.runtime.program import WorkerError
 from ramiel.tools import driver
 
 
@@ -258,3 +259,41 @@ def test_a_broadcast_with_an_operand_shape_known_only_after_folding(pipeline_hel
     with ramiel.compile(model, clusters=1) as m:
         got = m(torch.from_numpy(x))
     pipeline_helpers.assert_close(got, ref, 1e-6, "late broadcast")
+
+
+@pytest.mark.parametrize("op", ["Expand", "ConstantOfShape", "Reshape"])
+def test_a_run_time_shape_operand_is_followed_and_checked(op, pipeline_helpers):
+    """A shape operand that is a graph input, with the result declared static (2, 3): the
+    program follows the operand's value (checked against onnxruntime) and, for a value that
+    gives another shape than the one compiled for, raises one error saying so. The lowering had
+    printed ``x.expand(2, 3)`` / ``torch.zeros((2, 3))`` from the declared shape and ignored the
+    value: another value gave a (2, 3) result without an error (Reshape had the same bug,
+    mended on 2026-12-07; Expand and ConstantOfShape were left)."""
+    data = {"Expand": [2, 1], "ConstantOfShape": [2], "Reshape": [6]}[op]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, data)]
+    if op == "ConstantOfShape":
+        fill = numpy_helper.from_array(np.array([1.5], np.float32))
+        first = helper.make_node(op, ["s"], ["e"], value=fill)
+        inputs = []
+    else:
+        first = helper.make_node(op, ["x", "s"], ["e"])
+    g = helper.make_graph(
+        [first, helper.make_node("Mul", ["e", "k"], ["y"])],
+        "run_time_shape",
+        [*inputs, helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.float32(2.0).reshape(1), "k")],
+        value_info=[helper.make_tensor_value_info("e", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    rng = np.random.default_rng(0)
+    feeds = {"x": rng.standard_normal(data).astype(np.float32)} if inputs else {}
+    feeds["s"] = np.array([2, 3], np.int64)
+    (ref,) = pipeline_helpers.ort_run(model, feeds)
+    with ramiel.compile(model, clusters=1) as m:
+        got = m(*[torch.from_numpy(v) for v in feeds.values()])
+        pipeline_helpers.assert_close(got, ref, 1e-6, op)
+        other = dict(feeds, s=np.array([3, 2] if op == "Reshape" else [2, 4], np.int64))
+        with pytest.raises((ValueError, WorkerError)) as err:
+            m(*[torch.from_numpy(v) for v in other.values()])
+    assert "is compiled for (2, 3)" in str(err.value), str(err.value)

@@ -114,4 +114,13 @@ builtin.module attributes {onnx.opset = 20 : i64} {
     %m = "onnx.CastLike"(%c, %s) : (tensor<2xf8E4M3FNUZ>, tensor<f8E5M2>) -> tensor<2xf8E5M2>
     func.return %f, %e, %m : tensor<4xf32>, tensor<2x2xf8E5M2FNUZ>, tensor<2xf8E5M2>
   }
+  // A broadcast whose operand shape is known only after constant folding (`?` from Shape ->
+  // Range): the verifier leaves it to the folded IR and does not check the op as a unary
+  // element-wise one (it had refused this valid op: result shape != operand shape).
+  // CHECK-LABEL: func.func @late_broadcast
+  // CHECK: %y = "onnx.Add"(%x, %m) : (tensor<2x6xf32>, tensor<1x1x1x?xf32>) -> tensor<1x1x2x6xf32>
+  func.func @late_broadcast(%x: tensor<2x6xf32>, %m: tensor<1x1x1x?xf32>) -> tensor<1x1x2x6xf32> {
+    %y = "onnx.Add"(%x, %m) : (tensor<2x6xf32>, tensor<1x1x1x?xf32>) -> tensor<1x1x2x6xf32>
+    func.return %y : tensor<1x1x2x6xf32>
+  }
 }

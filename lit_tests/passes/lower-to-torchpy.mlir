@@ -143,3 +143,22 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, t
 // Shapes the input data decide (NonZero; Reshape to a shape given at run time): named where they
 // stop being static (not the Cast computed from NonZero's result), at compile time.
 // DYNSHAPE: error: shape not static: it depends on the input data, and Ramiel sizes every tensor and channel buffer at compile time: NonZero node 'where nonzero' (opset 17): result 'nz' has shape 2x?; Reshape node 'reshape' (opset 17): result 'z' has shape ?x?{{$}}
+
+// -----
+
+// A shape operand given at run time (a graph input), the result declared static: the runtime
+// helper follows the operand's value and checks the result against the declared shape
+// (`expect`), never the declared shape alone (that gave a wrong shape, silently, for another
+// value).
+// CHECK:      torchpy.func sequential @forward(%x: tensor<2x1xf32>, %r: tensor<6xf32>, %s: tensor<2xi64>)
+// CHECK-NEXT:   %e = torchpy.call ops.expand(%x, %s) kwargs {expect = "(2, 3)"} {onnx_node_name = "expand (Expand)"}
+// CHECK-NEXT:   %c = torchpy.call ops.constant_of_shape(%s) [0, "1.5"] kwargs {dtype = "torch.float32", expect = "(2, 3)"} {onnx_node_name = "fill (ConstantOfShape)"}
+// CHECK-NEXT:   %z = torchpy.call ops.reshape(%r, %s) [0, 1, "0"] kwargs {expect = "(2, 3)"} {onnx_node_name = "reshape (Reshape)"}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @main(%x: tensor<2x1xf32> {onnx.name = "x"}, %r: tensor<6xf32> {onnx.name = "r"}, %s: tensor<2xi64> {onnx.name = "s"}) -> (tensor<2x3xf32> {onnx.name = "e"}, tensor<2x3xf32> {onnx.name = "c"}, tensor<2x3xf32> {onnx.name = "z"}) {
+  %e = "onnx.Expand"(%x, %s) {onnx_node_name = "expand"} : (tensor<2x1xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  %c = "onnx.ConstantOfShape"(%s) <{value = dense<1.500000e+00> : tensor<1xf32>}> {onnx_node_name = "fill"} : (tensor<2xi64>) -> tensor<2x3xf32>
+  %z = "onnx.Reshape"(%r, %s) {onnx_node_name = "reshape"} : (tensor<6xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  func.return %e, %c, %z : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+}

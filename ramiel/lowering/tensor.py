@@ -139,14 +139,20 @@ def _check_constant_of_shape(node: NodeView) -> str | None:
 @rule("ConstantOfShape", check=_check_constant_of_shape)
 def _constant_of_shape(node: NodeView, args, em):
     """ConstantOfShape: ``torch.full(shape, value)`` (``torch.zeros`` for 0); ``value`` defaults to
-    float32 0."""
-    shp = _const_shape(node, 0)
+    float32 0. ``ops.constant_of_shape`` where the shape is a run-time value: it follows the
+    value and checks it against the static shape the model declares (``expect``)."""
     v = node.attrs.get("value")
     value = np.zeros(1, np.float32) if v is None else np.asarray(v)
     dt = value.dtype.name if v is not None else "float32"
     if dt == "bfloat16":
         value = value.astype(np.float32)
     lit = scalar_literal(value, dt)
+    if const_ints(node, 0) is None:
+        # A run-time shape operand: follow its value, checked against the declared shape.
+        ys = out_shape(node)
+        kwargs = {} if ys is None else {"expect": tuple(ys)}
+        return [em.call("ops.constant_of_shape", args[0], lit, dtype=dtype(dt), **kwargs)]
+    shp = _const_shape(node, 0)
     if lit == 0 and not isinstance(lit, bool):
         return [em.call("torch.zeros", shp, dtype=dtype(dt))]
     return [em.call("torch.full", shp, lit, dtype=dtype(dt))]
@@ -585,10 +591,17 @@ def _check_expand(node: NodeView) -> str | None:
 
 @rule("Expand", check=_check_expand)
 def _expand(node: NodeView, args, em):
-    """Expand: bidirectional broadcast of x with ``shape`` = ``x.expand(*broadcast_shape)``."""
+    """Expand: bidirectional broadcast of x with ``shape`` = ``x.expand(*broadcast_shape)``;
+    ``ops.expand`` where the shape is a run-time value: it follows the value and checks it
+    against the static shape the model declares (``expect``)."""
     xs = shape(node, 0)
     target = const_ints(node, 1)
-    if xs is not None and target is not None:
+    if target is None:
+        # A run-time shape operand: follow its value, checked against the declared shape.
+        ys = out_shape(node)
+        kwargs = {} if ys is None else {"expect": tuple(ys)}
+        return [em.call("ops.expand", args[0], args[1], **kwargs)]
+    if xs is not None:
         out = tuple(np.broadcast_shapes(tuple(xs), tuple(target)))
     else:
         out = known(out_shape(node), node, "the output shape")

@@ -898,12 +898,7 @@ def reshape(
     if not allowzero:
         dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
     y = x.reshape(dims)
-    if expect is not None and tuple(y.shape) != tuple(expect):
-        raise ValueError(
-            f"Reshape to a run-time shape: the shape operand {dims} gives {tuple(y.shape)}, and "
-            f"the program is compiled for {tuple(expect)} (the shape the model declares); "
-            "compile it for this shape (the shape operand as a constant)"
-        )
+    _check_expected("Reshape", dims, tuple(y.shape), expect)
     return y
 
 
@@ -945,6 +940,40 @@ def eye_like(x: Tensor, k: int = 0, dtype: torch.dtype | None = None) -> Tensor:
     rows, cols = x.shape
     eye = torch.ones((rows, cols), dtype=dtype or x.dtype, device=x.device)
     return torch.triu(eye, k) - torch.triu(eye, k + 1)
+
+
+def _check_expected(op: str, dims: list[int], got: tuple[int, ...], expect) -> None:
+    if expect is not None and got != tuple(expect):
+        raise ValueError(
+            f"{op} to a run-time shape: the shape operand {dims} gives {got}, and the program "
+            f"is compiled for {tuple(expect)} (the shape the model declares); compile it for "
+            "this shape (the shape operand as a constant)"
+        )
+
+
+def expand(x: Tensor, target: Tensor, expect: Sequence[int] | None = None) -> Tensor:
+    """ONNX Expand with a run-time shape tensor: ``x`` broadcast bidirectionally with ``target``
+    (numpy rules; a target dim 1 keeps ``x``'s dim), as a view.
+
+    ``expect``: the result shape the program is compiled for (the model declares it); another
+    result raises ``ValueError`` (the compiled ``x.expand(...)`` had ignored the shape operand)."""
+    dims = [int(v) for v in target.reshape(-1).tolist()]
+    out = tuple(torch.broadcast_shapes(tuple(x.shape), tuple(dims)))
+    _check_expected("Expand", dims, out, expect)
+    return x.expand(out)
+
+
+def constant_of_shape(
+    target: Tensor,
+    value: bool | int | float = 0,
+    dtype: torch.dtype = torch.float32,
+    expect: Sequence[int] | None = None,
+) -> Tensor:
+    """ONNX ConstantOfShape with a run-time shape tensor (1-D int64): a new tensor of that
+    shape filled with ``value``. ``expect`` as in :func:`expand`."""
+    dims = [int(v) for v in target.reshape(-1).tolist()]
+    _check_expected("ConstantOfShape", dims, tuple(dims), expect)
+    return torch.full(dims, value, dtype=dtype, device=target.device)
 
 
 def tile(x: Tensor, repeats: Tensor) -> Tensor:
