@@ -32,8 +32,9 @@ threads on 2 cores took 60-62 ms, spinning 44 ms; the project transformer's sequ
 an idle pause waits for the core of its spinning worker thread (6-8 ms per request), unless it
 is bound to a core of its own (:mod:`ramiel.runtime.binding`); and spinning threads fight other
 processes for their cores (densenet121 188 ms next to one busy core), unless the worker runs
-fewer threads while others hold cores (:mod:`ramiel.runtime.contention`: 71 ms). A process that
-calls a generated ``nn.Module`` directly has neither. :data:`DEFAULTS` stays the place for a
+fewer threads while others hold cores (:mod:`ramiel.runtime.contention`: 71 ms). The generated
+sequential ``nn.Module``, called directly, makes room the same way
+(:class:`ramiel.runtime.contention.ThreadAdapter`); it binds nothing. :data:`DEFAULTS` stays the place for a
 setting that all of Ramiel's processes need before torch starts.
 """
 

@@ -610,6 +610,13 @@ _LOADER = """\
 """
 
 
+_ADAPT_THREADS = """\
+        # fewer intra-op threads for a call while other processes keep this process's cores
+        # busy, the caller's torch.get_num_threads() otherwise (RAMIEL_ADAPT_THREADS=0: off)
+        adapt_threads(self)
+"""
+
+
 def _loader_text(formats: bool) -> str:
     """The sequential class's ``from_safetensors``; with ``formats``, converting the weights of
     its ``WEIGHT_FORMATS`` once (:func:`ramiel.runtime.weights.to_formats`)."""
@@ -730,6 +737,8 @@ def print_python(
         out.append("from ramiel.runtime import ChannelSpec, ParallelModel, Program\n")
     if segments:
         out.append("from ramiel.runtime.compiled import segment\n")
+    if not parallel:
+        out.append("from ramiel.runtime.contention import adapt_threads\n")
     if parallel:
         all_channels: dict[str, dict[str, tuple[str, Attribute, str]]] = {}
         bodies = []
@@ -810,6 +819,7 @@ def print_python(
     out.append(f"    WEIGHTS_FILE = {weights_file!r}\n\n")
     out.append("    def __init__(self):\n        super().__init__()\n")
     out.append("".join(d + "\n" for d in decls))
+    out.append(_ADAPT_THREADS)
     out.append("\n" + _loader_text(bool(formats)) + "\n")
     out.append(body)
     out.append(

@@ -192,9 +192,11 @@ def test_compile_stages_times_both_verifications(tmp_path, capsys):
         assert 0 <= float(r[-1]) <= float(r[-2])
 
 
-def test_default_vs_ort_times_the_four_ways(tmp_path, capsys):
+def test_default_vs_ort_times_each_way(tmp_path, capsys):
     """bench/default_vs_ort.py checks a model against onnxruntime, then prints one row: the
-    four medians and the two ratios to onnxruntime, and writes the same table to --out."""
+    five medians (the sequential module also with RAMIEL_ADAPT_THREADS=0) and the two ratios to
+    onnxruntime, and writes the same table to --out; with --busy also the table next to a busy
+    core and each configuration's busy/quiet."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper, save
 
@@ -212,6 +214,12 @@ def test_default_vs_ort_times_the_four_ways(tmp_path, capsys):
     argv = [path, "--rounds", "1", "--calls", "2", "--pause", "0", "--out", out]
     assert _script("default_vs_ort").main(argv) == 0
     (row,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("tiny")]
-    assert row.count("[") == 6 and row.count("x [") == 2, row
+    assert row.count("[") == 7 and row.count("x [") == 2, row
     with open(out) as f:
         assert row in f.read().splitlines()
+    assert _script("default_vs_ort").main([*argv, "--busy"]) == 0
+    with open(out) as f:
+        text = f.read()
+    ratios = text.split("# busy/quiet")[1].splitlines()
+    assert ratios[1].split() == ["model", "default", "seq", "seq-fixed", "ort", "spin"]
+    assert ratios[2].startswith("tiny") and ratios[2].count("x [") == 5, ratios

@@ -128,6 +128,7 @@ def test_generated_code_is_safe(compiled, which):
                 "torch",
                 "torch.nn.functional",
                 "ramiel.runtime",
+                "ramiel.runtime.contention",  # the sequential module's adapt_threads
                 "ramiel.omp",  # OpenMP's wait policy, set before torch loads
             }
         elif isinstance(node, ast.FunctionDef):

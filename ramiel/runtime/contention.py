@@ -35,10 +35,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ramiel.envflags import switch_on
+from ramiel.omp import usable_cores
 
 ENV_DISABLE = "RAMIEL_ADAPT_THREADS"
 """``RAMIEL_ADAPT_THREADS=0``: runners always use their planned intra-op threads."""
@@ -368,3 +371,104 @@ def fits_free_cores(
         return True
     taken = cores_taken(others_busy, lowered)
     return taken <= 0 or workers * threads <= max(1, usable - taken)
+
+
+class ThreadAdapter:
+    """The contention rule of the runners (:func:`intra_op_threads`) for the calls of one plain
+    ``torch.nn.Module``: the generated sequential module, which a user calls directly, with no
+    runner around it. Before a call, the thread count the caller set
+    (``torch.get_num_threads()``) is lowered while other processes keep cores busy during the
+    module's calls (:class:`CoreMonitor`), and set back when the call returns or raises.
+
+    Why: light_squeezenet's sequential module with 2 threads on 2 cores took 36-151 ms a call
+    while ``pip install`` kept one core busy, against 14 ms for its parallel module (whose
+    runner adapts) and 17 ms for onnxruntime with 2 threads, in the same process
+    (2026-12-07, load 1.9); see the module docstring for why spinning OpenMP helpers wait.
+
+    :meth:`attach` registers it as the module's forward pre-hook and forward hook (called
+    also when forward raises). It does nothing while the caller runs 1 thread, under
+    ``torch.jit`` tracing, ``torch.compile``/``torch.export`` (a compiled graph's threads are
+    the caller's), with ``RAMIEL_ADAPT_THREADS=0``, or for a call made while another thread is inside a call of the
+    same module (each call sees the count its own thread set).
+    """
+
+    def __init__(self, monitor: CoreMonitor | None = None) -> None:
+        self._lock = threading.Lock()
+        self._monitor = monitor  # (default: a CoreMonitor of this process's cores, made lazily)
+        self._owner: int | None = None  # the thread whose call is being watched
+        self._restore: int | None = None  # the caller's count, to set back after the call
+        self.lowered = False  # the last watched call ran with fewer threads than asked
+        self.threads_now: int | None = None  # the threads the last watched call ran with
+
+    @classmethod
+    def attach(cls, module: Any, monitor: CoreMonitor | None = None) -> ThreadAdapter:
+        """A new adapter (watching with ``monitor``), registered on ``module`` (a
+        ``torch.nn.Module``); returns it."""
+        adapter = cls(monitor)
+        module.register_forward_pre_hook(adapter.before)
+        module.register_forward_hook(adapter.after, always_call=True)
+        return adapter
+
+    def __getstate__(self) -> dict[str, Any]:  # copy/pickle a module: a fresh adapter
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def before(self, module: Any, args: Any) -> None:
+        """Forward pre-hook: the threads for this call."""
+        import torch  # lazy: torch
+
+        if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            return
+        planned = torch.get_num_threads()
+        if planned <= 1 or not enabled():
+            return
+        if not self._lock.acquire(blocking=False):
+            return  # another thread's call is being watched
+        self._owner = threading.get_ident()
+        try:
+            m = self._monitor
+            if m is None:  # /proc/stat opened for each read: no descriptor held by a module
+                m = self._monitor = CoreMonitor(read_stat=_read_proc_stat)
+            usable = m.usable or usable_cores()
+            n = intra_op_threads(planned, 1, usable, m.estimate(self.lowered), self.lowered)
+            self.lowered, self.threads_now = n < planned, n
+            if n != planned:
+                torch.set_num_threads(n)
+                self._restore = planned
+            m.begin()
+        except BaseException:
+            self._owner = None
+            self._lock.release()
+            raise
+
+    def after(self, module: Any, args: Any, output: Any) -> None:
+        """Forward hook (also when forward raised): the caller's thread count back."""
+        if self._owner is None or self._owner != threading.get_ident():
+            return
+        try:
+            if self._monitor is not None:
+                self._monitor.end()
+            restore, self._restore = self._restore, None
+            if restore is not None:
+                import torch  # lazy: torch
+
+                torch.set_num_threads(restore)
+        finally:
+            self._owner = None
+            self._lock.release()
+
+
+def _read_proc_stat() -> str:
+    """``/proc/stat``'s text, the file opened for this read alone (a module's adapter reads it
+    at most once per 20 ms of calls, :data:`REUSE_GAP_S`)."""
+    with open("/proc/stat", "rb") as f:
+        return f.read().decode("ascii", "replace")
+
+
+def adapt_threads(module: Any) -> ThreadAdapter:
+    """Make ``module`` (a ``torch.nn.Module``, the generated sequential one) run its calls with
+    fewer intra-op threads while other processes keep this process's cores busy, and with the
+    caller's count otherwise (:class:`ThreadAdapter`); returns the adapter."""
+    return ThreadAdapter.attach(module)

@@ -289,3 +289,78 @@ def test_with_worker_processes_one_short_window_is_no_estimate(monkeypatch):
     assert m.latest_busy() is None
     f.window(0.07, 0.07, 0.0)
     assert m.latest_busy() == pytest.approx(1.0)
+
+
+class _Counts(torch.nn.Module):
+    """Returns the intra-op threads its forward runs with (and raises on request)."""
+
+    def forward(self, fail: bool = False):
+        if fail:
+            raise RuntimeError("forward failed")
+        return torch.get_num_threads()
+
+
+def test_the_sequential_module_runs_with_fewer_threads_while_cores_are_busy(monkeypatch):
+    """A plain module (the generated sequential one, called by the user with no runner around
+    it): while the monitor reports another process on one of 2 cores, each call runs 1 thread,
+    and the caller's count is back after the call, also after a forward that raised; with the
+    cores free again, the caller's count. Turned off by RAMIEL_ADAPT_THREADS=0; nothing to do
+    while the caller runs 1 thread."""
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+    monitor = _Monitor()
+    monitor.usable = 2
+    module = _Counts()
+    adapter = contention.ThreadAdapter.attach(module, monitor)
+    caller = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _Monitor.others = 0.0
+        assert module() == 2 and not adapter.lowered
+        _Monitor.others = 1.0
+        assert module() == 1 and adapter.lowered and torch.get_num_threads() == 2
+        with pytest.raises(RuntimeError, match="forward failed"):
+            module(True)
+        assert torch.get_num_threads() == 2
+        assert module() == 1  # (the lock was released by the failed call)
+        monkeypatch.setenv(contention.ENV_DISABLE, "0")
+        assert module() == 2
+        monkeypatch.delenv(contention.ENV_DISABLE)
+        _Monitor.others = 0.0
+        assert module() == 2 and not adapter.lowered
+        torch.set_num_threads(1)
+        _Monitor.others = 1.0
+        assert module() == 1 and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(caller)
+        _Monitor.others = 0.0
+
+
+def test_a_generated_sequential_module_adapts_and_still_copies(tmp_path):
+    """The printed ``adapt_threads(self)`` registers the adapter on the generated sequential
+    module; the module still deep-copies and pickles (the adapter starts afresh in the copy),
+    and its results do not change."""
+    import copy
+    import pickle
+
+    from onnx import TensorProto, helper
+
+    import ramiel
+
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Mul", ["r", "x"], ["y"])],
+        "relu_mul",
+        [vi("x", TensorProto.FLOAT, [2, 8])],
+        [vi("y", TensorProto.FLOAT, [2, 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    with ramiel.compile(model, clusters=1) as m:
+        seq = m.sequential
+        hooks = list(seq._forward_pre_hooks.values())
+        assert [type(getattr(h, "__self__", None)) for h in hooks] == [contention.ThreadAdapter]
+        x = torch.randn(2, 8)
+        want = seq(x)
+        torch.testing.assert_close(want, torch.relu(x) * x)
+        for other in (copy.deepcopy(seq), pickle.loads(pickle.dumps(seq))):
+            torch.testing.assert_close(other(x), want)
+            assert len(other._forward_pre_hooks) == 1
