@@ -68,7 +68,7 @@ from ramiel.context import make_context
 from ramiel.dialects import torchpy as tp
 from ramiel.dtypes import numpy_dtype_of
 from ramiel.errors import RamielError
-from ramiel.files import input_file
+from ramiel.files import input_file, same_file
 from ramiel.naming import sanitize, unique
 from ramiel.parsing import ir_text, parse_module, verify_located
 from ramiel.pysource import GENERATED_NAMES
@@ -1071,10 +1071,20 @@ def print_module_python(
 def module_weights_path(weights: str | None, output: str | None) -> str | None:
     """Where a printed module's weights go: ``weights`` (``--weights``), else beside the
     module's file ``output`` and named after it (``gen/seq.py``: ``gen/seq.safetensors``);
-    ``None`` when the source goes to stdout without ``--weights``."""
+    ``None`` when the source goes to stdout without ``--weights``.
+
+    Raises :class:`~ramiel.errors.RamielError` when that is ``output`` itself (``-o
+    FILE.safetensors``: the source would be written over its weights; a fresh-user check)."""
+    path = weights
     if weights is None and output:
-        return os.path.splitext(os.path.abspath(output))[0] + ".safetensors"
-    return weights
+        path = os.path.splitext(os.path.abspath(output))[0] + ".safetensors"
+    if path is not None and output and same_file(output, path):
+        raise RamielError(
+            f"-o {output} is where the module's weights go ({path}): the Python source and its "
+            "weights would be one file; write the source to FILE.py, or name the weights with "
+            "--weights"
+        )
+    return path
 
 
 NO_WEIGHTS_NOTE = (

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -391,6 +392,36 @@ def test_to_python_refuses_to_overwrite_the_weights_the_ir_reads(tmp_path, capsy
     assert os.path.exists(f"{d}/out/model.safetensors")
 
 
+@pytest.mark.parametrize("tool", ["translate", "opt"])
+def test_python_output_named_like_its_weights_is_refused(tool, tmp_path, capsys):
+    """``--to-python tp.mlir -o out.safetensors`` (and ``ramiel-opt -t python``): the weights go
+    beside -o, named after it, so to -o itself; the source was written over them, exit 0 (a
+    fresh-user check). One error line, nothing written; ``--weights`` elsewhere works."""
+    w = numpy_helper.from_array(np.arange(64, dtype=np.float32).reshape(8, 8), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx"
+    )
+    d = str(tmp_path)
+    assert tool_status(translate.main, ["--import-onnx", f"{d}/m.onnx", "-o", f"{d}/m.mlir"]) == 0
+    assert tool_status(opt.main, [f"{d}/m.mlir", "--lower-to-torchpy", "-o", f"{d}/tp.mlir"]) == 0
+    capsys.readouterr()
+    out = f"{d}/out.safetensors"
+    if tool == "translate":
+        main, argv = translate.main, ["--to-python", f"{d}/tp.mlir", "-o", out]
+    else:
+        main, argv = opt.main, [f"{d}/tp.mlir", "-t", "python", "-o", out]
+    assert tool_status(main, argv) == 1
+    line = _one_error(capsys.readouterr().err)
+    assert line.startswith(f"error: -o {out} is where the module's weights go"), line
+    assert not os.path.exists(out)
+    assert tool_status(main, [*argv, "--weights", f"{d}/w.safetensors"]) == 0
+    with open(out, encoding="utf-8") as f:
+        assert f.read().startswith('"""')
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
@@ -689,3 +720,57 @@ def test_run_notes_constant_outputs_only_where_random_weights_would_help(
     out = capsys.readouterr().out
     assert rc == 0, out
     assert ("every output element is equal" in out) == noted, out
+
+
+def _transpose_matmul(tmp_path, name: str, base: float) -> str:
+    """IR of ``x @ W.T`` (``W`` a 4x8 initializer from ``base``), imported to ``<name>.mlir``."""
+    w = numpy_helper.from_array((np.arange(32, dtype=np.float32) + base).reshape(4, 8), "W")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Transpose", ["W"], ["Wt"]),
+            helper.make_node("MatMul", ["x", "Wt"], ["y"]),
+        ],
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, tmp_path / f"{name}.onnx")
+    out = str(tmp_path / f"{name}.mlir")
+    assert (
+        tool_status(translate.main, ["--import-onnx", str(tmp_path / f"{name}.onnx"), "-o", out])
+        == 0
+    )
+    return out
+
+
+def test_split_chunks_never_share_a_new_weights_file(tmp_path, capsys):
+    """``--split-input-file --constant-fold -o out.mlir``, two chunks that each fold a weight
+    under the same key: each chunk's weights went to out.safetensors, the last chunk's won, and
+    the first chunk's IR read them, exit 0 (a fresh-user check). Now one error line naming the
+    file; one chunk alone still works."""
+    a, b = _transpose_matmul(tmp_path, "ta", 1.0), _transpose_matmul(tmp_path, "tb", 100.0)
+    both = tmp_path / "ab.mlir"
+    both.write_text(Path(a).read_text() + "// -----\n" + Path(b).read_text())
+    capsys.readouterr()
+    argv = ["--split-input-file", str(both), "--constant-fold", "--dce", "-o"]
+    assert tool_status(opt.main, [*argv, str(tmp_path / "out.mlir")]) == 1
+    line = _one_error(capsys.readouterr().err)
+    assert line.startswith("error: --split-input-file: this chunk's passes added weight tensors")
+    assert str(tmp_path / "out.safetensors") in line and not (tmp_path / "out.mlir").exists()
+    one = ["--split-input-file", a, "--constant-fold", "--dce", "-o", str(tmp_path / "a.mlir")]
+    assert tool_status(opt.main, one) == 0 and (tmp_path / "a.safetensors").exists()
+
+
+def test_split_chunks_are_not_printed_as_one_python_file(tmp_path, capsys):
+    """``--split-input-file -t python``: the chunks' modules joined by ``// -----`` were written
+    as one .py that Python cannot read (a fresh-user check); one error line instead."""
+    a = _transpose_matmul(tmp_path, "ta", 1.0)
+    capsys.readouterr()
+    argv = [a, "--split-input-file", "--lower-to-torchpy", "-t", "python"]
+    assert tool_status(opt.main, [*argv, "-o", str(tmp_path / "m.py")]) == 1
+    assert "with --split-input-file the chunks' modules would be joined" in _one_error(
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "m.py").exists()

@@ -371,6 +371,12 @@ class RamielOptMain(xDSLOptMain):
             raise RamielError(
                 "-t python prints torchpy IR; this module holds none (run --lower-to-torchpy)"
             )
+        if self.args.split_input_file:
+            raise RamielError(
+                "-t python writes one Python module (and its weights file); with "
+                "--split-input-file the chunks' modules would be joined by '// -----' lines, "
+                "which is not Python: run each chunk alone"
+            )
         weights = module_weights_path(self.args.weights, self.args.output_file)
         if weights is not None:
             output_file(weights, "weights file")
@@ -552,6 +558,7 @@ class RamielOptMain(xDSLOptMain):
 
         args = self.args
         self.timings: dict[str, float] = {}
+        self._weights_written: set[str] = set()  # (--split-input-file: one file per chunk)
         self._verifier = IncrementalVerifier()
         clock = [time.perf_counter()]
         position = [0]  # the pass's place in the pipeline: a pass that runs twice is two rows
@@ -704,13 +711,17 @@ class RamielOptMain(xDSLOptMain):
         if self.args.target == "python":  # its own weights file (_emit_python), not the IR's
             return super().output_resulting_program(prog)
         out = self.args.output_file
+        taken = self._weights_written
         saved = save_new_weights(
             prog,
             self.ctx.weights.of(prog),
             self.args.input_file,
             self.args.output_file,
             self.args.weights,
+            taken=taken,
         )
+        if saved is not None:
+            taken.add(os.path.realpath(saved))
         if saved is None:
             rebase_weights_ref(prog, self.args.input_file, self.args.output_file)
         ref = get_str(prog, WEIGHTS_ATTR)
@@ -819,6 +830,7 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     input_file: str | None,
     output_file: str | None,
     weights: str | None = None,
+    taken: set[str] | None = None,
 ) -> str | None:
     """Write the module's weights beside the output if a pass added some; returns the file's path.
 
@@ -830,8 +842,11 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     module reads (not the ones a pass such as ``--dce`` left unread). The input weights file is
     left as it is, unless it is that very file (``-o`` overwriting the IR it was imported with):
     then it gains the new tensors and keeps the others, which another IR file may read. ``store``: the module's weights in the run's context (``None`` when the module
-    names no weights file). ``None`` when no pass added a tensor. Raises :class:`RamielError` if the file
-    cannot be written, or is the output IR file itself (``-o FILE.safetensors``).
+    names no weights file). ``None`` when no pass added a tensor. ``taken``: the real paths of
+    the weights files earlier chunks of this run wrote (``--split-input-file``). Raises
+    :class:`RamielError` if the file cannot be written, is the output IR file itself (``-o
+    FILE.safetensors``), or is in ``taken`` (the chunk would overwrite another chunk's weights,
+    which that chunk's IR reads under the same keys; a fresh-user check).
     """
     if store is None or not store.new_keys():
         return None
@@ -849,6 +864,12 @@ def save_new_weights(  # type: ignore[no-untyped-def]
         raise RamielError(
             f"-o {output_file} is where the new weights go: the IR and its weights would be "
             "one file; write the IR to FILE.mlir, or name the weights with --weights"
+        )
+    if taken is not None and os.path.realpath(path) in taken:
+        raise RamielError(
+            f"--split-input-file: this chunk's passes added weight tensors, which go to {path}, "
+            "where an earlier chunk's weights went (its IR reads them under the same keys); "
+            "run the chunks one at a time, each with its own -o or --weights"
         )
     # not store.save(path): the input file's store stays as it is. A new file gets the tensors
     # the IR reads; the input's own file (in place) keeps the others too, which other IR files
