@@ -66,6 +66,7 @@ from ramiel.attrs import (
 )
 from ramiel.clustering import decluster, is_ambient, main_func
 from ramiel.errors import RamielError
+from ramiel.omp import MAX_COUNT
 
 
 def sample_name(name: str, k: int) -> str:
@@ -82,8 +83,10 @@ class Hypercluster(ModulePass):
     batch: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.batch < 1:
-            raise RamielError(f"hypercluster: batch must be at least 1, got {self.batch}")
+        if not 1 <= self.batch <= MAX_COUNT:
+            raise RamielError(
+                f"hypercluster: batch must be from 1 to {MAX_COUNT}, got {self.batch}"
+            )
         if self.batch == 1:
             return
         if has(op, BATCH_ATTR):

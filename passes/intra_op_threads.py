@@ -50,6 +50,7 @@ from ramiel.cost_model import (
     usable_cores,
 )
 from ramiel.errors import SchedulingError
+from ramiel.omp import MAX_COUNT
 from ramiel.scheduling.threads import assign_threads
 
 
@@ -64,8 +65,10 @@ class IntraOpThreads(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         cores = self.cores if self.cores is not None else usable_cores()
-        if cores < 1:
-            raise SchedulingError(f"intra-op-threads: cores must be at least 1, got {cores}")
+        if cores < 1 or (self.cores is not None and cores > MAX_COUNT):
+            raise SchedulingError(
+                f"intra-op-threads: cores must be from 1 to {MAX_COUNT}, got {cores}"
+            )
         db = ProfileDB.load(self.profile) if self.profile else None
         gv, clusters = current_clustering(op)
         per_cluster = cluster_compute_ops(op)

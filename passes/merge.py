@@ -65,6 +65,7 @@ from ramiel.attrs import CORES_ATTR, set_int
 from ramiel.clustering import GraphView, recluster
 from ramiel.cost_model import PARALLEL_START_US, intra_op_cost_us
 from ramiel.errors import SchedulingError
+from ramiel.omp import MAX_COUNT
 from ramiel.passes.compile_segments import traced_saving_us
 from ramiel.scheduling import estimate_makespan, linear_clustering, merge_clusters
 from ramiel.scheduling.merge import FEWER_WORKERS_TOLERANCE
@@ -84,13 +85,13 @@ class Merge(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         n = self.clusters if self.clusters is not None else (os.cpu_count() or 1)
-        if n < 1:
-            raise SchedulingError(f"merge: clusters must be at least 1, got {n}")
+        if n < 1 or (self.clusters is not None and n > MAX_COUNT):
+            raise SchedulingError(f"merge: clusters must be from 1 to {MAX_COUNT}, got {n}")
         if not self.tolerance >= 0:
             raise SchedulingError(f"merge: tolerance must be at least 0, got {self.tolerance}")
         cap = self.max_threads
-        if cap is not None and cap < 1:
-            raise SchedulingError(f"merge: max-threads must be at least 1, got {cap}")
+        if cap is not None and not 1 <= cap <= MAX_COUNT:
+            raise SchedulingError(f"merge: max-threads must be from 1 to {MAX_COUNT}, got {cap}")
 
         def algorithm(gv, current):  # type: ignore[no-untyped-def]
             start = current or linear_clustering(gv.graph)

@@ -7,6 +7,7 @@
 // RUN: ramiel-opt %s --split-input-file '--hypercluster{batch=2}' --estimate-cost '--merge{clusters=2}' | filecheck %s --check-prefix=MERGED
 // RUN: ramiel-opt %s --split-input-file '--hypercluster{batch=2}' --linear-cluster --lower-to-torchpy 2>/dev/null | filecheck %s --check-prefix=LOWERED
 // RUN: %not ramiel-opt %s --split-input-file '--hypercluster{batch=0}' 2>&1 | filecheck %s --check-prefix=ZERO
+// RUN: %not ramiel-opt %s --split-input-file '--hypercluster{batch=100000}' 2>&1 | filecheck %s --check-prefix=HUGE
 // RUN: %not ramiel-opt %s --split-input-file -p 'hypercluster{batch=2},hypercluster{batch=2}' 2>&1 | filecheck %s --check-prefix=TWICE
 // The clustering passes on the B-sample graph mix the samples in the workers (@diamond below):
 // RUN: ramiel-opt %s --split-input-file -p 'hypercluster{batch=2},linear-cluster,merge{clusters=2}' 2>/dev/null | filecheck %s --check-prefix=PIPE2
@@ -50,7 +51,8 @@
 // The generated program takes B inputs and returns B outputs.
 // LOWERED: torchpy.program @main inputs [["x__s0__c0"], ["x__s1__c1"]] outputs ["y__s0__out", "y__s1__out"] input_order ["x__s0", "x__s1"] output_order ["y__s0", "y__s1"]
 
-// ZERO: error: hypercluster: batch must be at least 1, got 0
+// ZERO: error: hypercluster: batch must be from 1 to 1024, got 0
+// HUGE: error: hypercluster: batch must be from 1 to 1024, got 100000
 // Hyperclustering a module twice is an error too (one line, no traceback).
 // TWICE:     error: hypercluster: the module is already the program for 2 samples (ramiel.batch); hypercluster the batch-1 module instead
 // TWICE-NOT: Traceback

@@ -12,9 +12,12 @@
 // RUN: ramiel-opt %s --split-input-file '--intra-op-threads{cores=2}' '--merge{clusters=2}' | filecheck %s --check-prefix=RECLUSTER
 // RUN: ramiel-opt %s --split-input-file '--intra-op-threads{cores=2}' --schedule-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 // RUN: %not ramiel-opt %s --split-input-file '--intra-op-threads{cores=0}' 2>&1 | filecheck %s --check-prefix=ZERO
+// A count past the limit every count option keeps (it had run for minutes, growing in memory):
+// RUN: %not ramiel-opt %s --split-input-file '--intra-op-threads{cores=9223372036854775807}' 2>&1 | filecheck %s --check-prefix=HUGE
 // RUN: %not ramiel-opt %s --split-input-file '--intra-op-threads{cores=2 profile="%t.missing.json"}' 2>&1 | filecheck %s --check-prefix=MISSING
 
-// ZERO: error: intra-op-threads: cores must be at least 1, got 0
+// ZERO: error: intra-op-threads: cores must be from 1 to 1024, got 0
+// HUGE: error: intra-op-threads: cores must be from 1 to 1024, got 9223372036854775807
 // MISSING: error: profile database {{.*}}.missing.json not found (create it with 'ramiel profile')
 
 // Fork-join on two clusters. The stem s and the head j run while the other cluster idles, so by

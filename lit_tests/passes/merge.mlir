@@ -40,9 +40,9 @@
 // TRACED:     cluster.cluster @c0
 // TRACED-NOT: cluster.cluster @c1
 
-// ZERO: error: merge: clusters must be at least 1, got 0
+// ZERO: error: merge: clusters must be from 1 to 1024, got 0
 // NEGATIVE: error: merge: tolerance must be at least 0, got -1.0
-// MAXTHREADS: error: merge: max-threads must be at least 1, got 0
+// MAXTHREADS: error: merge: max-threads must be from 1 to 1024, got 0
 
 // Fork-join of branches b1 (100 µs), b2 (300 µs), b3 (200 µs) between 10 µs ops. On two workers,
 // b1 and b3 share a cluster (24.2 + 300 + 14.2 = 338.4 µs until the join can start, the best
