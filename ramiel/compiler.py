@@ -34,7 +34,6 @@ import math
 import numbers
 import os
 import re
-import shlex
 import sys
 import tempfile
 import time
@@ -70,6 +69,7 @@ from ramiel.files import (
     read_json_file,
     removed_if_left_empty,
     same_file,
+    shell_quote,
 )
 from ramiel.importer import ImportOptions, import_onnx, load_model
 from ramiel.layout import LAYOUT_MODES, LayoutMode
@@ -956,7 +956,7 @@ class CompiledModel(ParallelModel):
             else "the batch (fixed in the ONNX model, freed by dynamic_batch=True)"
         )
         dims = ",".join(str(d) for d in shape)
-        flag = shlex.quote(f"{name}={dims}")
+        flag = shell_quote(f"{name}={dims}")
         if name in self.DYNAMIC_BATCH:
             seq = "the sequential module takes any batch size (.sequential)"
         else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import stat
 import sys
 import tempfile
@@ -32,6 +33,7 @@ __all__ = [
     "make_readable",
     "output_dir",
     "output_file",
+    "shell_quote",
     "stdout_reader_gone",
     "umask",
 ]
@@ -268,3 +270,21 @@ def removed_if_left_empty(path: str | os.PathLike[str]) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 os.rmdir(path)
         raise
+
+
+def shell_quote(text: str) -> str:
+    """``text`` as one shell word a user can paste: :func:`shlex.quote`, or, where ``text``
+    holds a control character (a newline in an ONNX name), bash's ``$'...'`` quoting with
+    escapes (``shlex.quote`` keeps a newline raw inside single quotes, and a pasted ``\\n``
+    stays two characters; a fresh-user check).
+
+    >>> shell_quote("x=1,3"), shell_quote("a b"), shell_quote("a\\nb'c")
+    ('x=1,3', "'a b'", "$'a\\\\nb\\\\'c'")
+    """
+    if not any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return shlex.quote(text)
+    named = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    body = "".join(
+        named.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c) for c in text
+    )
+    return f"$'{body}'"

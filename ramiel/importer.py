@@ -27,7 +27,6 @@ import json
 import math
 import os
 import re
-import shlex
 import tempfile
 from collections import ChainMap
 from collections.abc import Iterator, Mapping, Sequence
@@ -67,7 +66,7 @@ from ramiel.errors import (
     InputShapeError,
     UnsupportedOpError,
 )
-from ramiel.files import input_file
+from ramiel.files import input_file, shell_quote
 from ramiel.naming import name_hint
 from ramiel.parsing import IncrementalVerifier, LocatedVerifyError
 from ramiel.weights import WeightStore, resource_key, value_attr
@@ -272,7 +271,7 @@ def prepare_model(
         if not tt.HasField("shape"):
             raise DynamicShapeError(
                 f"graph input '{inp.name}' has no shape: bind it with --input-shape "
-                f"{shlex.quote(inp.name + '=D0,D1,...')} (from Python: "
+                f"{shell_quote(inp.name + '=D0,D1,...')} (from Python: "
                 f"input_shapes={{{inp.name!r}: [D0, D1, ...]}})"
             )
         for d, dim in enumerate(tt.shape.dim):
@@ -390,7 +389,7 @@ def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension],
     which = "dimension" + ("s " if len(unknown) > 1 else " ") + ", ".join(unknown)
     return (
         f"graph input '{name}' has a dynamic dimension {d}{what}: bind it with --input-shape "
-        f"{shlex.quote(f'{name}={example}')} (the size of {which} you run with in place of 1; "
+        f"{shell_quote(f'{name}={example}')} (the size of {which} you run with in place of 1; "
         f"from Python: input_shapes={{{name!r}: [{example.replace(',', ', ')}]}})"
     )
 

@@ -32,7 +32,6 @@ import bisect
 import io
 import math
 import re
-import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +61,7 @@ from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from ramiel.errors import RamielError
+from ramiel.files import shell_quote
 
 __all__ = [
     "IncrementalVerifier",
@@ -460,7 +460,7 @@ def ir_text(data: bytes, name: str) -> str:
     if (text is None or _CONTROL.search(text)) and _is_onnx_model(data):
         raise RamielError(
             f"{name}: an ONNX model, not IR; import it first: "
-            f"ramiel-translate --import-onnx {shlex.quote(name)}"
+            f"ramiel-translate --import-onnx {shell_quote(name)}"
         ) from None
     if text is None:
         raise RamielError(

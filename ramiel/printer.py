@@ -37,6 +37,7 @@ import keyword
 import os
 import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -81,13 +82,17 @@ RESERVED = GENERATED_NAMES | frozenset(dir(builtins))
 
 def class_name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a generated class's name (not a Python identifier, or a name the
-    generated modules or Python's builtins already use), or ``None``."""
+    generated modules or Python's builtins already use), or ``None``. Python reads an identifier
+    in its NFKC form (``ｔorch``, with a full-width t, is ``torch``: such a class rebound the
+    module's ``torch``; a fresh-user check), so that form is checked."""
     if keyword.iskeyword(name):
         return f"class name {name!r} is a Python keyword"
     if not tp.is_python_name(name):
         return f"class name {name!r} is not a Python identifier"
-    if name in RESERVED or f"{name}Parallel" in RESERVED or _GENERATED_FUNCTION.fullmatch(name):
-        return f"class name {name!r} is taken by the generated code or Python's builtins"
+    norm = unicodedata.normalize("NFKC", name)
+    reads = "" if norm == name else f" (Python reads it as {norm!r})"
+    if norm in RESERVED or f"{norm}Parallel" in RESERVED or _GENERATED_FUNCTION.fullmatch(norm):
+        return f"class name {name!r} is taken by the generated code or Python's builtins{reads}"
     return None
 
 
@@ -680,7 +685,7 @@ def print_python(
     programs = [op for op in module.ops if isinstance(op, tp.ProgramOp)]
     if not funcs:
         raise ValueError("the module holds no torchpy.func (run --lower-to-torchpy first)")
-    if not tp.is_python_name(class_name) or class_name in RESERVED:
+    if class_name_problem(class_name) is not None:
         raise ValueError(f"class name {class_name!r} is not a usable Python identifier")
     seen: set[str] = set()
     for f in funcs:

@@ -435,6 +435,27 @@ def test_reports_render_again_from_the_json(quick_run, tmp_path) -> None:
     assert (tmp_path / "speedups.png").is_file() and not (tmp_path / "bench.json").exists()
 
 
+def test_a_model_name_with_markdown_in_it_stays_one_cell_in_every_table(quick_run) -> None:
+    """A model named ``a|b`` (a file ``a|b.onnx``): every table row of the report has as many
+    cells as its table's header (the ratio, variant and busy-core tables had printed the raw
+    name, one more cell; a fresh-user check)."""
+    import dataclasses
+    import re
+
+    results, env, _md, _out, _calls = quick_run
+    md = bench.render_markdown([dataclasses.replace(results[0], name="a|b`c")], env)
+    cells = 0
+    for line in md.splitlines():
+        if not line.startswith("|"):
+            cells = 0
+            continue
+        n = len(re.findall(r"(?<!\\)\|", line))
+        if cells == 0:
+            cells = n  # a table's header
+        assert n == cells, line
+    assert md.count("a\\|b\\`c") >= 3
+
+
 @pytest.mark.parametrize(
     "module",
     [

@@ -97,6 +97,8 @@ def test_bad_counts(flag, tmp_path, capsys):
         ("1bad", "not a Python identifier"),
         ("a b", "not a Python identifier"),
         ("class", "is a Python keyword"),
+        ("\uff54orch", "(Python reads it as 'torch')"),  # a full-width t: NFKC gives torch
+        ("\uff4fps", "is taken"),
     ],
 )
 def test_bad_class_name_is_an_argument_error_and_keeps_the_output(name, why, tmp_path, capsys):
@@ -774,3 +776,24 @@ def test_split_chunks_are_not_printed_as_one_python_file(tmp_path, capsys):
         capsys.readouterr().err
     )
     assert not (tmp_path / "m.py").exists()
+
+
+def test_state_names_may_hold_an_equals_sign():
+    """``--state 'h=in=h=out'``: the split at the '=' that leaves an input and an output (it
+    split at the first one, so no spelling named ``h=in`` and ``h=out``; a fresh-user check);
+    a pair that fits no split is still one error naming the inputs and outputs."""
+    import torch
+
+    from ramiel.errors import RamielError
+    from ramiel.tools.driver import state_pairs
+
+    class Model:
+        input_specs = {"h=in": ((1, 4), torch.float32), "x": ((1, 4), torch.float32)}
+
+        def output_specs(self):
+            return {"h=out": ((1, 4), torch.float32), "y": ((1, 2), torch.float32)}
+
+    assert state_pairs(Model(), ["h=in=h=out"]) == [("h=in", "h=out")]
+    assert state_pairs(Model(), ["x=h=out"]) == [("x", "h=out")]
+    with pytest.raises(RamielError, match=r"--state 'h=in=y=z': expected IN=OUT"):
+        state_pairs(Model(), ["h=in=y=z"])

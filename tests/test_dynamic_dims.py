@@ -10,6 +10,8 @@ verifier rejects one; the lowering rejects a dynamic graph input of hand-written
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 import pytest
@@ -297,3 +299,32 @@ def test_a_run_time_shape_operand_is_followed_and_checked(op, pipeline_helpers):
         with pytest.raises((ValueError, WorkerError)) as err:
             m(*[torch.from_numpy(v) for v in other.values()])
     assert "is compiled for (2, 3)" in str(err.value), str(err.value)
+
+
+def test_the_binding_hint_for_a_name_with_a_newline_can_be_pasted(tmp_path, capsys):
+    """An input named ``a\\nb`` with a dynamic dimension: the error's ``--input-shape`` hint is
+    a shell word that gives the name back (``$'a\\nb=1,4'``); it was ``'a\\nb=1,4'``, whose
+    backslash a shell keeps (a fresh-user check). The pasted binding then imports."""
+    import re
+    import shutil
+    import subprocess
+
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["a\nb"], ["out"])],
+        "g",
+        [helper.make_tensor_value_info("a\nb", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 4])],
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    from ramiel.tools import translate
+
+    assert tool_status(translate.main, ["--import-onnx", str(path), "-o", os.devnull]) == 1
+    line = one_error_line(capsys.readouterr().err)
+    word = re.search(r"bind it with --input-shape (\S+)", line).group(1)
+    assert word == "$'a\\nb=1,4'", line
+    if shutil.which("bash"):
+        pasted = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, text=True)
+        assert pasted.stdout == "a\nb=1,4"
+    argv = ["--import-onnx", str(path), "--input-shape", "a\nb=1,4", "-o", os.devnull]
+    assert tool_status(translate.main, argv) == 0

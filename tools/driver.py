@@ -40,7 +40,7 @@ from rich.console import Console
 from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 from ramiel.engines import output_error
 from ramiel.errors import InputShapeError, RamielError
-from ramiel.files import input_file, output_file
+from ramiel.files import input_file, output_file, shell_quote
 from ramiel.omp import usable_cores
 from ramiel.tools.common import (
     ArgumentParser,
@@ -487,7 +487,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.threads_per_worker is not None:
         print(
             "note: --threads-per-worker is a setting of the run, not of the files: run the "
-            f"module with it as python {shlex.quote(res.parallel_path)} --threads "
+            f"module with it as python {shell_quote(res.parallel_path)} --threads "
             f"{args.threads_per_worker}"
         )
     return 0
@@ -711,8 +711,12 @@ def state_pairs(model, specs: Sequence[str]) -> list[tuple[str, str]]:  # type: 
     outs = {n: (tuple(shape), dtype) for n, (shape, dtype) in model.output_specs().items()}
     pairs: list[tuple[str, str]] = []
     for spec in specs:
-        name, sep, out = spec.partition("=")
-        if not sep or name not in ins or out not in outs:
+        # the split at an '=' that leaves an input and an output (names may hold '=' too)
+        splits = [(spec[:i], spec[i + 1 :]) for i, c in enumerate(spec) if c == "="]
+        name, out = next(
+            ((a, b) for a, b in splits if a in ins and b in outs), splits[0] if splits else ("", "")
+        )
+        if name not in ins or out not in outs:
             raise RamielError(
                 f"--state {spec!r}: expected IN=OUT with an input of {sorted(ins)} and an "
                 f"output of {sorted(outs)}"
@@ -1021,7 +1025,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         f"per MiB ({gbps})"
     )
     if args.output:
-        print(f"  written to {args.output} (use it with --transfer-cost {args.output})")
+        print(
+            f"  written to {args.output} (use it with --transfer-cost {shell_quote(args.output)})"
+        )
     return 0
 
 

@@ -262,7 +262,7 @@ def _ort_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         comp = _fastest(r, lambda c: _on_all_cores(c) and c.variant in _COMPILED)
         comp1 = _fastest(r, lambda c: c.key in {f"seq-1t-{v}" for v in _COMPILED})
         cells = [
-            r.name,
+            md_text(r.name),
             _ms(o1.median if o1 else None),
             _ms(op.median if op else None),
             _ms(spin.median if spin else None),
@@ -304,7 +304,7 @@ def _variant_lines(results: Sequence[ModelResult], p: int) -> list[str]:
         if r.error or not r.configs:
             continue
         for v in present:
-            cells = [r.name, v]
+            cells = [md_text(r.name), v]
             comp: list[float] = []
             for k in keys:
                 c = r.config(f"{k}-{v}")
@@ -340,7 +340,7 @@ def _busy_lines(results: Sequence[ModelResult]) -> list[str]:
         ratio = b.median / q.median
         ok = "yes" if ratio <= TARGET_BUSY_RATIO else "**no**"
         out.append(
-            f"| {r.name} | {prog} | {_ms(q.median)} [{_ms(q.ci[0])}, {_ms(q.ci[1])}] | "
+            f"| {md_text(r.name)} | {prog} | {_ms(q.median)} [{_ms(q.ci[0])}, {_ms(q.ci[1])}] | "
             f"{_ms(b.median)} [{_ms(b.ci[0])}, {_ms(b.ci[1])}] | {ratio:.2f}× | {ok} |"
         )
     return [*out, ""]

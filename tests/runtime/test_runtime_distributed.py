@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -706,10 +707,12 @@ def test_ramiel_calibrate_writes_a_transfer_cost_file(tmp_path, capsys):
     from ramiel.cost_model import load_transfer_cost
     from ramiel.tools.driver import main
 
-    out = tmp_path / "cost.json"
+    out = tmp_path / "c q'.json"  # the command it suggests quotes the path (a fresh-user check)
     assert main(["calibrate", "--sizes", "4,65536,1048576", "--repeats", "3", "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert "transfer cost of backend distributed" in text and "us per message" in text
+    suggested = text.split("(use it with ")[1].rsplit(")", 1)[0]
+    assert shlex.split(suggested) == ["--transfer-cost", str(out)]
     rec = json.loads(out.read_text())
     assert set(rec["round_trips_us"]) == {"4", "65536", "1048576"}
     assert rec["latency_us"] > 0 and rec["backend"] == "distributed"
