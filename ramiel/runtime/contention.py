@@ -380,22 +380,25 @@ class ThreadAdapter:
     (``torch.get_num_threads()``) is lowered while other processes keep cores busy during the
     module's calls (:class:`CoreMonitor`), and set back when the call returns or raises.
 
-    Why: light_squeezenet's sequential module with 2 threads on 2 cores took 36-151 ms a call
-    while ``pip install`` kept one core busy, against 14 ms for its parallel module (whose
-    runner adapts) and 17 ms for onnxruntime with 2 threads, in the same process
-    (2026-12-07, load 1.9); see the module docstring for why spinning OpenMP helpers wait.
+    Why: next to a process spinning on one of 2 cores, light_inception_v2's sequential module
+    took 168 ms a call with its 2 threads and 64 ms adapting (quiet: 44 ms); while another
+    user's ``pip install`` ran, light_squeezenet's took 36-151 ms against 14 ms for its
+    parallel module, whose runner adapts (docs/benchmarks.md, *The sequential module next to a
+    busy core*; the module docstring says why spinning OpenMP helpers wait).
 
     :meth:`attach` registers it as the module's forward pre-hook and forward hook (called
     also when forward raises). It does nothing while the caller runs 1 thread, under
     ``torch.jit`` tracing, ``torch.compile``/``torch.export`` (a compiled graph's threads are
-    the caller's), with ``RAMIEL_ADAPT_THREADS=0``, or for a call made while another thread is inside a call of the
-    same module (each call sees the count its own thread set).
+    the caller's), with ``RAMIEL_ADAPT_THREADS=0``, for a call made while another thread is
+    inside a call of the same module (each call sees the count its own thread set), or for a
+    call inside a call of the same thread (the outer one decides).
     """
 
     def __init__(self, monitor: CoreMonitor | None = None) -> None:
         self._lock = threading.Lock()
         self._monitor = monitor  # (default: a CoreMonitor of this process's cores, made lazily)
         self._owner: int | None = None  # the thread whose call is being watched
+        self._nested = 0  # calls of the owner inside its watched call (they change nothing)
         self._restore: int | None = None  # the caller's count, to set back after the call
         self.lowered = False  # the last watched call ran with fewer threads than asked
         self.threads_now: int | None = None  # the threads the last watched call ran with
@@ -420,6 +423,9 @@ class ThreadAdapter:
         import torch  # lazy: torch
 
         if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            return
+        if self._owner == threading.get_ident():
+            self._nested += 1  # a call inside this thread's watched call
             return
         planned = torch.get_num_threads()
         if planned <= 1 or not enabled():
@@ -447,13 +453,18 @@ class ThreadAdapter:
         """Forward hook (also when forward raised): the caller's thread count back."""
         if self._owner is None or self._owner != threading.get_ident():
             return
+        import torch  # lazy: torch
+
+        if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            return  # (as in before: a traced call inside the watched one changed nothing)
+        if self._nested:
+            self._nested -= 1
+            return
         try:
             if self._monitor is not None:
                 self._monitor.end()
             restore, self._restore = self._restore, None
             if restore is not None:
-                import torch  # lazy: torch
-
                 torch.set_num_threads(restore)
         finally:
             self._owner = None

@@ -364,3 +364,29 @@ def test_a_generated_sequential_module_adapts_and_still_copies(tmp_path):
         for other in (copy.deepcopy(seq), pickle.loads(pickle.dumps(seq))):
             torch.testing.assert_close(other(x), want)
             assert len(other._forward_pre_hooks) == 1
+
+
+def test_a_call_inside_a_watched_call_changes_nothing(monkeypatch):
+    """The module called again inside its own call (same thread): the inner call neither sets
+    the threads nor ends the outer call's watch; the outer call sets the caller's count back."""
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+
+    class Outer(torch.nn.Module):
+        def forward(self, depth: int = 1):
+            inner = self(depth - 1) if depth else None
+            return torch.get_num_threads(), inner
+
+    monitor = _Monitor()
+    monitor.usable = 2
+    module = Outer()
+    adapter = contention.ThreadAdapter.attach(module, monitor)
+    caller = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _Monitor.others = 1.0
+        assert module(2) == (1, (1, (1, None)))
+        assert torch.get_num_threads() == 2 and adapter._owner is None and adapter._nested == 0
+        assert module(0) == (1, None)  # (the lock is free again)
+    finally:
+        torch.set_num_threads(caller)
+        _Monitor.others = 0.0
