@@ -183,8 +183,8 @@ class _SeqRunner:
         import torch  # lazy: torch
 
         torch.set_num_threads(self.threads)
-        with torch.inference_mode():
-            return _as_tuple(self.model(*self.args))
+        with torch.inference_mode():  # forward, not __call__: no ThreadAdapter lowers the count
+            return _as_tuple(self.model.forward(*self.args))
 
 
 def _par_fn(model: Any, feeds: Mapping[str, Any], out_names: Sequence[str]) -> Callable[[], Any]:
