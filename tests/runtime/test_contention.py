@@ -5,6 +5,7 @@ spinning process on a real ``/proc/stat``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -300,20 +301,31 @@ class _Counts(torch.nn.Module):
         return torch.get_num_threads()
 
 
+@contextlib.contextmanager
+def _adapted(module, monkeypatch):
+    """``module`` with a ThreadAdapter watching the stand-in monitor of 2 cores, called with 2
+    threads (the caller's count and the monitor's reset afterwards)."""
+    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
+    monitor = _Monitor()
+    monitor.usable = 2
+    adapter = contention.ThreadAdapter.attach(module, monitor)
+    caller = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        yield adapter
+    finally:
+        torch.set_num_threads(caller)
+        _Monitor.others = 0.0
+
+
 def test_the_sequential_module_runs_with_fewer_threads_while_cores_are_busy(monkeypatch):
     """A plain module (the generated sequential one, called by the user with no runner around
     it): while the monitor reports another process on one of 2 cores, each call runs 1 thread,
     and the caller's count is back after the call, also after a forward that raised; with the
     cores free again, the caller's count. Turned off by RAMIEL_ADAPT_THREADS=0; nothing to do
     while the caller runs 1 thread."""
-    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
-    monitor = _Monitor()
-    monitor.usable = 2
     module = _Counts()
-    adapter = contention.ThreadAdapter.attach(module, monitor)
-    caller = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
+    with _adapted(module, monkeypatch) as adapter:
         _Monitor.others = 0.0
         assert module() == 2 and not adapter.lowered
         _Monitor.others = 1.0
@@ -330,9 +342,6 @@ def test_the_sequential_module_runs_with_fewer_threads_while_cores_are_busy(monk
         torch.set_num_threads(1)
         _Monitor.others = 1.0
         assert module() == 1 and torch.get_num_threads() == 1
-    finally:
-        torch.set_num_threads(caller)
-        _Monitor.others = 0.0
 
 
 def test_a_generated_sequential_module_adapts_and_still_copies(tmp_path):
@@ -369,24 +378,15 @@ def test_a_generated_sequential_module_adapts_and_still_copies(tmp_path):
 def test_a_call_inside_a_watched_call_changes_nothing(monkeypatch):
     """The module called again inside its own call (same thread): the inner call neither sets
     the threads nor ends the outer call's watch; the outer call sets the caller's count back."""
-    monkeypatch.delenv(contention.ENV_DISABLE, raising=False)
 
     class Outer(torch.nn.Module):
         def forward(self, depth: int = 1):
             inner = self(depth - 1) if depth else None
             return torch.get_num_threads(), inner
 
-    monitor = _Monitor()
-    monitor.usable = 2
     module = Outer()
-    adapter = contention.ThreadAdapter.attach(module, monitor)
-    caller = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
+    with _adapted(module, monkeypatch) as adapter:
         _Monitor.others = 1.0
         assert module(2) == (1, (1, (1, None)))
         assert torch.get_num_threads() == 2 and adapter._owner is None and adapter._nested == 0
         assert module(0) == (1, None)  # (the lock is free again)
-    finally:
-        torch.set_num_threads(caller)
-        _Monitor.others = 0.0
