@@ -123,6 +123,15 @@ def _size(node: NodeView, args, em):
     return [em.call("ops.size", args[0])]
 
 
+def _expect(node: NodeView) -> dict[str, tuple[int, ...]]:
+    """The keyword of a runtime helper that takes a shape operand's value at run time
+    (``ops.reshape``, ``ops.expand``, ``ops.constant_of_shape``): ``expect=`` the static result
+    shape the model declares, which the helper checks the value's result against; none where
+    the model declares none."""
+    ys = out_shape(node)
+    return {} if ys is None else {"expect": tuple(ys)}
+
+
 def _const_shape(node: NodeView, i: int) -> tuple[int, ...] | None:
     c = const_ints(node, i)
     if c is not None:
@@ -148,10 +157,7 @@ def _constant_of_shape(node: NodeView, args, em):
         value = value.astype(np.float32)
     lit = scalar_literal(value, dt)
     if const_ints(node, 0) is None:
-        # A run-time shape operand: follow its value, checked against the declared shape.
-        ys = out_shape(node)
-        kwargs = {} if ys is None else {"expect": tuple(ys)}
-        return [em.call("ops.constant_of_shape", args[0], lit, dtype=dtype(dt), **kwargs)]
+        return [em.call("ops.constant_of_shape", args[0], lit, dtype=dtype(dt), **_expect(node))]
     shp = _const_shape(node, 0)
     if lit == 0 and not isinstance(lit, bool):
         return [em.call("torch.zeros", shp, dtype=dtype(dt))]
@@ -205,9 +211,7 @@ def _reshape(node: NodeView, args, em):
     static result shape the model declares as ``expect``, which it checks."""
     allowzero = node.attrs.get("allowzero", 0) or 0
     if node.opset >= 5 and const_ints(node, 1) is None:
-        ys = out_shape(node)
-        kwargs = {} if ys is None else {"expect": tuple(ys)}
-        return [em.call("ops.reshape", args[0], args[1], allowzero, **kwargs)]
+        return [em.call("ops.reshape", args[0], args[1], allowzero, **_expect(node))]
     target = _reshape_target(node)
     if target is None:
         return [em.call("ops.reshape", args[0], args[1], allowzero)]
@@ -597,10 +601,7 @@ def _expand(node: NodeView, args, em):
     xs = shape(node, 0)
     target = const_ints(node, 1)
     if target is None:
-        # A run-time shape operand: follow its value, checked against the declared shape.
-        ys = out_shape(node)
-        kwargs = {} if ys is None else {"expect": tuple(ys)}
-        return [em.call("ops.expand", args[0], args[1], **kwargs)]
+        return [em.call("ops.expand", args[0], args[1], **_expect(node))]
     if xs is not None:
         out = tuple(np.broadcast_shapes(tuple(xs), tuple(target)))
     else:

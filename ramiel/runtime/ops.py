@@ -894,7 +894,7 @@ def reshape(
     shape is a run-time value); another result raises ``ValueError`` saying so (the compiled
     ``x.reshape(3, 4)`` had ignored the shape input: another value gave a (3, 4) result without
     an error, where onnxruntime follows the value; a fresh-user check)."""
-    dims = [int(v) for v in target.reshape(-1).tolist()]
+    dims = _shape_values(target)
     if not allowzero:
         dims = [x.shape[i] if d == 0 else d for i, d in enumerate(dims)]
     y = x.reshape(dims)
@@ -942,6 +942,11 @@ def eye_like(x: Tensor, k: int = 0, dtype: torch.dtype | None = None) -> Tensor:
     return torch.triu(eye, k) - torch.triu(eye, k + 1)
 
 
+def _shape_values(target: Tensor) -> list[int]:
+    """A shape operand's values (any rank, read from its tensor: a host sync)."""
+    return [int(v) for v in target.reshape(-1).tolist()]
+
+
 def _check_expected(op: str, dims: list[int], got: tuple[int, ...], expect) -> None:
     if expect is not None and got != tuple(expect):
         raise ValueError(
@@ -957,7 +962,7 @@ def expand(x: Tensor, target: Tensor, expect: Sequence[int] | None = None) -> Te
 
     ``expect``: the result shape the program is compiled for (the model declares it); another
     result raises ``ValueError`` (the compiled ``x.expand(...)`` had ignored the shape operand)."""
-    dims = [int(v) for v in target.reshape(-1).tolist()]
+    dims = _shape_values(target)
     out = tuple(torch.broadcast_shapes(tuple(x.shape), tuple(dims)))
     _check_expected("Expand", dims, out, expect)
     return x.expand(out)
@@ -971,7 +976,7 @@ def constant_of_shape(
 ) -> Tensor:
     """ONNX ConstantOfShape with a run-time shape tensor (1-D int64): a new tensor of that
     shape filled with ``value``. ``expect`` as in :func:`expand`."""
-    dims = [int(v) for v in target.reshape(-1).tolist()]
+    dims = _shape_values(target)
     _check_expected("ConstantOfShape", dims, tuple(dims), expect)
     return torch.full(dims, value, dtype=dtype, device=target.device)
 
