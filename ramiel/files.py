@@ -288,3 +288,17 @@ def shell_quote(text: str) -> str:
         named.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c) for c in text
     )
     return f"$'{body}'"
+
+
+def printable(text: str) -> str:
+    """``text`` as it can be shown on one terminal line: unchanged, or, where it holds a control
+    character (a newline or an escape sequence in an ONNX name), Python's quoted ``repr`` with
+    the characters escaped (a raw newline in a printed output name had split the line, and an
+    escape sequence reached the terminal; a fresh-user check).
+
+    >>> printable("logits"), printable("a\\nb")
+    ('logits', "'a\\\\nb'")
+    """
+    if not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+        return text
+    return repr(text)

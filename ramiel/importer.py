@@ -588,10 +588,22 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
     """Integer graph input name -> the size of the smallest table it indexes: the ``axis``
     dimension of a constant (initializer or ``Constant``) that an ``onnx.Gather`` reads with the
     input as its indices, directly or through :data:`_PASS_THROUGH` ops (an embedding lookup;
-    BERT's ``token_type_ids`` index a table of 2). Inputs that index no constant table are not
-    listed. The top-level graph only."""
+    BERT's ``token_type_ids`` index a table of 2). Inputs that index no table of known size are
+    not listed. The top-level graph only.
+
+    A graph input of static size along the ``axis`` is a table too (a Gather of a data input by
+    an index input: random indices of 0..9 had run out of a 4-wide table, so ``python model.py``
+    failed on its own inputs; a fresh-user check)."""
     g = model.graph
-    tables = {t.name: list(t.dims) for t in g.initializer}
+    tables = {
+        i.name: [
+            d.dim_value if d.HasField("dim_value") else 0 for d in i.type.tensor_type.shape.dim
+        ]
+        for i in g.input
+        if i.type.HasField("tensor_type") and i.type.tensor_type.HasField("shape")
+    }
+    constants = {t.name for t in g.initializer}
+    tables.update({t.name: list(t.dims) for t in g.initializer})
     for n in g.node:
         if n.op_type == "Constant" and n.output:
             for a in n.attribute:
@@ -605,7 +617,7 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
     for inp in g.input:
         element = ELEMENT_TYPES.get(inp.type.tensor_type.elem_type)
         integer = isinstance(element, IntegerType) and element.width.data > 1  # not bool
-        if inp.name in tables or not integer:
+        if inp.name in constants or not integer:
             continue
         names, seen, sizes = [inp.name], {inp.name}, []
         while names:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from onnx import TensorProto, helper
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 from ramiel.compiler import CompileOptions, compile_model, generated_class
 from ramiel.errors import RamielError
@@ -439,3 +439,57 @@ def test_a_serve_request_never_writes_over_its_inputs(tmp_path):
     )
     assert "is the request's inputs file" in answers.getvalue(), answers.getvalue()
     assert inputs.read_bytes() == before
+
+
+def _gather_program(tmp_path: Path, name: str):  # type: ignore[no-untyped-def]
+    """A model whose cluster raises on its data (a Gather index out of range), compiled for 2
+    clusters with the 'hostile' output name ``g\\nfirst=[0]`` (a newline): its parallel class."""
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Gather", ["a", "idx"], ["g\nfirst=[0]"], axis=1),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("Neg", ["r"], ["n"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "gather",
+        [vi("a", TensorProto.FLOAT, [3, 4]), vi("idx", TensorProto.INT64, [2])],
+        [vi("g\nfirst=[0]", TensorProto.FLOAT, [3, 2]), vi("n", TensorProto.FLOAT, [3, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=2))
+    return res, generated_class(import_from_path(name, res.parallel_path))
+
+
+def test_serve_goes_on_after_a_request_that_makes_a_worker_raise(tmp_path, monkeypatch, capsys):
+    """``python model.py --serve``: a request whose data makes a cluster raise (an index out of
+    range) is answered with its error, and the next request runs on new workers (it had ended
+    the service with status 1; a fresh-user check)."""
+    res, par = _gather_program(tmp_path, "edges_serve_gather")
+    a = torch.randn(3, 4)
+    bad, good = tmp_path / "bad.safetensors", tmp_path / "good.safetensors"
+    save_file({"a": a, "idx": torch.tensor([0, 9])}, str(bad))
+    save_file({"a": a, "idx": torch.tensor([3, 1])}, str(good))
+    o1, o2 = tmp_path / "o1.safetensors", tmp_path / "o2.safetensors"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{bad} {o1}\n{good} {o2}\n"))
+    code, answers, err = _run(lambda: entry.main(par, res.parallel_path, argv=["--serve"]), capsys)
+    first, second = answers.splitlines()
+    assert code == 0 and err == "", err
+    assert first.startswith("error: ") and "index 9 is out of bounds" in first, first
+    assert second.startswith(f"ok {o2} ") and not o1.exists()
+    torch.testing.assert_close(load_file(str(o2))["g\nfirst=[0]"], a[:, [3, 1]])
+
+
+def test_output_names_with_control_characters_print_on_one_line(tmp_path, capsys):
+    """``python model.py`` prints each output on one line, a name with a newline quoted (the raw
+    newline had split the line, and its second half read as another output); its random
+    indices stay inside the 4-wide data input they index (they had run out of it)."""
+    res, par = _gather_program(tmp_path, "edges_print_gather")
+    assert par.INDEX_LIMITS == {"idx": 4}  # the data input's axis 1: random indices stay inside
+    code, printed, err = _run(lambda: entry.main(par, res.parallel_path, argv=[]), capsys)
+    assert code == 0 and err == "", err
+    lines = printed.splitlines()
+    assert any(
+        line.startswith("'g\\nfirst=[0]': shape=(3, 2) dtype=torch.float32") for line in lines
+    )
+    assert not any(line.startswith("first=") for line in lines), printed

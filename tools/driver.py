@@ -40,7 +40,7 @@ from rich.console import Console
 from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 from ramiel.engines import output_error
 from ramiel.errors import InputShapeError, RamielError
-from ramiel.files import input_file, output_file, shell_quote
+from ramiel.files import input_file, output_file, printable, shell_quote
 from ramiel.omp import usable_cores
 from ramiel.tools.common import (
     ArgumentParser,
@@ -617,7 +617,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 seq_outs = sequential(*feeds.values())
         seq_outs = seq_outs if isinstance(seq_outs, tuple) else (seq_outs,)
         seq = dict(zip(model.output_names, seq_outs, strict=True))
-        print(f"model: {model_path}")
+        print(f"model: {printable(str(model_path))}")
         batch_note = f", batch {opts.batch} (hyperclustered)" if opts.batch > 1 else ""
         print(
             f"compiled in {sum(res.timings.values()):.2f} s; {res.clusters} "
@@ -634,7 +634,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 e_par, scale = output_error(par[name], r)
                 e_seq, _ = output_error(seq[name], r)
                 worst = max(worst, e_par, e_seq)
-                what = f"{base} (sample {k})" if opts.batch > 1 else base
+                what = f"{printable(base)} (sample {k})" if opts.batch > 1 else printable(base)
                 print(
                     f"output {what}: max error vs onnxruntime, relative to max |output| "
                     f"{scale:.3g}: parallel {e_par:.2e}, sequential {e_seq:.2e}"
@@ -752,7 +752,7 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
 
     print(
         f"stateful run of {steps} steps, state fed back: "
-        + ", ".join(f"{o} -> {i}" for i, o in pairs)
+        + ", ".join(f"{printable(o)} -> {printable(i)}" for i, o in pairs)
     )
     state_in = {i for i, _ in pairs}
     zeros = {

@@ -39,7 +39,14 @@ from safetensors.torch import load_file, save_file
 
 from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, RuntimeFailure
-from ramiel.files import file_head, make_readable, output_file, same_file, stdout_reader_gone
+from ramiel.files import (
+    file_head,
+    make_readable,
+    output_file,
+    printable,
+    same_file,
+    stdout_reader_gone,
+)
 from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
 from ramiel.runtime import Weights, start
@@ -73,7 +80,7 @@ def random_inputs(
 def _describe(name: str, t: torch.Tensor) -> str:
     flat = t.reshape(-1)
     head = ", ".join(f"{v:.6g}" for v in flat[:5].tolist())
-    return f"{name}: shape={tuple(t.shape)} dtype={t.dtype} first=[{head}{', ...' if flat.numel() > 5 else ''}]"
+    return f"{printable(name)}: shape={tuple(t.shape)} dtype={t.dtype} first=[{head}{', ...' if flat.numel() > 5 else ''}]"
 
 
 def _args(
@@ -239,6 +246,7 @@ def serve(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     protected: Mapping[str, str] | None = None,
+    restarts: bool = False,
 ) -> int:
     """Answer inference requests, one per line, until ``quit`` or the end of ``stdin``.
 
@@ -246,11 +254,15 @@ def serve(
     ``IN.out.safetensors``): the inputs are read from ``IN``, the outputs written to ``OUT``, and
     the answer is one line, ``ok OUT <ms> ms`` or ``error: <message>``. A bad request (a missing
     file, wrong shapes, an output file that is one of ``protected``, the program's own files:
-    :func:`program_files`) is answered with an error and the loop goes on; a failure of the
-    workers ends it.
+    :func:`program_files`) is answered with an error and the loop goes on. A failure of the
+    workers (:class:`~ramiel.runtime.RuntimeFailure`: a worker raised on the request's data, died
+    or timed out) is answered the same way where ``restarts`` is true, i.e. where ``infer``
+    starts new workers on its next call (:meth:`ParallelModel.run
+    <ramiel.runtime.ParallelModel.run>`); otherwise it ends the loop.
 
     Returns:
-        The exit status: 0 after ``quit``/end of input, 1 after a failure of the workers.
+        The exit status: 0 after ``quit``/end of input, 1 after a failure of the workers that
+        ends the loop.
     """
 
     stdin = stdin or sys.stdin
@@ -294,7 +306,7 @@ def serve(
             continue
         except RamielError as e:
             print(f"error: {_one_line(str(e))}", file=stdout, flush=True)
-            if _is_runtime_failure(e):
+            if _is_runtime_failure(e) and not restarts:
                 return 1
             continue
         print(f"ok {shlex.quote(dst)} {ms:.3f} ms", file=stdout, flush=True)
@@ -402,6 +414,7 @@ def main(
             else random_inputs(specs, args.seed, getattr(cls, "INDEX_LIMITS", None))
         )
         runner: Runner
+        model = None  # the module, where one runs the workers (it restarts them)
         if args.backend == "distributed" and in_torchrun():
             driver = join_group(
                 program,
@@ -447,7 +460,18 @@ def main(
         with runner:
             events = runner.compile_report()
             if args.serve:
-                status = serve(runner.run, specs, protected=protected)
+                # the module starts new workers after a failure, so a request whose data makes
+                # a worker raise does not end the service (it had; a fresh-user check)
+                try:
+                    status = serve(
+                        model.run if model is not None else runner.run,
+                        specs,
+                        protected=protected,
+                        restarts=model is not None,
+                    )
+                finally:
+                    if model is not None:
+                        model.close()
                 if status:
                     sys.exit(status)
                 return

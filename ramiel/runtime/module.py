@@ -155,7 +155,8 @@ class ParallelModel(ProgramNames, torch.nn.Module):
         self._signature: tuple | None = None
         self._closed = False
         self._start_lock = threading.Lock()  # concurrent first calls start one runner
-        #: the failure that stopped the last workers (the next call started new ones), or None
+        #: the failure that stopped the last workers (set by the call that raised it; the next
+        #: call starts new ones), or None
         self.last_failure: BaseException | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -408,6 +409,12 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 # thread's error; found by a fresh-user check.)
                 if attempt == _RESTARTS:
                     raise
+            except BaseException:
+                if runner.closed and runner.failure is not None:
+                    # what stopped these workers, known from this call on (it had been set by
+                    # the next call only; a fresh-user check)
+                    self.last_failure = runner.failure
+                raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _apply(self, fn: Any, recurse: bool = True) -> Any:

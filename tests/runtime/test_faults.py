@@ -501,8 +501,9 @@ def test_a_bad_input_fails_its_call_only(clusters, backend, tmp_path):
     a = torch.randn(3, 4)
     with ramiel.compile(model, clusters=clusters, backend=backend, out_dir=str(tmp_path)) as m:
         torch.testing.assert_close(m(a, torch.tensor([0, 3]))[0], a[:, [0, 3]])
-        with pytest.raises(WorkerError, match="index 9 is out of bounds"):
+        with pytest.raises(WorkerError, match="index 9 is out of bounds") as raised:
             m(a, torch.tensor([0, 9]))
+        assert m.last_failure is raised.value  # known from the failing call on
         for _ in range(2):
             g, n = m(a, torch.tensor([1, 2]))
             torch.testing.assert_close(g, a[:, [1, 2]])
