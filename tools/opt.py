@@ -38,13 +38,13 @@ import re
 import sys
 import time
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import DenseResourceAttr, FileLineColLoc, ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -245,9 +245,11 @@ _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str:
 
 def _fits(value: object, kind: type) -> bool:
     """Whether an option value as xDSL parsed it is of ``kind``: a boolean only of ``bool``,
-    an integer also of ``float``."""
+    an integer, and a number in exponent form (:func:`_exponent_numbers`), also of ``float``."""
     if isinstance(value, bool):
         return kind is bool
+    if kind is float and isinstance(value, str):  # 1e-2, read as a string by xDSL
+        return _EXPONENT_NUMBER.fullmatch(value) is not None
     return isinstance(value, kind) or (kind is float and isinstance(value, int))
 
 
@@ -279,6 +281,30 @@ def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -
 
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def _exponent_numbers(
+    available: Mapping[str, Callable[[], type]], specs: Iterable[ArgSpec]
+) -> list[ArgSpec]:
+    """``specs`` with a number in exponent form without a ``.`` (``tolerance=1e-2``) given to a
+    number option as that number: xDSL's lexer reads it as the string ``"1e-2"`` (``1.0e-2``
+    as a number), and MLIR's options (``llvm::cl::opt<double>``) take both (a user's
+    ``1e-2`` had been refused: "takes a number, not "1e-2"")."""
+    out = []
+    for item in specs:
+        if item.name not in available:
+            out.append(item)
+            continue
+        hints = typing.get_type_hints(available[item.name]())
+        params = dict(item.normalize_parameter_names().parameters)
+        for name, given in params.items():
+            types = typing.get_args(hints.get(name)) or (hints.get(name),)
+            value = given[0] if len(given) == 1 else None
+            if float in types and isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value):
+                params[name] = (float(value),)
+        out.append(ArgSpec(item.name, params))
+    return out
 
 
 def _option_problem(available: Mapping[str, Callable[[], type]], spec: str) -> str | None:
@@ -597,7 +623,13 @@ class RamielOptMain(xDSLOptMain):
             clock[0] = time.perf_counter()
 
         try:
-            self.pipeline = PassPipeline.parse_spec(self.available_passes, spec, callback)
+            # xDSL's PassPipeline.parse_spec, with the numbers it reads as strings mended
+            items = _exponent_numbers(self.available_passes, parse_pipeline(spec))
+            unknown = [p.name for p in items if p.name not in self.available_passes]
+            if unknown:
+                raise ValueError(f"Unrecognized passes: {unknown}")
+            passes = (self.available_passes[p.name]().from_pass_spec(p) for p in items)
+            self.pipeline = PassPipeline(tuple(passes), callback)
         except ArgSpecParseError as e:
             raise _pipeline_syntax_error(spec, e) from None
         except (ValueError, TypeError) as e:  # bad or missing pass options

@@ -10,6 +10,8 @@
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2}' | filecheck %s --check-prefix=INCEPTION
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8}' | filecheck %s --check-prefix=FEWEST
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=0}' | filecheck %s --check-prefix=TOL0
+// A number in exponent form, as MLIR's options take it (xDSL reads 1e-9 as a string):
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=1e-9}' | filecheck %s --check-prefix=TOL0
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1.0}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2 intra-op=true}' | filecheck %s --check-prefix=INTRAOP
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=16 intra-op=true}' | filecheck %s --check-prefix=INTRAOP
