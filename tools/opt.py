@@ -72,7 +72,7 @@ from ramiel.printer import (
     module_weights_path,
     print_module_python,
 )
-from ramiel.tools.common import HelpFormatter, add_version, run_command
+from ramiel.tools.common import HelpFormatter, add_version, one_line, run_command
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
 from ramiel.weights import WeightStore
@@ -652,6 +652,7 @@ class RamielOptMain(xDSLOptMain):
         output: IO[str] = io.StringIO() if self.args.output_file is not None else sys.stdout
         name = self.get_input_name()
         mismatches: list[str] = []
+        failed = False
         try:
             for i, (chunk, offset) in enumerate(chunks):
                 try:
@@ -660,8 +661,18 @@ class RamielOptMain(xDSLOptMain):
                     chunk.close()
                 if i > 0:
                     output.write("// -----\n")
-                if not self.args.verify_diagnostics:
+                if not self.args.verify_diagnostics and not self.args.split_input_file:
                     output.write(self._process_chunk(data, offset))
+                    output.flush()
+                    continue
+                if not self.args.verify_diagnostics:
+                    # as mlir-opt: a chunk's error is reported and the next chunks run (the
+                    # run had ended at the first failing chunk); the status says one failed
+                    try:
+                        output.write(self._process_chunk(data, offset))
+                    except (ParseError, LocatedVerifyError, RamielError, DiagnosticException) as e:
+                        print(_chunk_error(e), file=sys.stderr, flush=True)
+                        failed = True
                     output.flush()
                     continue
                 text = self._decode(data)
@@ -678,7 +689,9 @@ class RamielOptMain(xDSLOptMain):
         finally:
             for chunk, _ in chunks:
                 chunk.close()
-        if isinstance(output, io.StringIO):
+        if failed:  # -o is written when every chunk succeeded (mlir-opt keeps it then)
+            self.status = 1
+        elif isinstance(output, io.StringIO):
             write_text(self.args.output_file, output.getvalue())
         if self.args.time_passes:
             print(self.time_report(), file=sys.stderr)
@@ -966,6 +979,16 @@ def format_parse_error(e: ParseError) -> str:
             " " * (len(lead) + col - start) + marks.strip()[:CONTEXT_CHARS],
         ]
     return "\n".join([f"{loc}: error: {reason}", *context])
+
+
+def _chunk_error(e: Exception) -> str:
+    """The message of an error that ended one chunk, as :func:`main` prints an error that ends
+    the run: a located parse or verifier diagnostic, else one ``error:`` line."""
+    if isinstance(e, ParseError):
+        return format_parse_error(e)
+    if isinstance(e, LocatedVerifyError):
+        return e.diagnostic()
+    return f"error: {one_line(str(e))}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
