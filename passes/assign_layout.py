@@ -9,11 +9,12 @@ What it does
        than one output position, Resize on a 4-D input) compute in channels-last;
     2. a *transparent* op (element-wise, Concat, BatchNormalization, LRN, constant Pad, a
        channel shuffle: the Gather of ``--fuse-channel-shuffle``, a Split along the channels:
-       ``--combine-parallel-convs``'s) computes in channels-last when
+       ``--combine-parallel-convs``'s; GlobalAveragePool, GlobalMaxPool and a pooling to a 1x1
+       map, whose ``(N, C, 1, 1)`` result is both formats) computes in channels-last when
        one of its 4-D activation operands is channels-last, so the format flows through
        conv/pool/element-wise/concat stacks (to a fixed point, so that values crossing clusters
        through ``cluster.send``/``cluster.recv`` count too);
-    3. every other op (Reshape, Flatten, Transpose, other Splits, Gemm, Softmax, global pooling, ...)
+    3. every other op (Reshape, Flatten, Transpose, other Splits, Gemm, Softmax, ...)
        reads contiguous tensors; so do the control-flow ops (If, Loop, Scan) and every op in
        their bodies: a body is a layout boundary (the lowering converts the channels-last values
        a control-flow op reads or its bodies capture once, before the compound statement).
@@ -70,6 +71,7 @@ from ramiel.layout import (
     CHANNELS_LAST,
     CONTIGUOUS,
     CONV_SPEEDUP,
+    GLOBAL_POOLS,
     LAYOUT_MODES,
     PREPACKED_CONV_SPEEDUP,
     THROUGH_CL_MIN_ELEMENTS,
@@ -136,7 +138,9 @@ def _is_anchor(op: OnnxOp, node_view: _NodeViews) -> bool:
 def _is_transparent(op: OnnxOp, node_view: _NodeViews) -> bool:
     """A transparent op (a Pad only in ``constant`` mode: torch's reflect/edge padding returns
     contiguous tensors; a Gather only where it is a channel shuffle, one ``F.channel_shuffle``,
-    which keeps its input's format; a Split only along the channels of a 4-D value)."""
+    which keeps its input's format; a Split only along the channels of a 4-D value; a global
+    pooling of a 4-D value, :data:`~ramiel.layout.GLOBAL_POOLS`, and a MaxPool or AveragePool
+    to a 1x1 map, whose result is both formats)."""
     if op.op_type == "Gather":
         from ramiel.lowering.tensor import shuffle_groups  # lazy: torch
 
@@ -146,6 +150,12 @@ def _is_transparent(op: OnnxOp, node_view: _NodeViews) -> bool:
     if op.op_type == "Pad":
         mode = op.attr("mode", "constant")
         return (mode.decode() if isinstance(mode, bytes) else mode) == "constant"
+    if op.op_type in GLOBAL_POOLS:
+        shape = static_shape_of(op.operands[0]) if op.operands else None
+        return shape is not None and len(shape) == 4
+    if op.op_type in ("MaxPool", "AveragePool") and len(op.results) == 1:
+        x, out = static_shape_of(op.operands[0]), static_shape_of(op.results[0])
+        return x is not None and out is not None and len(x) == len(out) == 4 and not has_format(out)
     return op.has_trait(LayoutTransparent)
 
 
@@ -292,6 +302,8 @@ def _gain_us(op: OnnxOp, prepacked: bool) -> float:
         )
     if op.has_trait(LayoutAnchor):
         x = static_shape_of(op.operands[0])
+        if not has_format(static_shape_of(op.results[0])):
+            return 0.0  # a pooling to a 1x1 map: a reduction, as fast in both formats
         if x is None or math.prod(x) < THROUGH_CL_MIN_ELEMENTS:
             return 0.0  # contiguous, the lowering computes it in place: same speed
         shapes = [x, static_shape_of(op.results[0])]

@@ -33,12 +33,16 @@ Op classes (for a 4-D first input; 5-D and other ranks stay contiguous):
 * every other op (Reshape, Flatten, Transpose, other Splits, Softmax, Gemm, ...) reads contiguous
   tensors.
 
-Global poolings (GlobalAveragePool, GlobalMaxPool, and pooling to a 1x1 output) are not
-transparent: torch 2.13 reduces a channels-last tensor over H, W vectorised across channels,
-with the last ``C mod 16`` channels in a scalar tail, so equal channels can come out 1 ULP apart;
-the Softmax after it in the zoo models with constant weights (logits ~6.5e9, 1 ULP = 512) then
-gives 1/8 instead of 1/1000 to 8 classes of light_squeezenet. Contiguous, every channel is
-reduced alike; the conversion before them is one per model.
+Global poolings (:data:`GLOBAL_POOLS`, and a MaxPool or AveragePool to a 1x1 map) read their
+input in the format it comes in, and their ``(N, C, 1, 1)`` result is both formats: a
+channels-last region ends in them without a conversion. The conversion to contiguous before them had cost more than the pooling: 228 against
+81 µs for light_squeezenet's (1, 1000, 13, 13), see the GlobalAveragePool lowering rule. torch
+2.13 reduces a channels-last tensor over H, W vectorised across channels, with the last ``C mod
+16`` channels in a scalar tail, so in float32 equal channels can come out 1 ULP apart (the
+Softmax after it in the zoo models with constant weights, logits ~6.5e9 where 1 ULP = 512, then
+gave 1/8 instead of 1/1000 to 8 classes of light_squeezenet); a channels-last mean is therefore
+``F.avg_pool2d`` over the whole map, which sums every channel alike
+(:func:`ramiel.lowering.nn.spatial_mean`). A maximum does not round.
 
 A value of shape ``(N, C, H, W)`` with ``H * W == 1`` or ``C == 1`` is both contiguous and
 channels-last (PyTorch ignores the strides of size-1 dims): it never needs a conversion.
@@ -62,6 +66,10 @@ CONTIGUOUS = "contiguous_format"
 """The name of PyTorch's default (NCHW, row-major) format, ``torch.contiguous_format``."""
 
 FORMATS = (CONTIGUOUS, CHANNELS_LAST)
+
+GLOBAL_POOLS = ("GlobalAveragePool", "GlobalMaxPool")
+"""The global poolings that read a 4-D input in either format (see the module docstring): in a
+channels-last region they compute in channels-last; their result needs no conversion."""
 
 LayoutMode = Literal["auto", "channels-last", "nchw"]
 """Type of ``--assign-layout{format=...}``, ``ramiel compile --layout`` and ``layout=``."""

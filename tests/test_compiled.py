@@ -40,7 +40,9 @@ from ramiel.runtime.entry import random_inputs
 
 def fork_join(c: int = 8, hw: int = 16, seed: int = 0) -> onnx.ModelProto:
     """A stem convolution, two branches of two convolutions each (ReLU, sigmoid), a concat and a
-    classifier: the compiler makes two clusters of it, with channels between them."""
+    classifier: the compiler makes two clusters of it, with channels between them (channels-last:
+    the stem sits with one branch, and the concat, pooling and classifier after the channel from
+    the other, four segments)."""
     rng = np.random.default_rng(seed)
     inits: list[onnx.TensorProto] = []
     nodes: list[onnx.NodeProto] = []
@@ -124,7 +126,7 @@ def test_segments_sit_between_channel_operations(fj_result):
     segs = {
         n for n, f in funcs.items() if any(ast.unparse(d) == "segment" for d in f.decorator_list)
     }
-    assert segs == {"c0_seg0", "c0_seg1", "c1_seg0"}
+    assert segs == {"c0_seg0", "c0_seg1", "c0_seg2", "c1_seg0"}
     for name in ("cluster_c0", "cluster_c1"):
         for stmt in funcs[name].body[1:]:  # after the docstring
             if isinstance(stmt, ast.Return):
@@ -151,14 +153,14 @@ def test_compiled_parallel_module_matches_onnxruntime(fj_result, backend, pipeli
         before = _dynamo_counts()
         model.start()
         events = model.compile_report()
-        assert sorted(e.segment for e in events) == ["c0_seg0", "c0_seg1", "c1_seg0"]
+        assert sorted(e.segment for e in events) == ["c0_seg0", "c0_seg1", "c0_seg2", "c1_seg0"]
         assert all(e.error is None and e.seconds > 0 for e in events), events
         for _ in range(3):
             pipeline_helpers.assert_close(model(feeds["x"]), ref, what=backend)
-        assert len(model.compile_report()) == 3  # no compilation per call
+        assert len(model.compile_report()) == 4  # no compilation per call
         if backend == "threads":  # the compilations ran in this process: dynamo's counters
             graphs, breaks, recompiles = _dynamo_counts()
-            assert graphs - before[0] == 3
+            assert graphs - before[0] == 4
             assert breaks == before[1] and recompiles == before[2]
 
 
@@ -324,7 +326,7 @@ def test_segments_are_found_in_generated_modules(fj_result):
     model = CompiledModel(fj_result, CompileOptions(clusters=2))
     try:
         found = program_segments(model.program)
-        assert set(found) == {"c0_seg0", "c0_seg1", "c1_seg0"}
+        assert set(found) == {"c0_seg0", "c0_seg1", "c0_seg2", "c1_seg0"}
         assert all(isinstance(s, Segment) for s in found.values())
         seq_module = sys.modules[type(model.sequential).__module__]
         assert set(segments_in(vars(seq_module))) == {"forward_seg0"}
@@ -392,7 +394,7 @@ def run_fork_join(tmp_path, *options: str) -> subprocess.CompletedProcess[str]:
 def test_ramiel_run_compile_reports_segments(tmp_path):
     """``ramiel run --compile``: checks against onnxruntime and prints the compile times."""
     p = run_fork_join(tmp_path, "--compile")
-    assert "torch.compile, parallel module: 3 segment(s)" in p.stdout
+    assert "torch.compile, parallel module: 4 segment(s)" in p.stdout
     assert "torch.compile, sequential module: 1 segment(s)" in p.stdout
     if len(os.sched_getaffinity(0)) >= 2:  # onnxruntime also with the program's cores
         assert "ramiel parallel (2 clusters, threads, 2 core(s)):" in p.stdout

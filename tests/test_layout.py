@@ -42,7 +42,9 @@ def view(op, inputs, opset=17, layout="contiguous_format", **attrs) -> NodeView:
             continue
         shape, dt, *const = spec
         ins.append(TensorInfo(f"in{i}", shape, dt, const[0] if const else None))
-    return NodeView(op, "n", "", opset, ins, [TensorInfo("out", None, "float32")], attrs, layout)
+    return NodeView(
+        op, "n", "", opset, ins, [TensorInfo("out", None, "float32")], attrs, layout=layout
+    )
 
 
 def _const(shape, dtype="float32", value=0.5):
@@ -174,6 +176,23 @@ def test_op_keeps_channels_last(node):
         if has_format(tuple(g.shape)):
             assert _is_cl(g), f"{node.op_type}: result strides {g.stride()} are not channels-last"
         torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("channels", [1000, 24, 16])
+def test_channels_last_global_average_pool_reduces_every_channel_alike(channels):
+    """A channels-last GlobalAveragePool (it ends a channels-last region without a conversion)
+    gives equal channels equal means: torch 2.13's float32 reduction of a channels-last tensor
+    handles the last ``C mod 16`` channels in a scalar tail, 1 ULP apart, which made
+    light_squeezenet's constant-weight logits (~6.5e9) differ after its Softmax; the lowering
+    accumulates in float64."""
+    x = torch.full((1, channels, 13, 13), 6.5e9 / 169 * 1.37).contiguous(memory_format=CL)
+    node = view("GlobalAveragePool", [((1, channels, 13, 13), "float32")], 17, CHANNELS_LAST)
+    (got,) = _run(node, [x])
+    (ref,) = _run(view("GlobalAveragePool", [((1, channels, 13, 13), "float32")]), [x.contiguous()])
+    assert got.dtype == torch.float32 and got.shape == (1, channels, 1, 1)
+    assert got.unique().numel() == 1, got.unique()
+    torch.testing.assert_close(got, ref, rtol=1e-6, atol=0)
+    assert torch.softmax(got.reshape(1, -1), 1).max().item() == pytest.approx(1 / channels)
 
 
 # -- the runtime carries formats -----------------------------------------------------------------

@@ -186,7 +186,7 @@ def test_ramiel_run_compile_backend_reports_segments(tmp_path):
     """``ramiel run --compile-backend onednn-graph``: implies ``--compile``, checks against
     onnxruntime and names the backend in the compile report (no inductor cache line)."""
     p = run_fork_join(tmp_path, "--compile-backend", "onednn-graph")
-    assert "oneDNN Graph (TorchScript), parallel module: 3 segment(s)" in p.stdout
+    assert "oneDNN Graph (TorchScript), parallel module: 4 segment(s)" in p.stdout
     assert "oneDNN Graph (TorchScript), sequential module: 1 segment(s)" in p.stdout
     assert "inductor cache" not in p.stdout
 

@@ -208,25 +208,34 @@ func.func @channel(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x8x1
 
 // -----
 
-// A global pooling reads a contiguous tensor (torch reduces channels-last tensors over H, W with
-// the tail channels apart, see ramiel.layout): the conv's result is converted before it; its
-// (1, C, 1, 1) result is the same in both formats, so none is converted before the Flatten.
+// A global pooling, and a pooling to a 1x1 map, read their input in the format it comes in: the
+// conv's result is not converted before them (the conversion had cost more than the pooling),
+// and their (1, C, 1, 1) results are the same in both formats, so none is converted after them.
+// The channels-last mean is F.avg_pool2d over the whole map (torch.mean reduces channels-last
+// tensors with the tail channels apart, see ramiel.layout); a maximum does not round.
 // CHECK-LABEL: func.func @global_pool
 // CHECK:         %c = "onnx.Conv"(%x, %w, %none) {{.*}} ramiel.layout = "channels_last"
-// CHECK-NEXT:    %g = "onnx.GlobalAveragePool"(%c) {onnx_node_name = "gap"}
-// CHECK-NEXT:    %y = "onnx.Flatten"(%g) {onnx_node_name = "flatten"}
+// CHECK-NEXT:    %g = "onnx.GlobalAveragePool"(%c) {onnx_node_name = "gap", ramiel.layout = "channels_last"}
+// CHECK-NEXT:    %m = "onnx.GlobalMaxPool"(%c) {onnx_node_name = "gmp", ramiel.layout = "channels_last"}
+// CHECK-NEXT:    %a = "onnx.AveragePool"(%c) {{.*}} {onnx_node_name = "pool", ramiel.layout = "channels_last"}
+// CHECK-NEXT:    %s = "onnx.Sum"(%g, %m, %a) {onnx_node_name = "sum"} :
+// CHECK-NEXT:    %y = "onnx.Flatten"(%s) {onnx_node_name = "flatten"} :
 // LOWER:         %c = torchpy.call F.conv2d(%x_cl, %w)
-// LOWER-NEXT:    %c_nchw = torchpy.method {{.*}}(%c) {{.*}}"to contiguous for gap (GlobalAveragePool)"
-// LOWER-NEXT:    %g = torchpy.call torch.mean(%c_nchw)
-// LOWER-NEXT:    %y = torchpy.call torch.flatten(%g)
-// LOWER-NEXT:    torchpy.return %y
+// LOWER-NEXT:    %g = torchpy.call F.avg_pool2d(%c) [0, "(16, 16)"]
+// LOWER-NEXT:    %m = torchpy.call torch.amax(%c)
+// LOWER-NEXT:    %a = torchpy.call F.avg_pool2d(%c) [0, "(16, 16)"]
+// LOWER-NOT:     contiguous
+// LOWER:         torchpy.return %y
 builtin.module attributes {onnx.opset = 17 : i64} {
 func.func @global_pool(%x: tensor<1x8x16x16xf32> {onnx.name = "x"}) -> (tensor<1x8xf32> {onnx.name = "y"}) {
   %w = "onnx.Constant"() <{value = dense<0.5> : tensor<8x8x3x3xf32>}> : () -> tensor<8x8x3x3xf32>
   %none = "onnx.NoValue"() : () -> none
   %c = "onnx.Conv"(%x, %w, %none) <{kernel_shape = [3 : si64, 3 : si64], pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64]}> {onnx_node_name = "conv"} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x16x16xf32>
   %g = "onnx.GlobalAveragePool"(%c) {onnx_node_name = "gap"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x1x1xf32>
-  %y = "onnx.Flatten"(%g) {onnx_node_name = "flatten"} : (tensor<1x8x1x1xf32>) -> tensor<1x8xf32>
+  %m = "onnx.GlobalMaxPool"(%c) {onnx_node_name = "gmp"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x1x1xf32>
+  %a = "onnx.AveragePool"(%c) <{kernel_shape = [16 : si64, 16 : si64]}> {onnx_node_name = "pool"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x1x1xf32>
+  %s = "onnx.Sum"(%g, %m, %a) {onnx_node_name = "sum"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  %y = "onnx.Flatten"(%s) {onnx_node_name = "flatten"} : (tensor<1x8x1x1xf32>) -> tensor<1x8xf32>
   func.return %y : tensor<1x8xf32>
 }
 }

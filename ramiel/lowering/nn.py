@@ -531,7 +531,7 @@ def _average_pool(node: NodeView, args, em):
     native = begin == end and all(d == 1 for d in dil)
     native = native and all(0 <= p <= k // 2 for p, k in zip(begin, kernel, strict=True))
     if _whole_input_window(node):
-        return [em.call("torch.mean", args[0], dim=_spatial_dims(node), keepdim=True)]
+        return [spatial_mean(node, args[0], em)]
     if not native and not cip and all(d == 1 for d in dil):
         clipped = _clipped_pool(node, kernel, strides, dil, begin, end, ceil)
         if clipped is not None:
@@ -592,13 +592,46 @@ def _spatial_dims(node: NodeView) -> tuple[int, ...]:
 
 @rule("GlobalAveragePool", check=_check_global)
 def _global_average_pool(node: NodeView, args, em):
-    """GlobalAveragePool: mean over the spatial dims, kept as size 1."""
-    return [em.call("torch.mean", args[0], dim=_spatial_dims(node), keepdim=True)]
+    """GlobalAveragePool: mean over the spatial dims, kept as size 1
+    (:func:`spatial_mean`)."""
+    return [spatial_mean(node, args[0], em)]
+
+
+def spatial_mean(node: NodeView, x, em):
+    """The mean of ``x`` over its spatial dims, kept as size 1: ``torch.mean``, or on a
+    channels-last float input (a global pooling in a channels-last region, :mod:`ramiel.layout`)
+    ``F.avg_pool2d`` with the whole map as its window.
+
+    torch 2.13 reduces a channels-last tensor in ``torch.mean`` vectorised across the channels,
+    with the last ``C mod 16`` in a scalar tail, so equal channels come out up to 1 ULP apart
+    (what made light_squeezenet's constant-weight logits, ~6.5e9, differ after Softmax); its
+    channels-last average pooling sums every channel's window alike, equal to the contiguous
+    ``F.avg_pool2d`` bit for bit, and is the fastest form. Measured against the conversion to
+    contiguous and ``torch.mean`` (2026-12-07, AMD EPYC, 2 threads, hot, interleaved medians,
+    /tmp script, load 1.0): (1, 1000, 13, 13) 25 against 185 µs, (1, 2048, 7, 7) 17 against 218,
+    (1, 544, 7, 7) 8 against 64; ``torch.mean`` with float64 accumulation on the channels-last
+    tensor 93, 68, 35; ``F.adaptive_avg_pool2d`` 31, 27, 18.
+    """
+    xs = shape(node, 0)
+    dims = _spatial_dims(node)
+    if (
+        node.layout == "channels_last"
+        and xs is not None
+        and len(xs) == 4
+        and all(isinstance(d, int) and d > 0 for d in xs[2:])
+        and is_float(in_dtype(node))
+    ):
+        return em.call("F.avg_pool2d", x, (xs[2], xs[3]))
+    if node.layout == "channels_last" and in_dtype(node) == "float32":
+        wide = em.call("torch.mean", x, dim=dims, keepdim=True, dtype=dtype("float64"))
+        return em.method(wide, "float")
+    return em.call("torch.mean", x, dim=dims, keepdim=True)
 
 
 @rule("GlobalMaxPool", check=_check_global)
 def _global_max_pool(node: NodeView, args, em):
-    """GlobalMaxPool: max over the spatial dims, kept as size 1."""
+    """GlobalMaxPool: max over the spatial dims, kept as size 1 (in either memory format: a
+    maximum does not round)."""
     return [em.call("torch.amax", args[0], dim=_spatial_dims(node), keepdim=True)]
 
 
