@@ -223,3 +223,34 @@ def test_default_vs_ort_times_each_way(tmp_path, capsys):
     ratios = text.split("# busy/quiet")[1].splitlines()
     assert ratios[1].split() == ["model", "default", "seq", "seq-fixed", "ort", "spin"]
     assert ratios[2].startswith("tiny") and ratios[2].count("x [") == 5, ratios
+
+
+def test_ab_seq_times_two_compilations_of_a_model(tmp_path, capsys, monkeypatch):
+    """bench/ab_seq.py loads both compilations into one process, checks that they compute the
+    same, and prints the B / A ratio; a directory without a compilation is a usage error."""
+    from onnx import TensorProto, helper
+
+    from ramiel.compiler import CompileOptions, compile_model
+
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, [2, 3])],
+        [vi("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    for d in ("A", "B"):
+        compile_model(model, str(tmp_path / d / "tiny"), CompileOptions(clusters=1))
+    ab = _script("ab_seq")
+    monkeypatch.setenv("RAMIEL_ADAPT_THREADS", "0")  # main sets it: restored after the test
+    out = tmp_path / "ab.txt"
+    argv = [str(tmp_path / "A"), str(tmp_path / "B"), "tiny", "--rounds", "3", "--calls", "2"]
+    assert ab.main([*argv, "--threads", "1", "--out", str(out)]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("tiny")]
+    assert " B/A " in row and row.endswith("max |A - B| 0.00e+00"), row
+    assert row in out.read_text()
+    with pytest.raises(SystemExit) as e:
+        ab.main([str(tmp_path / "A"), str(tmp_path), "tiny"])
+    assert e.value.code == 2
+    assert "no model_seq.py" in capsys.readouterr().err
