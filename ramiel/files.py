@@ -291,14 +291,15 @@ def shell_quote(text: str) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` as it can be shown on one terminal line: unchanged, or, where it holds a control
-    character (a newline or an escape sequence in an ONNX name), Python's quoted ``repr`` with
-    the characters escaped (a raw newline in a printed output name had split the line, and an
-    escape sequence reached the terminal; a fresh-user check).
+    """``text`` as it can be shown on one terminal line: unchanged, or, where it holds a character
+    that is not printable (``str.isprintable``: a newline or an escape sequence in an ONNX name,
+    U+2028 LINE SEPARATOR, U+202E which reverses the text after it), Python's quoted ``repr``
+    with those characters escaped (a raw newline in a printed output name had split the line,
+    and an escape sequence reached the terminal; fresh-user checks).
 
     >>> printable("logits"), printable("a\\nb")
     ('logits', "'a\\\\nb'")
     """
-    if not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+    if text.isprintable():
         return text
     return repr(text)

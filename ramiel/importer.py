@@ -591,14 +591,15 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
     BERT's ``token_type_ids`` index a table of 2). Inputs that index no table of known size are
     not listed. The top-level graph only.
 
-    A graph input of static size along the ``axis`` is a table too (a Gather of a data input by
-    an index input: random indices of 0..9 had run out of a 4-wide table, so ``python model.py``
-    failed on its own inputs; a fresh-user check)."""
+    A graph input of static size along an ``axis`` other than 0 is a table too (a Gather of a
+    data input by an index input: random indices of 0..9 had run out of a 4-wide table, so
+    ``python model.py`` failed on its own inputs; a fresh-user check). Its axis 0 is not: the
+    sequential module of a dynamic batch is compiled at sample batch sizes
+    (:data:`ramiel.dynamic_batch.SAMPLE_BATCHES`), which are no table's size."""
     g = model.graph
     tables = {
-        i.name: [
-            d.dim_value if d.HasField("dim_value") else 0 for d in i.type.tensor_type.shape.dim
-        ]
+        i.name: [0]
+        + [d.dim_value if d.HasField("dim_value") else 0 for d in i.type.tensor_type.shape.dim[1:]]
         for i in g.input
         if i.type.HasField("tensor_type") and i.type.tensor_type.HasField("shape")
     }

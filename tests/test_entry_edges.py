@@ -493,3 +493,25 @@ def test_output_names_with_control_characters_print_on_one_line(tmp_path, capsys
         line.startswith("'g\\nfirst=[0]': shape=(3, 2) dtype=torch.float32") for line in lines
     )
     assert not any(line.startswith("first=") for line in lines), printed
+
+
+def test_serve_answers_stay_one_line_for_hostile_names_and_paths(tmp_path, capsys):
+    """A --serve answer is one line: a request path with an escape sequence, and an input name
+    with a newline that the request's file lacks, come back escaped (they had been written raw
+    into the answer and the stderr note; a fresh-user check). printable() quotes any character
+    that is not printable, U+2028 and U+202E included."""
+    from ramiel.files import printable
+
+    specs = {"in\nput": ((2,), torch.float32)}
+    other = tmp_path / "other.safetensors"
+    save_file({"ex\x1btra": torch.ones(2)}, str(other))
+    requests = f"no\x1b[31mpe.safetensors\n{other}\n"
+    answers = io.StringIO()
+    status = entry.serve(lambda feeds: feeds, specs, io.StringIO(requests), answers)
+    lines = answers.getvalue().splitlines()
+    assert status == 0 and len(lines) == 2, lines
+    assert lines[0] == "error: inputs file 'no\\x1b[31mpe.safetensors': no such file"
+    assert lines[1].startswith("error: inputs file ") and "'in\\nput'" in lines[1], lines[1]
+    assert "'ex\\x1btra'" in lines[1] and "\x1b" not in answers.getvalue()
+    assert printable("bidi\u202egnp.exe") == "'bidi\\u202egnp.exe'"
+    assert printable("x\u2028y") == "'x\\u2028y'" and printable("ünïcode 名") == "ünïcode 名"

@@ -162,25 +162,26 @@ def load_inputs(
     Raises:
         RamielError: the file cannot be read, or lacks an input.
     """
+    shown = printable(path)  # names and paths on one line (a --serve answer is one line)
     if os.path.isdir(path):
-        raise RamielError(f"inputs file {path}: is a directory, not a file")
+        raise RamielError(f"inputs file {shown}: is a directory, not a file")
     try:
         tensors = load_file(path, device="cpu")
     except FileNotFoundError:
-        raise RamielError(f"inputs file {path}: no such file") from None
+        raise RamielError(f"inputs file {shown}: no such file") from None
     except Exception as e:  # noqa: BLE001 - safetensors raises several types for a bad file
-        raise RamielError(f"inputs file {path}: not a safetensors file ({e})") from None
+        raise RamielError(f"inputs file {shown}: not a safetensors file ({e})") from None
     missing = [n for n in specs if n not in tensors]
     if missing:
-        have = ", ".join(sorted(tensors)) or "none"
+        have = ", ".join(map(printable, sorted(tensors))) or "none"
         raise RamielError(
-            f"inputs file {path}: no tensor for input(s) {', '.join(missing)} (it has {have})"
+            f"inputs file {shown}: no tensor for input(s) {', '.join(map(printable, missing))} (it has {have})"
         )
     extra = sorted(n for n in tensors if n not in specs)
     if extra:  # a misspelt input would otherwise pass unnoticed next to a right one
         print(
-            f"note: inputs file {path}: tensor(s) {', '.join(extra)} are no graph input "
-            f"(ignored; the inputs are {', '.join(specs)})",
+            f"note: inputs file {shown}: tensor(s) {', '.join(map(printable, extra))} are no graph input "
+            f"(ignored; the inputs are {', '.join(map(printable, specs))})",
             file=sys.stderr,
         )
     return {n: tensors[n] for n in specs}
@@ -344,7 +345,12 @@ def _is_runtime_failure(e: BaseException) -> bool:
 
 
 def _one_line(message: str) -> str:
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    """``message`` on one line: every character that is not printable escaped as Python writes
+    it (a newline as ``\\n``, an escape sequence as ``\\x1b``, U+2028 as ``\\u2028``): an
+    answer of ``--serve`` is one line, and a path or name in it had carried them raw."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
