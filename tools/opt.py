@@ -585,6 +585,8 @@ class RamielOptMain(xDSLOptMain):
         args = self.args
         self.timings: dict[str, float] = {}
         self._weights_written: set[str] = set()  # (--split-input-file: one file per chunk)
+        #: with -o: the weights files to write once every chunk succeeded (path -> tensors)
+        self._pending_weights: dict[str, WeightStore] = {}
         self._verifier = IncrementalVerifier()
         clock = [time.perf_counter()]
         position = [0]  # the pass's place in the pipeline: a pass that runs twice is two rows
@@ -689,9 +691,11 @@ class RamielOptMain(xDSLOptMain):
         finally:
             for chunk, _ in chunks:
                 chunk.close()
-        if failed:  # -o is written when every chunk succeeded (mlir-opt keeps it then)
-            self.status = 1
+        if failed or mismatches:  # -o (and its weights) written when every chunk succeeded,
+            self.status = 1  # as mlir-opt keeps its output file only then
         elif isinstance(output, io.StringIO):
+            for path, tensors in self._pending_weights.items():
+                tensors.save(path)
             write_text(self.args.output_file, output.getvalue())
         if self.args.time_passes:
             print(self.time_report(), file=sys.stderr)
@@ -764,6 +768,7 @@ class RamielOptMain(xDSLOptMain):
             self.args.output_file,
             self.args.weights,
             taken=taken,
+            pending=self._pending_weights if self.args.output_file else None,
         )
         if saved is not None:
             taken.add(os.path.realpath(saved))
@@ -876,6 +881,7 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     output_file: str | None,
     weights: str | None = None,
     taken: set[str] | None = None,
+    pending: dict[str, WeightStore] | None = None,
 ) -> str | None:
     """Write the module's weights beside the output if a pass added some; returns the file's path.
 
@@ -891,17 +897,20 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     the weights files earlier chunks of this run wrote (``--split-input-file``). Raises
     :class:`RamielError` if the file cannot be written, is the output IR file itself (``-o
     FILE.safetensors``), or is in ``taken`` (the chunk would overwrite another chunk's weights,
-    which that chunk's IR reads under the same keys; a fresh-user check).
+    which that chunk's IR reads under the same keys; a fresh-user check). ``pending``: where
+    given, the file's tensors go there (path -> tensors) for the caller to write with the IR,
+    instead of being written now (``ramiel-opt -o`` writes nothing where a chunk fails).
     """
     if store is None or not store.new_keys():
         return None
+    added = len(set(store.new_keys()) & _resource_keys(module)) or len(store.new_keys())
     if weights:
         path = os.path.abspath(weights)
     elif output_file:
         path = os.path.splitext(os.path.abspath(output_file))[0] + ".safetensors"
     else:
         raise RamielError(
-            f"the passes added {len(store.new_keys())} weight tensor(s), which go to a weights "
+            f"the passes added {added} weight tensor(s), which go to a weights "
             "file beside the IR; with the IR on stdout, name that file: --weights FILE (or "
             "write the IR with -o FILE.mlir: the weights go to FILE.safetensors)"
         )
@@ -925,7 +934,10 @@ def save_new_weights(  # type: ignore[no-untyped-def]
     for key in store.keys():  # noqa: SIM118 - a WeightStore is not a dict
         if used is None or key in used:
             copy.add(key, store.get(key))
-    copy.save(path)
+    if pending is None:
+        copy.save(path)
+    else:
+        pending[path] = copy
     out_dir = os.path.dirname(os.path.abspath(output_file)) if output_file else os.getcwd()
     set_str(module, WEIGHTS_ATTR, os.path.relpath(path, out_dir))
     return path
