@@ -347,8 +347,9 @@ def test_trace_has_cluster_rows_statement_boxes_and_transfer_flows(quick_run) ->
     clusters = sorted(v for v in rows.values() if v.startswith("cluster "))
     assert clusters == ["cluster c0", "cluster c1"]
     names = {e["name"] for e in events if e.get("ph") == "X"}
-    # one box per generated statement, named after its ONNX node and result
-    assert {"conv_a Conv -> a0", "conv_c Conv -> b2", "concat Concat -> cat"} <= names
+    # one box per generated statement, named after its ONNX node and result (channels-last: the
+    # prepacked conv_a runs relu_a fused, its result is a1)
+    assert {"conv_a Conv -> a1", "conv_c Conv -> b2", "concat Concat -> cat"} <= names, names
     puts = {n[4:] for n in names if n.startswith("put ")}
     gets = {n[4:] for n in names if n.startswith("get ")}
     starts = [e for e in events if e.get("ph") == "s"]
