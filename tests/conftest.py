@@ -256,6 +256,27 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
+def gather_model(gathered: str = "g") -> onnx.ModelProto:
+    """``g = Gather(a[3, 4], idx[2], axis=1)`` beside ``n = Neg(Relu(a))``: a cluster that raises
+    on its data (an index out of range, 4 or more) and one that does not; ``gathered``: the name
+    of the Gather's output (a graph output)."""
+    from onnx import TensorProto, helper
+
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Gather", ["a", "idx"], [gathered], axis=1),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("Neg", ["r"], ["n"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "gather",
+        [vi("a", TensorProto.FLOAT, [3, 4]), vi("idx", TensorProto.INT64, [2])],
+        [vi(gathered, TensorProto.FLOAT, [3, 2]), vi("n", TensorProto.FLOAT, [3, 4])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
 def tool_status(main, argv) -> int:  # type: ignore[no-untyped-def]
     """Run a tool's ``main(argv)`` in-process; argparse's exit (a bad value: status 2) is
     returned like the other statuses."""

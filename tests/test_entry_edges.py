@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import gather_model
 from onnx import TensorProto, helper
 from safetensors.torch import load_file, save_file
 
@@ -444,19 +445,7 @@ def test_a_serve_request_never_writes_over_its_inputs(tmp_path):
 def _gather_program(tmp_path: Path, name: str):  # type: ignore[no-untyped-def]
     """A model whose cluster raises on its data (a Gather index out of range), compiled for 2
     clusters with the 'hostile' output name ``g\\nfirst=[0]`` (a newline): its parallel class."""
-    vi = helper.make_tensor_value_info
-    nodes = [
-        helper.make_node("Gather", ["a", "idx"], ["g\nfirst=[0]"], axis=1),
-        helper.make_node("Relu", ["a"], ["r"]),
-        helper.make_node("Neg", ["r"], ["n"]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "gather",
-        [vi("a", TensorProto.FLOAT, [3, 4]), vi("idx", TensorProto.INT64, [2])],
-        [vi("g\nfirst=[0]", TensorProto.FLOAT, [3, 2]), vi("n", TensorProto.FLOAT, [3, 4])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = gather_model("g\nfirst=[0]")
     res = compile_model(model, str(tmp_path / "out"), CompileOptions(clusters=2))
     return res, generated_class(import_from_path(name, res.parallel_path))
 

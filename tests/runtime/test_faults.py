@@ -35,7 +35,7 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from conftest import ZOO_DIR
+from conftest import ZOO_DIR, gather_model
 
 import ramiel
 from ramiel.runtime import (
@@ -483,21 +483,7 @@ def test_a_bad_input_fails_its_call_only(clusters, backend, tmp_path):
     """An index out of range is the failing call's WorkerError; the next call with good inputs
     computes (the module had raised RunnerClosed on every later call, even with one cluster
     run in the caller's thread; helper-22)."""
-    from onnx import TensorProto, helper
-
-    vi = helper.make_tensor_value_info
-    nodes = [
-        helper.make_node("Gather", ["a", "idx"], ["g"], axis=1),
-        helper.make_node("Relu", ["a"], ["r"]),
-        helper.make_node("Neg", ["r"], ["n"]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "gather",
-        [vi("a", TensorProto.FLOAT, [3, 4]), vi("idx", TensorProto.INT64, [2])],
-        [vi("g", TensorProto.FLOAT, [3, 2]), vi("n", TensorProto.FLOAT, [3, 4])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = gather_model()
     a = torch.randn(3, 4)
     with ramiel.compile(model, clusters=clusters, backend=backend, out_dir=str(tmp_path)) as m:
         torch.testing.assert_close(m(a, torch.tensor([0, 3]))[0], a[:, [0, 3]])
