@@ -303,3 +303,17 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return repr(text)
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: every character that is not printable escaped as Python writes
+    it (a newline as ``\\n``, an escape sequence as ``\\x1b``, U+2028 as ``\\u2028``). Error
+    messages quote ONNX names and paths, which may hold them, and an answer of ``--serve`` is
+    one line (a path or name in it had carried them raw; a fresh-user check).
+
+    >>> one_line("input 'a\\nb': bad"), one_line("plain")
+    ("input 'a\\\\nb': bad", 'plain')
+    """
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)

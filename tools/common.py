@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, internal_error_message
-from ramiel.files import stdout_reader_gone
+from ramiel.files import one_line, stdout_reader_gone
 from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
 
@@ -49,11 +49,6 @@ __all__ = [
     "versions",
     "add_version",
 ]
-
-
-def one_line(message: str) -> str:
-    """``message`` on one line: messages quote ONNX names and paths, which may hold newlines."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 class HelpFormatter(argparse.HelpFormatter):

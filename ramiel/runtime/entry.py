@@ -42,6 +42,7 @@ from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.files import (
     file_head,
     make_readable,
+    one_line,
     output_file,
     printable,
     same_file,
@@ -303,10 +304,10 @@ def serve(
             ms = (time.perf_counter() - t0) * 1e3
             save_outputs(dst, outs)
         except InputMismatch as e:
-            print(f"error: {_one_line(str(e))}", file=stdout, flush=True)
+            print(f"error: {one_line(str(e))}", file=stdout, flush=True)
             continue
         except RamielError as e:
-            print(f"error: {_one_line(str(e))}", file=stdout, flush=True)
+            print(f"error: {one_line(str(e))}", file=stdout, flush=True)
             if _is_runtime_failure(e) and not restarts:
                 return 1
             continue
@@ -342,15 +343,6 @@ def check_sequential_inputs(
 
 def _is_runtime_failure(e: BaseException) -> bool:
     return isinstance(e, RuntimeFailure)
-
-
-def _one_line(message: str) -> str:
-    """``message`` on one line: every character that is not printable escaped as Python writes
-    it (a newline as ``\\n``, an escape sequence as ``\\x1b``, U+2028 as ``\\u2028``): an
-    answer of ``--serve`` is one line, and a path or name in it had carried them raw."""
-    if message.isprintable():
-        return message
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def _quiet_when_stdout_closes(fn: Callable[..., None]) -> Callable[..., None]:
@@ -488,7 +480,7 @@ def main(
             save_outputs(args.outputs, outs)
     except RamielError as e:
         where = f"rank {rank}: " if rank else ""
-        print(f"error: {where}{_one_line(str(e))}", file=sys.stderr)
+        print(f"error: {where}{one_line(str(e))}", file=sys.stderr)
         if in_torchrun():
             # a send or receive the error cut short may still hold one of gloo's C++ threads:
             # the interpreter's shutdown then aborted (SIGABRT, 'terminate called without an
@@ -524,7 +516,7 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
     try:
         model = cls.from_safetensors(path)
     except (OSError, RuntimeError, RamielError, SafetensorError) as e:  # missing, mismatched,
-        print(f"error: {path}: {_one_line(str(e))}", file=sys.stderr)  # damaged weights file
+        print(f"error: {path}: {one_line(str(e))}", file=sys.stderr)  # damaged weights file
         sys.exit(1)
     dynamic = set(getattr(cls, "DYNAMIC_BATCH", ()))
 
@@ -537,7 +529,7 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
                 # table, ...), one line as from model.py; RAMIEL_DEBUG=1 shows the traceback
                 if os.environ.get("RAMIEL_DEBUG"):
                     raise
-                raise RamielError(f"forward raised {type(e).__name__}: {_one_line(str(e))}") from e
+                raise RamielError(f"forward raised {type(e).__name__}: {one_line(str(e))}") from e
         results = result if isinstance(result, tuple) else (result,)
         return dict(zip(outputs, results, strict=False))  # type: ignore[arg-type]
 
@@ -564,7 +556,7 @@ def main_sequential(cls: Any, module_file: str, argv: Sequence[str] | None = Non
         if args.outputs:
             save_outputs(args.outputs, outs)
     except RamielError as e:
-        print(f"error: {_one_line(str(e))}", file=sys.stderr)
+        print(f"error: {one_line(str(e))}", file=sys.stderr)
         sys.exit(1)
     print(f"sequential, {args.threads} thread(s): one inference in {ms:.2f} ms")
     for name, t in outs.items():
