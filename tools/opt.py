@@ -663,10 +663,6 @@ class RamielOptMain(xDSLOptMain):
                     chunk.close()
                 if i > 0:
                     output.write("// -----\n")
-                if not self.args.verify_diagnostics and not self.args.split_input_file:
-                    output.write(self._process_chunk(data, offset))
-                    output.flush()
-                    continue
                 if not self.args.verify_diagnostics:
                     # as mlir-opt: a chunk's error is reported and the next chunks run (the
                     # run had ended at the first failing chunk); the status says one failed
@@ -994,8 +990,8 @@ def format_parse_error(e: ParseError) -> str:
 
 
 def _chunk_error(e: Exception) -> str:
-    """The message of an error that ended one chunk, as :func:`main` prints an error that ends
-    the run: a located parse or verifier diagnostic, else one ``error:`` line."""
+    """The message of an error that ended one chunk (or, from :func:`main`, the run): a located
+    parse or verifier diagnostic, else one ``error:`` line."""
     if isinstance(e, ParseError):
         return format_parse_error(e)
     if isinstance(e, LocatedVerifyError):
@@ -1034,11 +1030,8 @@ def _opt(argv: list[str]) -> int:
             output_file(tool.args.output_file)
         tool.run()
         return tool.status
-    except ParseError as e:
-        print(format_parse_error(e), file=sys.stderr)
-        return 1
-    except LocatedVerifyError as e:
-        print(e.diagnostic(), file=sys.stderr)
+    except (ParseError, LocatedVerifyError) as e:
+        print(_chunk_error(e), file=sys.stderr)
         return 1
     except DiagnosticException as e:
         raise RamielError(str(e)) from None
