@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
+import math
 import os
 import re
 import sys
@@ -169,11 +170,25 @@ def _split_top(text: str, spec: str) -> list[str]:
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _OPTION = re.compile(rf"({_IDENT.pattern})(?:=(\"[^\"]*\"|[^\s,]*))?")
-_BARE = re.compile(r"^(-?\d+(\.\d*)?([eE]-?\d+)?|true|false|[A-Za-z_][A-Za-z0-9_]*)$")
+# what xDSL's lexer reads bare; any other number (1e-2, -1e-2, .5, +2) is quoted and read back as
+# a number for a number option (_numbers_from_text)
+_BARE = re.compile(r"^(-?\d+(\.\d*)?|-?\d+\.\d*[eE][-+]?\d+|true|false|[A-Za-z_][A-Za-z0-9_]*)$")
 _TOKEN = re.compile(r'(?:[^\s,"]|"[^"]*")+')
 
 
 _WORD = re.compile(r'(?:[^\s"]|"[^"]*")+')
+
+
+def _bare_word(word: str) -> str:
+    """One option of a pass's braces in ``-p``: a bare name is ``name=true``; a number xDSL's
+    lexer does not read (``-1e-2``: "malformed pass arguments"; ``.5``: "unknown token") is
+    quoted, and read back as a number for a number option (:func:`_numbers_from_text`)."""
+    if _IDENT.fullmatch(word):
+        return word + "=true"
+    key, eq, value = word.partition("=")
+    if eq and _NUMBER_TEXT.fullmatch(value) and not _BARE.match(value):
+        return f'{key}="{value}"'
+    return word
 
 
 def _bare_booleans(pipeline: str) -> str:
@@ -186,7 +201,7 @@ def _bare_booleans(pipeline: str) -> str:
     def fix(m: re.Match[str]) -> str:
         # 'clusters = 2' is one option (it had become 'clusters=true =2'; helper-23)
         words = _WORD.findall(re.sub(r'\s*=\s*(?=(?:[^"]*"[^"]*")*[^"]*$)', "=", m.group(1)))
-        return "{" + " ".join(w + "=true" if _IDENT.fullmatch(w) else w for w in words) + "}"
+        return "{" + " ".join(_bare_word(w) for w in words) + "}"
 
     return re.sub(r"\{([^{}]*)\}", fix, pipeline)
 
@@ -245,11 +260,14 @@ _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str:
 
 def _fits(value: object, kind: type) -> bool:
     """Whether an option value as xDSL parsed it is of ``kind``: a boolean only of ``bool``,
-    an integer, and a number in exponent form (:func:`_exponent_numbers`), also of ``float``."""
+    an integer, and a finite number written as xDSL does not read it (``1e-2``, ``.5``:
+    :func:`_numbers_from_text`), also of ``float``."""
     if isinstance(value, bool):
         return kind is bool
     if kind is float and isinstance(value, str):  # 1e-2, read as a string by xDSL
-        return _EXPONENT_NUMBER.fullmatch(value) is not None
+        return _NUMBER_TEXT.fullmatch(value) is not None and math.isfinite(float(value))
+    if kind is float and isinstance(value, float):
+        return math.isfinite(value)  # 1.0e400 is inf
     return isinstance(value, kind) or (kind is float and isinstance(value, int))
 
 
@@ -276,21 +294,27 @@ def _option_type_error(available: Mapping[str, Callable[[], type]], spec: str) -
                 shown = str(value).lower() if isinstance(value, bool) else value
                 if isinstance(value, str) and re.fullmatch(r"-?[\d.eE+-]+|true|false", value):
                     shown = f'"{value}"'  # a quoted number is a string ('not 2' read oddly)
+                if float in wanted and (
+                    _NUMBER_TEXT.fullmatch(str(value)) or isinstance(value, float)
+                ):
+                    kinds, shown = "a finite number", value  # 1e400, 1.0e400: inf
                 return f"{item.name}: option '{name.replace('_', '-')}' takes {kinds}, not {shown}"
     return None
 
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
-_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+_NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
-def _exponent_numbers(
+def _numbers_from_text(
     available: Mapping[str, Callable[[], type]], specs: Iterable[ArgSpec]
 ) -> list[ArgSpec]:
-    """``specs`` with a number in exponent form without a ``.`` (``tolerance=1e-2``) given to a
-    number option as that number: xDSL's lexer reads it as the string ``"1e-2"`` (``1.0e-2``
-    as a number), and MLIR's options (``llvm::cl::opt<double>``) take both (a user's
-    ``1e-2`` had been refused: "takes a number, not "1e-2"")."""
+    """``specs`` with a number that xDSL's lexer does not read as one, given to a number
+    option, as that number: ``1e-2`` (xDSL: the string ``"1e-2"``; ``1.0e-2`` is a number),
+    ``-1e-2`` (xDSL: a syntax error; the per-pass flags quote it), ``.5``, ``+2``. MLIR's
+    options (``llvm::cl::opt<double>``) take them all (a user's ``1e-2`` had been refused:
+    "takes a number, not "1e-2"", and ``-1e-2`` had been "malformed pass arguments").
+    :func:`_option_type_error` has refused a value that is not a finite number before."""
     out = []
     for item in specs:
         if item.name not in available:
@@ -301,7 +325,7 @@ def _exponent_numbers(
         for name, given in params.items():
             types = typing.get_args(hints.get(name)) or (hints.get(name),)
             value = given[0] if len(given) == 1 else None
-            if float in types and isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value):
+            if float in types and isinstance(value, str) and _NUMBER_TEXT.fullmatch(value):
                 params[name] = (float(value),)
         out.append(ArgSpec(item.name, params))
     return out
@@ -626,7 +650,7 @@ class RamielOptMain(xDSLOptMain):
 
         try:
             # xDSL's PassPipeline.parse_spec, with the numbers it reads as strings mended
-            items = _exponent_numbers(self.available_passes, parse_pipeline(spec))
+            items = _numbers_from_text(self.available_passes, parse_pipeline(spec))
             unknown = [p.name for p in items if p.name not in self.available_passes]
             if unknown:
                 raise ValueError(f"Unrecognized passes: {unknown}")

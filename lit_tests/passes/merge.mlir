@@ -13,6 +13,13 @@
 // A number in exponent form, as MLIR's options take it (xDSL reads 1e-9 as a string):
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=8 tolerance=1e-9}' | filecheck %s --check-prefix=TOL0
 // RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1.0}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
+// Numbers xDSL's lexer does not read (-1e-2: a syntax error; .5: an unknown token), in both
+// syntaxes; a number too large for a double is refused, not taken as inf:
+// RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=-1e-2}' 2>&1 | filecheck %s --check-prefix=NEGEXP
+// RUN: %not ramiel-opt %s --split-input-file -p 'merge{clusters=2 tolerance=-1e-2}' 2>&1 | filecheck %s --check-prefix=NEGEXP
+// RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost -p 'merge{clusters=8 tolerance=.0}' | filecheck %s --check-prefix=TOL0
+// RUN: %not ramiel-opt %s --split-input-file '--merge{clusters=2 tolerance=1e400}' 2>&1 | filecheck %s --check-prefix=HUGE
+// RUN: %not ramiel-opt %s --split-input-file -p 'merge{clusters=2 tolerance=1.0e400}' 2>&1 | filecheck %s --check-prefix=HUGE
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2 intra-op=true}' | filecheck %s --check-prefix=INTRAOP
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=16 intra-op=true}' | filecheck %s --check-prefix=INTRAOP
 // RUN: ramiel-opt %S/Inputs/inception.mlir --estimate-cost '--merge{clusters=2 intra-op=true max-threads=1}' | filecheck %s --check-prefix=INTRAOP16
@@ -44,6 +51,8 @@
 
 // ZERO: error: merge: clusters must be from 1 to 1024, got 0
 // NEGATIVE: error: merge: tolerance must be at least 0, got -1.0
+// NEGEXP: error: merge: tolerance must be at least 0, got -0.01
+// HUGE: merge: option 'tolerance' takes a finite number, not
 // MAXTHREADS: error: merge: max-threads must be from 1 to 1024, got 0
 
 // Fork-join of branches b1 (100 µs), b2 (300 µs), b3 (200 µs) between 10 µs ops. On two workers,
