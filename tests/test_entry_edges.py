@@ -504,3 +504,43 @@ def test_serve_answers_stay_one_line_for_hostile_names_and_paths(tmp_path, capsy
     assert "'ex\\x1btra'" in lines[1] and "\x1b" not in answers.getvalue()
     assert printable("bidi\u202egnp.exe") == "'bidi\\u202egnp.exe'"
     assert printable("x\u2028y") == "'x\\u2028y'" and printable("ünïcode 名") == "ünïcode 名"
+
+
+def test_serve_runs_a_request_after_a_worker_died_while_it_waited(tmp_path, capsys):
+    """``--serve`` on the processes backend: a worker killed between two requests (the
+    out-of-memory killer, say) costs no request. The next one runs on new workers, and stderr
+    says what happened in one line (that request had been answered with the death; a
+    fresh-user check). A request whose own run fails is still answered with its error."""
+    import signal
+    import time
+
+    res, par = _gather_program(tmp_path, "edges_serve_revive")
+    model = par.from_safetensors(res.weights_path, backend="processes")
+    a = torch.randn(3, 4)
+    good = tmp_path / "good.safetensors"
+    save_file({"a": a, "idx": torch.tensor([3, 1])}, str(good))
+    answers = io.StringIO()
+
+    def requests():  # the second request comes after a worker was killed
+        yield f"{good} {tmp_path / 'o1.safetensors'}\n"
+        pid = next(iter(model.runner.pids.values()))
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while not model.runner.dead_workers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert model.runner.dead_workers()
+        yield f"{good} {tmp_path / 'o2.safetensors'}\n"
+
+    try:
+        specs = {"a": ((3, 4), torch.float32), "idx": ((2,), torch.int64)}
+        status = entry.serve(entry._reviving(model), specs, requests(), answers, restarts=True)
+    finally:
+        model.close()
+    lines = answers.getvalue().splitlines()
+    assert status == 0 and len(lines) == 2, lines
+    assert all(line.startswith("ok ") for line in lines), lines
+    got = load_file(str(tmp_path / "o2.safetensors"))["g\nfirst=[0]"]
+    torch.testing.assert_close(got, a[:, [3, 1]])
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("note: ") and "died" in err[0], err
+    assert "while the service waited for a request; new workers run this one" in err[0]

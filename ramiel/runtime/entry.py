@@ -260,7 +260,9 @@ def serve(
     workers (:class:`~ramiel.runtime.RuntimeFailure`: a worker raised on the request's data, died
     or timed out) is answered the same way where ``restarts`` is true, i.e. where ``infer``
     starts new workers on its next call (:meth:`ParallelModel.run
-    <ramiel.runtime.ParallelModel.run>`); otherwise it ends the loop.
+    <ramiel.runtime.ParallelModel.run>`); otherwise it ends the loop. ``python model.py
+    --serve`` passes the module's ``run`` through :func:`_reviving`: a worker that died while
+    the loop waited for a request costs no request.
 
     Returns:
         The exit status: 0 after ``quit``/end of input, 1 after a failure of the workers that
@@ -313,6 +315,30 @@ def serve(
             continue
         print(f"ok {shlex.quote(dst)} {ms:.3f} ms", file=stdout, flush=True)
     return 0
+
+
+def _reviving(model: Any) -> Callable[[dict[str, torch.Tensor]], Mapping[str, torch.Tensor]]:
+    """``model.run`` for ``--serve``, where a worker that died while the service waited for a
+    request (killed, e.g. by the kernel's out-of-memory killer) costs no request: the request
+    runs on new workers, and one line on stderr says what happened (the request had been
+    answered with the death, and only the next one ran; a fresh-user check). A worker that
+    dies during a request is still that request's error (:func:`serve`)."""
+
+    def infer(feeds: dict[str, torch.Tensor]) -> Mapping[str, torch.Tensor]:
+        runner = model.runner
+        if runner is not None and not runner.closed and runner.dead_workers():
+            try:  # raises the death before it sends anything, and closes those workers
+                return model.run(feeds)
+            except RuntimeFailure as e:
+                print(
+                    f"note: {one_line(str(e))}, while the service waited for a request; new "
+                    "workers run this one",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        return model.run(feeds)
+
+    return infer
 
 
 def check_sequential_inputs(
@@ -462,7 +488,7 @@ def main(
                 # a worker raise does not end the service (it had; a fresh-user check)
                 try:
                     status = serve(
-                        model.run if model is not None else runner.run,
+                        _reviving(model) if model is not None else runner.run,
                         specs,
                         protected=protected,
                         restarts=model is not None,
