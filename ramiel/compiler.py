@@ -48,7 +48,7 @@ import torch
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import WEIGHTS_ATTR, has, set_str
+from ramiel.attrs import INDEX_LIMITS_ATTR, WEIGHTS_ATTR, get_str, has, set_str
 from ramiel.clustering import current_clustering
 from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
@@ -789,6 +789,13 @@ def _compile_into(
             general = generalize_batch(onnx_model, batch, seq, options, ctx, decided=module)
             notes += general.notes
             seq, dynamic = general.module, general.dynamic
+            # random inputs come at the bound batch (INPUTS): the table sizes of its import, not
+            # of a sample batch's (17 rows had been the limit of a 3-row table)
+            limits = get_str(module, INDEX_LIMITS_ATTR)
+            if limits:
+                set_str(seq, INDEX_LIMITS_ATTR, limits)
+            elif has(seq, INDEX_LIMITS_ATTR):
+                del seq.attributes[INDEX_LIMITS_ATTR]
         check_input_shapes(seq, dynamic)
         if segments:
             run_passes(seq, segments, ctx)

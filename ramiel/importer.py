@@ -580,29 +580,53 @@ def import_onnx(
     return module
 
 
-_PASS_THROUGH = frozenset({"Cast", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity"})
-"""Ops whose output holds the values of their first input (the same indices, reshaped or cast)."""
+_PASS_THROUGH = frozenset(
+    {
+        "Cast",
+        "Reshape",
+        "Unsqueeze",
+        "Squeeze",
+        "Flatten",
+        "Identity",
+        "Transpose",
+        "Expand",
+        "Tile",
+        "Slice",
+        "Split",
+        "Concat",
+    }
+)
+"""Ops whose outputs hold values of their (first, or any for Concat) input: the same indices,
+reshaped, cast, moved, repeated or cut."""
+
+_INDEXING = frozenset({"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND"})
+"""Ops whose input 1 holds indices into their input 0 (the table)."""
 
 
 def index_limits(model: onnx.ModelProto) -> dict[str, int]:
-    """Integer graph input name -> the size of the smallest table it indexes: the ``axis``
-    dimension of a constant (initializer or ``Constant``) that an ``onnx.Gather`` reads with the
-    input as its indices, directly or through :data:`_PASS_THROUGH` ops (an embedding lookup;
-    BERT's ``token_type_ids`` index a table of 2). Inputs that index no table of known size are
-    not listed. The top-level graph only.
+    """Integer graph input name -> the size of the smallest table it indexes, so that random
+    inputs (``python model.py``, ``ramiel run``) stay inside it. A table is input 0 of a Gather,
+    GatherElements, GatherND, ScatterElements or ScatterND whose indices (input 1) are the
+    input's values, directly or through :data:`_PASS_THROUGH` ops (or as the data of a Gather);
+    its size is the ``axis`` dimension (Gather, GatherElements, ScatterElements), or the
+    smallest dimension from ``batch_dims`` on (GatherND, ScatterND). An embedding lookup: BERT's
+    ``token_type_ids`` index a table of 2. Inputs that index no table of known size are not
+    listed. The top-level graph only.
 
-    A graph input of static size along an ``axis`` other than 0 is a table too (a Gather of a
-    data input by an index input: random indices of 0..9 had run out of a 4-wide table, so
-    ``python model.py`` failed on its own inputs; a fresh-user check). Its axis 0 is not: the
-    sequential module of a dynamic batch is compiled at sample batch sizes
-    (:data:`ramiel.dynamic_batch.SAMPLE_BATCHES`), which are no table's size."""
+    A table's dimensions come from the constant itself (initializer or ``Constant``), a graph
+    input's declared shape, or the shape inference of the model (``value_info``: a table
+    reached through a Transpose, a Slice, ...). Random indices had run out of a 4-wide data
+    input (a fresh-user check). The sizes are those of the model as imported: the sequential
+    module of a dynamic batch, imported at sample batch sizes
+    (:data:`ramiel.dynamic_batch.SAMPLE_BATCHES`), takes the limits of the bound batch's import
+    (:func:`ramiel.compiler.compile_model`), at which random inputs come."""
     g = model.graph
-    tables = {
-        i.name: [0]
-        + [d.dim_value if d.HasField("dim_value") else 0 for d in i.type.tensor_type.shape.dim[1:]]
-        for i in g.input
-        if i.type.HasField("tensor_type") and i.type.tensor_type.HasField("shape")
-    }
+    tables: dict[str, list[int]] = {}
+    for vi in list(g.value_info) + list(g.output) + list(g.input):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            tables[vi.name] = [
+                d.dim_value if d.HasField("dim_value") else 0 for d in vi.type.tensor_type.shape.dim
+            ]
     constants = {t.name for t in g.initializer}
     tables.update({t.name: list(t.dims) for t in g.initializer})
     for n in g.node:
@@ -624,19 +648,31 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
         while names:
             v = names.pop()
             for n in readers.get(v, []):
-                if n.op_type == "Gather" and len(n.input) > 1 and n.input[1] == v:
-                    dims = tables.get(n.input[0])
-                    axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
-                    if dims and -len(dims) <= axis < len(dims) and dims[axis] > 0:
-                        sizes.append(int(dims[axis]))
-                elif n.op_type in _PASS_THROUGH and n.input[0] == v:
-                    for o in n.output[:1]:
-                        if o not in seen:
+                if n.op_type in _INDEXING and len(n.input) > 1 and n.input[1] == v:
+                    sizes += _table_sizes(n, tables.get(n.input[0]))
+                passes = n.op_type in _PASS_THROUGH and (n.op_type == "Concat" or n.input[0] == v)
+                if passes or (n.op_type == "Gather" and n.input[0] == v):
+                    for o in n.output if n.op_type == "Split" else n.output[:1]:
+                        if o and o not in seen:
                             seen.add(o)
                             names.append(o)
         if sizes:
             limits[inp.name] = min(sizes)
     return limits
+
+
+def _table_sizes(node: onnx.NodeProto, dims: list[int] | None) -> list[int]:
+    """The sizes of ``node``'s table (its input 0, of dimensions ``dims``; 0: unknown) that its
+    indices (input 1) count along (see :func:`index_limits`); empty where none is known."""
+    if not dims:
+        return []
+    attrs = {a.name: a.i for a in node.attribute if a.type == onnx.AttributeProto.INT}
+    if node.op_type in ("GatherND", "ScatterND"):
+        along = dims[attrs.get("batch_dims", 0) :]
+    else:
+        axis = attrs.get("axis", 0)
+        along = [dims[axis]] if -len(dims) <= axis < len(dims) else []
+    return [int(d) for d in along if d > 0]
 
 
 def _check_unique_names(g: onnx.GraphProto) -> None:

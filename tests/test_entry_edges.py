@@ -544,3 +544,79 @@ def test_serve_runs_a_request_after_a_worker_died_while_it_waited(tmp_path, caps
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("note: ") and "died" in err[0], err
     assert "while the service waited for a request; new workers run this one" in err[0]
+
+
+def _indexing_model(op: str, attrs: dict, through: str | None = None):  # type: ignore[no-untyped-def]
+    """data (3, 4) float and idx (3, 2) int64 graph inputs; ``op`` reads data with idx (through a
+    Transpose of a (4, 5) constant table for ``through='Transpose'``)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [3, 4])
+    idx = helper.make_tensor_value_info("idx", TensorProto.INT64, [3, 2])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits, nodes, table = [], [], "data"
+    if through == "Transpose":
+        inits.append(numpy_helper.from_array(np.ones((4, 5), np.float32), "tab"))
+        nodes.append(helper.make_node("Transpose", ["tab"], ["tabT"], perm=[1, 0]))
+        table = "tabT"  # (5, 4): axis 0 has 5 rows
+    nodes.append(helper.make_node(op, [table, "idx"], ["y"], **attrs))
+    graph = helper.make_graph(nodes, "g", [data, idx], [out], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs", "through", "limit"),
+    [
+        ("GatherElements", {"axis": 1}, None, 4),  # torch.gather(x, 1, idx)
+        ("GatherElements", {"axis": 0}, None, 3),
+        ("GatherND", {}, None, 3),  # the smallest of the dims from batch_dims on: 3 and 4
+        ("GatherND", {"batch_dims": 1}, None, 4),
+        ("Gather", {"axis": 0}, "Transpose", 5),  # a constant table reached through a Transpose
+    ],
+)
+def test_random_indices_stay_inside_tables_of_every_indexing_op(op, attrs, through, limit):
+    """``index_limits`` covers GatherElements and GatherND and tables known from shape inference
+    (random indices had run out of them, so ``python model.py`` and ``ramiel run`` failed on
+    their own inputs; a fresh-user check); and such a model then runs on its random inputs."""
+    import onnx
+
+    from ramiel.importer import index_limits
+
+    model = onnx.shape_inference.infer_shapes(_indexing_model(op, attrs, through))
+    got = index_limits(model)
+    assert got == {"idx": limit}
+
+
+def test_random_indices_of_a_dynamic_batch_model_follow_the_bound_batch(tmp_path, capsys):
+    """Indices into the batch axis of a dynamic-batch input: both modules' INDEX_LIMITS are the
+    bound batch's rows (3), at which random inputs come; the sequential module, compiled at
+    sample batch sizes, had said 17 (its random inputs then failed), and before that axis 0 was
+    no table size at all. GatherElements along axis 1 of the same input: 4."""
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Gather", ["a", "rows"], ["g"], axis=0),
+        helper.make_node("GatherElements", ["a", "cols"], ["e"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "rows",
+        [
+            vi("a", TensorProto.FLOAT, ["N", 4]),
+            vi("rows", TensorProto.INT64, [5]),
+            vi("cols", TensorProto.INT64, ["N", 6]),
+        ],
+        [vi("g", TensorProto.FLOAT, [5, 4]), vi("e", TensorProto.FLOAT, ["N", 6])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = compile_model(
+        model, str(tmp_path / "out"), CompileOptions(input_shapes={"a": [3, 4], "cols": [3, 6]})
+    )
+    par = generated_class(import_from_path("edges_rows_par", res.parallel_path))
+    seq = generated_class(import_from_path("edges_rows_seq", res.sequential_path))
+    assert getattr(seq, "DYNAMIC_BATCH", None), "the sequential module takes any batch"
+    assert par.INDEX_LIMITS == seq.INDEX_LIMITS == {"rows": 3, "cols": 4}
+    for kind in ("parallel", "sequential"):
+        for seed in ("0", "1"):
+            code, stdout, err = _run(_main(kind, res, par, seq, ["--seed", seed]), capsys)
+            assert code == 0 and "g: shape=(5, 4)" in stdout, err
