@@ -95,7 +95,12 @@ from ramiel.printer import (
 from ramiel.runtime import Weights, load_program, trial
 from ramiel.runtime.compiled import segments_in, take_events
 from ramiel.runtime.module import ParallelModel, generated_class
-from ramiel.runtime.program import InputMismatch, import_from_path
+from ramiel.runtime.program import (
+    GENERATED_PREFIX,
+    InputMismatch,
+    import_from_path,
+    pickle_by_source,
+)
 from ramiel.runtime.runner import BackendName
 from ramiel.scheduling import ScheduleReport
 from ramiel.scheduling.threads import pools_fit
@@ -872,7 +877,10 @@ def _compile_into(
 
 
 def _load_generated(path: str, kind: str) -> Any:
-    return generated_class(import_from_path(f"ramiel_{kind}_{next(_MODULE_IDS)}", path))
+    """The class of the generated file ``path``, imported under a name of its own; its
+    instances pickle with the file's text (:func:`~ramiel.runtime.program.pickle_by_source`)."""
+    module = import_from_path(f"{GENERATED_PREFIX}{kind}_{next(_MODULE_IDS)}", path)
+    return pickle_by_source(generated_class(module))
 
 
 class CompiledModel(ParallelModel):
@@ -901,7 +909,7 @@ class CompiledModel(ParallelModel):
     _seq: torch.nn.Module
 
     def __init__(self, result: CompileResult, options: CompileOptions, tmp: Any = None):
-        par_module = f"ramiel_par_{next(_MODULE_IDS)}"
+        par_module = f"{GENERATED_PREFIX}par_{next(_MODULE_IDS)}"
         program = load_program(result.parallel_path, module_name=par_module)
         super().__init__(program=program, threads_per_worker=options.threads_per_worker)
         # the keywords the generated parallel class takes besides the ONNX names, as printed
@@ -943,6 +951,17 @@ class CompiledModel(ParallelModel):
             self._seq_ids: tuple = ()
         object.__setattr__(self, "_seq", seq)  # not a submodule: no second copy in state_dict
         self._seq_events: list[Any] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a copy needs (``copy.deepcopy``, ``pickle``, ``torch.save``). The generated
+        modules go as their text, imported again where the copy loads (the program:
+        :meth:`Program.__reduce_ex__ <ramiel.runtime.Program.__reduce_ex__>`; the sequential
+        module: :func:`~ramiel.runtime.program.pickle_by_source`), so a copy loads in another
+        process too. The temporary directory of a model compiled without ``out_dir`` stays
+        with the original."""
+        state = super().__getstate__()
+        state["_tmp"] = None
+        return state
 
     @property
     def report(self) -> ScheduleReport:

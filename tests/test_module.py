@@ -1055,6 +1055,72 @@ def test_a_compiled_model_deep_copies_and_pickles(backend, tmp_path):
         c.close()
 
 
+def test_a_compiled_model_loads_in_another_process(tmp_path):
+    """``torch.save`` of what ``ramiel.compile`` returns (compiled into a temporary directory,
+    removed with the original), ``torch.load`` in a fresh interpreter: the copy runs its
+    parallel program on spawned workers and its sequential module, with the original's outputs.
+    Both generated modules travel as their text (the load had failed with "No module named
+    'ramiel_par_0'", the name only the first process knew)."""
+    import subprocess
+    import sys
+
+    import ramiel
+
+    path = os.path.join(ZOO_DIR, "light_squeezenet.onnx")
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+    m = ramiel.compile(path, clusters=2, backend="processes")
+    y = m(x)
+    gone = os.path.dirname(m.result.parallel_path)
+    torch.save(m, tmp_path / "model.pt")
+    torch.save(m.sequential, tmp_path / "seq.pt")  # the nn.Module of model_seq.py alone
+    torch.save(x, tmp_path / "x.pt")
+    m.close()
+    del m
+    import gc
+
+    gc.collect()
+    assert not os.path.exists(gone)  # the original's temporary directory went with it
+    script = (
+        "import sys, torch\n"
+        "m = torch.load(sys.argv[1], weights_only=False)\n"
+        "x = torch.load(sys.argv[2])\n"
+        "seq = torch.load(sys.argv[4], weights_only=False)\n"
+        "torch.save((m(x), m.sequential(x), seq(x)), sys.argv[3])\n"
+        "m.close()\n"
+    )
+    env = dict(os.environ, HOME=str(tmp_path / "home"))
+    done = subprocess.run(
+        [sys.executable, "-c", script]
+        + [str(tmp_path / f) for f in ("model.pt", "x.pt", "y.pt", "seq.pt")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for got in torch.load(tmp_path / "y.pt"):  # parallel, its sequential, the sequential alone
+        torch.testing.assert_close(got, y, rtol=1e-4, atol=1e-6)
+    assert list((tmp_path / "home" / ".cache" / "ramiel" / "generated").glob("*/model*.py"))
+
+
+def test_generated_modules_from_source_fall_back_to_the_temporary_directory(tmp_path, monkeypatch):
+    """Where the home cache cannot be written, :func:`generated_module` writes the generated
+    file into the temporary directory; the same text imports once per process."""
+    from pathlib import Path
+
+    from ramiel.runtime.program import generated_module
+
+    blocked = tmp_path / "home"
+    blocked.write_text("a file, not a directory")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: blocked))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    text = "VALUE = 42\n"
+    mod = generated_module("ramiel_seq_999", text, "model_seq")
+    assert mod.VALUE == 42 and mod.__file__.startswith(str(tmp_path / "tmp"))
+    assert generated_module("ramiel_seq_998", text, "model_seq") is mod
+
+
 def test_from_safetensors_of_a_parallel_module_loaded_without_sys_modules(tmp_path):
     """``model.py`` loaded with ``importlib.util.spec_from_file_location`` + ``exec_module``,
     not registered in ``sys.modules``: ``<Name>Parallel.from_safetensors()`` finds the weights

@@ -32,14 +32,18 @@ This module also defines the errors of the runtime; all derive from
 
 from __future__ import annotations
 
+import copyreg
 import hashlib
 import importlib
 import importlib.util
+import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -312,6 +316,17 @@ class Program:
     threads: dict[str, int] = field(default_factory=dict)
     cores: int | None = None
 
+    def __reduce_ex__(self, protocol):  # type: ignore[no-untyped-def]
+        """A program loaded from a generated file under a name only this process knows
+        (``ramiel.compile``'s ``ramiel_par_3``) pickles as that file's text, imported again where
+        it is unpickled (:func:`program_from_source`): a copy in another process (``pickle``,
+        ``torch.save``/``torch.load``) had failed with "No module named 'ramiel_par_0'". Any
+        other program pickles as a dataclass (its functions by reference)."""
+        source = _generated_source(self)
+        if source is not None:
+            return program_from_source, source
+        return super().__reduce_ex__(protocol)
+
     def planned_threads(self) -> int:
         """Intra-op threads per worker the program runs with by default: its :attr:`cores`, at
         most the cores this process may use (:func:`ramiel.omp.usable_cores`), shared evenly
@@ -522,6 +537,111 @@ def load_program(
         raise ProgramError(f"{path}: module attribute '{attr}' is not a ramiel.runtime.Program")
     prog.module_path = str(path)
     return prog
+
+
+GENERATED_PREFIX = "ramiel_"
+"""The start of the module names Ramiel gives the generated files it imports itself
+(``ramiel_par_3``, ``ramiel_seq_4``, ``ramiel_generated_model_<hash>``): names no other process
+can import."""
+
+
+def _module_source(name: str) -> tuple[str, str, str] | None:
+    """``(name, text, file stem)`` of module ``name`` where it is a generated file Ramiel
+    imported under a :data:`GENERATED_PREFIX` name (see :func:`generated_module`); else
+    ``None`` (the file is gone, or a module any process can import by name)."""
+    module = sys.modules.get(name)
+    file = getattr(module, "__file__", None)
+    if not name.startswith(GENERATED_PREFIX) or not file:
+        return None
+    try:
+        return name, Path(file).read_text(), Path(file).stem
+    except OSError:  # the file is gone: pickle by reference, as before
+        return None
+
+
+def _generated_source(program: Program) -> tuple[str, str, str] | None:
+    """:func:`_module_source` of the module ``program`` is the ``PROGRAM`` of; ``None`` for any
+    other program (a copy made with other functions: the processes backend's shipped one)."""
+    fns = list(program.clusters.values())
+    name = getattr(fns[0], "__module__", None) if fns else None
+    if not name or getattr(sys.modules.get(name), "PROGRAM", None) is not program:
+        return None
+    return _module_source(name)
+
+
+def generated_module(name: str, text: str, stem: str):  # type: ignore[no-untyped-def]
+    """The generated module of source ``text`` (a file named ``stem``.py) that another process,
+    or this one, imported as ``name``: that module where this process has it with this text
+    (``copy.deepcopy``), else the text imported once per process under a name made of its hash,
+    from the file of that name in ``~/.cache/ramiel/generated/<hash>/`` (the temporary
+    directory where the home one cannot be written), written there first where it is missing.
+    A worker of the processes backend started by ``spawn`` or ``forkserver`` imports the same
+    file again.
+
+    Raises:
+        ProgramError: the file can be neither found nor written."""
+    mine = _module_source(name) if name in sys.modules else None
+    if mine is not None and mine[1] == text:
+        return sys.modules[name]
+    digest = hashlib.sha1(text.encode()).hexdigest()[:16]
+    safe = "".join(ch if ch.isalnum() else "_" for ch in stem)
+    copy = f"{GENERATED_PREFIX}copy_{safe}_{digest}"
+    if copy in sys.modules:
+        return sys.modules[copy]
+    errors = []
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    for root in (
+        Path.home() / ".cache" / "ramiel" / "generated",
+        Path(tempfile.gettempdir()) / f"ramiel-generated-{uid}",
+    ):
+        path = root / digest / f"{safe}.py"
+        try:
+            if not path.is_file() or path.read_text() != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                part = path.with_suffix(f".{os.getpid()}.tmp")
+                part.write_text(text)
+                os.replace(part, path)
+            return import_from_path(copy, str(path))
+        except OSError as e:
+            errors.append(f"{path}: {e.strerror or e}")
+    raise ProgramError(f"cannot write the generated module {stem}.py: {'; '.join(errors)}")
+
+
+def program_from_source(name: str, text: str, stem: str) -> Program:
+    """The ``PROGRAM`` of a generated module (:func:`generated_module`): how a pickled
+    :class:`Program` comes back."""
+    module = generated_module(name, text, stem)
+    prog = getattr(module, "PROGRAM", None)
+    if not isinstance(prog, Program):
+        raise ProgramError(f"generated module {stem}.py: 'PROGRAM' is not a ramiel.runtime.Program")
+    prog.module_path = module.__file__
+    return prog
+
+
+def pickle_by_source(cls: type) -> type:
+    """Make instances of ``cls``, a class of a generated module Ramiel imported under a
+    :data:`GENERATED_PREFIX` name (``ramiel.compile``'s sequential class), pickle with that
+    module's text (:func:`copyreg.pickle`; ``copy.deepcopy`` uses it too), so that they load in
+    another process (``torch.save(model.sequential)``, then ``torch.load`` elsewhere: "No
+    module named 'ramiel_seq_1'"). Returns ``cls``."""
+    copyreg.pickle(cls, _reduce_by_source)
+    return cls
+
+
+def _reduce_by_source(obj: Any) -> Any:
+    source = _module_source(type(obj).__module__)
+    if source is None:  # the file is gone: by reference, as before
+        return object.__reduce_ex__(obj, 2)
+    state = obj.__getstate__() if hasattr(obj, "__getstate__") else obj.__dict__
+    return _new_by_source, (*source, type(obj).__qualname__), state
+
+
+def _new_by_source(name: str, text: str, stem: str, qualname: str) -> Any:
+    obj: Any = generated_module(name, text, stem)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    pickle_by_source(obj)  # its copies pickle the same way
+    return obj.__new__(obj)
 
 
 def import_from_path(name: str, path: str):
