@@ -519,6 +519,8 @@ class OnnxOp(IRDLOperation):
                     f"{where}: cannot reshape {n_in} elements {list(shapes[0])} into the shape "
                     f"{list(out)} ({n_out} elements)"
                 )
+        elif self.op_type in ("LSTM", "GRU", "RNN"):
+            _verify_recurrent(self, where)
         elif self.op_type == "Concat" and shapes and all(s is not None for s in shapes):
             axis = self.attr("axis", 0)
             rank = len(shapes[0])  # type: ignore[arg-type]
@@ -604,6 +606,48 @@ def expected_result_shape(op: OnnxOp) -> tuple[int, ...] | None:
             return None
         return tuple(x[p] for p in perm)
     return None
+
+
+def _verify_recurrent(op: OnnxOp, where: str) -> None:
+    """The shapes an LSTM, GRU or RNN node's inputs must agree on (ONNX's schema, which shape
+    inference does not check): ``X`` is ``[seq, batch, input]`` (``layout=1``: ``[batch, seq,
+    input]``), ``W`` ``[directions, gates * hidden, input]``, ``R`` ``[directions, gates * hidden,
+    hidden]``, ``sequence_lens`` ``[batch]``, ``initial_h`` and ``initial_c`` ``[directions,
+    batch, hidden]`` (``layout=1``: ``[batch, directions, hidden]``). PyTorch's fused layers do
+    not check the states' batch: an initial state of batch 1 beside an ``X`` of batch 2 had
+    corrupted the heap of the generated program (``free(): invalid next size``; a fresh-user
+    check)."""
+    operands = list(op.operands)
+
+    def shape_of(i: int) -> tuple[int, ...] | None:
+        if i >= len(operands) or isinstance(operands[i].type, NoneType):
+            return None
+        return static_shape(operands[i].type)
+
+    x, w, r = shape_of(0), shape_of(1), shape_of(2)
+    if x is None or w is None or len(x) != 3 or len(w) != 3:
+        return
+    layout = op.attr("layout", 0)
+    batch = x[0] if layout else x[1]
+    if w[2] != x[2]:
+        raise VerifyException(f"{where}: X has input size {x[2]} but W expects {w[2]}")
+    hidden = r[2] if r is not None and len(r) == 3 else op.attr("hidden_size", None)
+    if hidden is None:
+        return
+    lens = shape_of(4)
+    if lens is not None and list(lens) != [batch]:
+        raise VerifyException(
+            f"{where}: sequence_lens (input 4) has shape {list(lens)}, not [{batch}] (batch_size)"
+        )
+    want = [batch, w[0], hidden] if layout else [w[0], batch, hidden]
+    order = "batch_size, num_directions" if layout else "num_directions, batch_size"
+    for i, name in ((5, "initial_h"), (6, "initial_c")):
+        got = shape_of(i)
+        if got is not None and list(got) != want:
+            raise VerifyException(
+                f"{where}: {name} (input {i}) has shape {list(got)}, not {want} "
+                f"({order}, hidden_size; X is {list(x)})"
+            )
 
 
 def _verify_ranges(op: OnnxOp, where: str) -> None:

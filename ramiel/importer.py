@@ -239,6 +239,7 @@ def prepare_model(
             f"--input-shape names unknown input(s) {sorted(unknown)}; "
             f"the graph inputs are {[i.name for i in inputs]} (input_shapes= from Python)"
         )
+    _bind_symbols(inputs, shapes)
     zero_unknown = False  # a 0 dimension was bound: the model writes 0 for "unknown"
     for inp in inputs:
         tt = inp.type.tensor_type
@@ -371,6 +372,43 @@ def _is_fixed(dim: onnx.TensorShapeProto.Dimension) -> bool:
     """Is ``dim`` a known size? A ``dim_param`` (``'N'``), no value at all, or a negative
     ``dim_value`` (``-1``: paddle2onnx's and others' way of writing "dynamic") is not."""
     return dim.HasField("dim_value") and dim.dim_value >= 0
+
+
+def _bind_symbols(
+    inputs: Sequence[onnx.ValueInfoProto], shapes: Mapping[str, Sequence[int]]
+) -> None:
+    """Give every graph input's symbolic dimension (``dim_param``) the size that ``shapes``
+    binds the same symbol to in another input (in place): ``--input-shape x=2,5,4`` binds
+    ``batch`` and ``seq`` of ``x['batch', 'seq', 4]``, and so ``h0[1, 'batch', 6]`` becomes
+    ``[1, 2, 6]``, as ONNX says one symbol is one size in the graph (the hint had suggested
+    ``h0=1,1,6``, and the LSTM then ran an initial state of batch 1 beside an input of batch 2).
+
+    Raises:
+        DynamicShapeError: ``shapes`` binds one symbol to two sizes (in two inputs, or twice in
+            one)."""
+    bound: dict[str, tuple[int, str]] = {}  # symbol -> (size, the input that bound it)
+    for inp in inputs:
+        want = shapes.get(inp.name)
+        tt = inp.type.tensor_type
+        if want is None or not tt.HasField("shape") or len(tt.shape.dim) != len(want):
+            continue  # (an unknown rank, sizes that are no sizes: prepare_model's errors)
+        for dim, size in zip(tt.shape.dim, want, strict=True):
+            if not dim.dim_param or not isinstance(size, int | np.integer) or size < 0:
+                continue
+            first = bound.setdefault(dim.dim_param, (int(size), inp.name))
+            if first[0] != size:
+                where = "" if first[1] == inp.name else f" of '{first[1]}'"
+                raise DynamicShapeError(
+                    f"--input-shape {inp.name}: dimension '{dim.dim_param}' is {first[0]} in "
+                    f"the shape{where} and {size} here; the model names one size by it"
+                )
+    for inp in inputs:
+        tt = inp.type.tensor_type
+        if inp.name in shapes or not tt.HasField("shape"):
+            continue
+        for dim in tt.shape.dim:
+            if dim.dim_param in bound:
+                dim.dim_value = bound[dim.dim_param][0]  # (clears dim_param: one of the two)
 
 
 def _unbound_message(name: str, dims: Sequence[onnx.TensorShapeProto.Dimension], d: int) -> str:

@@ -199,6 +199,53 @@ def test_input_shape_must_fit_the_model(shape, message):
         import_onnx(onnx.parser.parse_model(_DYNAMIC), ImportOptions(input_shapes={"x": shape}))
 
 
+def _lstm_with_states(h_shape, x_shape=("seq", "batch", 4)):
+    """An LSTM (hidden 6) whose X, initial_h and initial_c are graph inputs."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((1, 24, 4), np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal((1, 24, 6), np.float32), "R"),
+    ]
+    node = helper.make_node(
+        "LSTM", ["x", "W", "R", "", "", "h0", "c0"], ["y", "h", "c"], hidden_size=6
+    )
+    inputs = [_vi("x", list(x_shape)), _vi("h0", list(h_shape)), _vi("c0", list(h_shape))]
+    outputs = [_vi("y", [None] * 4), _vi("h", [None] * 3), _vi("c", [None] * 3)]
+    return _model([node], inputs, outputs, inits)
+
+
+def test_input_shape_binds_a_symbol_in_every_input_that_names_it():
+    """``x=5,2,4`` binds ``seq`` and ``batch``: the states ``[1, 'batch', 6]`` are ``[1, 2, 6]``
+    (the unbound-input error had suggested ``h0=1,1,6``, a batch of 1 beside x's 2)."""
+    module = import_onnx(
+        _lstm_with_states([1, "batch", 6]), ImportOptions(input_shapes={"x": (5, 2, 4)})
+    )
+    shapes = [t.get_shape() for t in _main(module).function_type.inputs.data]
+    assert shapes == [(5, 2, 4), (1, 2, 6), (1, 2, 6)]
+
+
+def test_input_shape_binding_one_symbol_to_two_sizes_is_refused():
+    with pytest.raises(
+        DynamicShapeError,
+        match=r"--input-shape h0: dimension 'batch' is 2 in the shape of 'x' and 1 here",
+    ):
+        import_onnx(
+            _lstm_with_states([1, "batch", 6]),
+            ImportOptions(input_shapes={"x": (5, 2, 4), "h0": (1, 1, 6), "c0": (1, 1, 6)}),
+        )
+
+
+def test_recurrent_states_of_another_batch_are_an_invalid_model():
+    """Static shapes that disagree (an initial state of batch 1 beside X of batch 2): one
+    error at import. PyTorch's fused LSTM does not check them, and the generated program had
+    corrupted the heap (free(): invalid next size)."""
+    with pytest.raises(
+        ImportError_,
+        match=r"initial_h \(input 5\) has shape \[1, 1, 6\], not \[1, 2, 6\]",
+    ):
+        import_onnx(_lstm_with_states([1, 1, 6], x_shape=(5, 2, 4)))
+
+
 def test_input_shape_of_unknown_input():
     with pytest.raises(ImportError_, match=r"unknown input\(s\) \['y'\]"):
         import_onnx(onnx.parser.parse_model(_DYNAMIC), ImportOptions(input_shapes={"y": (1,)}))

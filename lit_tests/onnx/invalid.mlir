@@ -352,3 +352,18 @@ func.func @f(%x: tensor<1x3x4xf32>) -> tensor<1x1x3xf32> {
   func.return %y : tensor<1x1x3xf32>
 }
 }
+
+// -----
+
+// LSTM: the initial state's batch must be X's (PyTorch's fused LSTM does not check it and
+// corrupted the heap of the generated program).
+// expected-error @+6 {{onnx.LSTM: initial_h (input 5) has shape [1, 1, 6], not [1, 2, 6] (num_directions, batch_size, hidden_size; X is [5, 2, 4])}}
+builtin.module attributes {onnx.opset = 17 : i64} {
+func.func @f(%x: tensor<5x2x4xf32>, %h: tensor<1x1x6xf32>) -> tensor<1x2x6xf32> {
+  %w = "onnx.Constant"() <{value = dense<1.0> : tensor<1x24x4xf32>}> : () -> tensor<1x24x4xf32>
+  %r = "onnx.Constant"() <{value = dense<1.0> : tensor<1x24x6xf32>}> : () -> tensor<1x24x6xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %y, %yh, %yc = "onnx.LSTM"(%x, %w, %r, %none, %none, %h, %none, %none) <{hidden_size = 6 : si64}> : (tensor<5x2x4xf32>, tensor<1x24x4xf32>, tensor<1x24x6xf32>, none, none, tensor<1x1x6xf32>, none, none) -> (tensor<5x1x2x6xf32>, tensor<1x2x6xf32>, tensor<1x2x6xf32>)
+  func.return %yh : tensor<1x2x6xf32>
+}
+}
