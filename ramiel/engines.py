@@ -8,6 +8,7 @@ build a program it measures."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -73,6 +74,44 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
     return x if isinstance(x, tuple) else (x,)
 
 
+_ORT_PREFIX = re.compile(r"\[ONNXRuntimeError\] : \d+ : (\w+) : ")
+_ORT_SOURCE = re.compile(r"\S+\.(?:cc|cpp|h):\d+ ")
+
+
+def ort_error_text(e: BaseException, limit: int = 400) -> str:
+    """onnxruntime's error ``e`` as one line for a message: whitespace collapsed, and without
+    the source location and C++ signature that onnxruntime puts before the reason
+    (``[ONNXRuntimeError] : 1 : FAIL : /onnxruntime_src/.../model.cc:256
+    onnxruntime::Model::Model(onnx::ModelProto&&, ...) Unsupported model IR version: 14, max
+    supported IR version: 13`` becomes ``FAIL: Unsupported model IR version: 14, max supported IR
+    version: 13``; cut at 300 characters, the reason had been lost behind the signature: a
+    fresh-user check); at most ``limit`` characters, the end kept."""
+    text = " ".join(str(e).split())
+    m = _ORT_PREFIX.match(text)
+    if m is not None:
+        code, rest = m.group(1), text[m.end() :]
+        src = _ORT_SOURCE.match(rest)
+        if src is not None:
+            rest = _after_signature(rest[src.end() :])
+        text = f"{code}: {rest}"
+    return text if len(text) <= limit else "..." + text[-(limit - 3) :]
+
+
+def _after_signature(text: str) -> str:
+    """``text`` after a leading C++ signature (``ns::f(args) const``), where it starts with
+    one; else ``text``."""
+    open_at = text.find("(")
+    if open_at <= 0 or " " in text[:open_at]:
+        return text
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            rest = text[i + 1 :].lstrip()
+            return rest.removeprefix("const ").lstrip() or text
+    return text
+
+
 def ort_session(
     path: str | bytes,
     *,
@@ -89,7 +128,9 @@ def ort_session(
     ``input_shapes``: graph input shapes bound first (:func:`ramiel.importer.prepare_model`);
     ``profile_prefix``: with onnxruntime's profiler on, its JSON written there. Pool threads do
     not spin between runs unless ``spinning`` (onnxruntime's own default: faster with 2+ threads
-    on a machine it has to itself, as Ramiel's OpenMP threads spin too)."""
+    on a machine it has to itself, as Ramiel's OpenMP threads spin too). A model of an IR
+    version newer than onnxruntime takes is given to it with the newest one it takes (its
+    error names it)."""
     import onnxruntime as ort  # lazy: onnxruntime
 
     so = ort.SessionOptions()
@@ -113,7 +154,23 @@ def ort_session(
     if input_shapes:
         proto = onnx.load_from_string(path) if isinstance(path, bytes) else load_model(path)
         model = prepare_model(proto, input_shapes).SerializeToString()
-    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime's own error types
+        # onnx.helper.make_model writes the newest IR version (14 with onnx 1.23), which this
+        # onnxruntime refuses (at most 13) although it runs every op of such a model: the
+        # session gets the model with the IR version it takes (Ramiel reads both)
+        m = _ORT_IR_VERSION.search(str(e))
+        if m is None:
+            raise
+        proto = onnx.load_from_string(model) if isinstance(model, bytes) else load_model(model)
+        proto.ir_version = int(m.group(1))
+        return ort.InferenceSession(
+            proto.SerializeToString(), so, providers=["CPUExecutionProvider"]
+        )
+
+
+_ORT_IR_VERSION = re.compile(r"Unsupported model IR version: \d+, max supported IR version: (\d+)")
 
 
 @dataclass

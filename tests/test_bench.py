@@ -551,6 +551,41 @@ def test_ort_recipe_builds_a_session_with_the_configured_executor(tiny: str) -> 
     np.testing.assert_allclose(sess.run(None, {"x": x})[0], ref[0], rtol=1e-6)
 
 
+def test_ort_session_takes_a_newer_ir_version_and_its_errors_keep_the_reason(tmp_path) -> None:
+    """A model of IR version 14 (``onnx.helper.make_model``'s default with onnx 1.23), which this
+    onnxruntime refuses: the session gets it with the IR version onnxruntime names ('ramiel run'
+    could not check such a model). onnxruntime's errors lose the C++ signature before their
+    reason (cut at 300 characters, the reason had been lost; a fresh-user check)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from ramiel.engines import ort_error_text, ort_session
+
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, [2])],
+        [vi("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=14)
+    onnx.save(model, tmp_path / "m.onnx")
+    for source in (str(tmp_path / "m.onnx"), model.SerializeToString()):
+        out = ort_session(source).run(None, {"x": np.array([-1.0, 2.0], np.float32)})
+        np.testing.assert_array_equal(out[0], [0.0, 2.0])
+    raw = (
+        "[ONNXRuntimeError] : 1 : FAIL : /onnxruntime_src/onnxruntime/core/graph/model.cc:256 "
+        "onnxruntime::Model::Model(onnx::ModelProto&&, const onnxruntime::PathString&, const "
+        "onnxruntime::ModelOptions&) Unsupported model IR version: 15, max supported IR version: 13"
+    )
+    assert ort_error_text(RuntimeError(raw)) == (
+        "FAIL: Unsupported model IR version: 15, max supported IR version: 13"
+    )
+    plain = "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Invalid Feed Input Name:x"
+    assert ort_error_text(RuntimeError(plain)) == "INVALID_ARGUMENT: Invalid Feed Input Name:x"
+    assert ort_error_text(RuntimeError("x" * 500), limit=50).startswith("...")
+
+
 def test_recipe_of_an_unknown_kind_or_without_a_path_is_a_clear_error() -> None:
     from ramiel.engines import _build
 

@@ -544,7 +544,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import torch  # lazy: torch
 
     from ramiel.compiler import CompiledModel, compile_model  # lazy: numpy,onnx,torch,xdsl
-    from ramiel.engines import ort_session  # lazy: numpy,onnx,onnxruntime
+    from ramiel.engines import ort_error_text, ort_session  # lazy: numpy,onnx,onnxruntime
     from ramiel.importer import load_model  # lazy: numpy,onnx,xdsl
     from ramiel.models import randomize_weights  # lazy: numpy,onnx,torch
     from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
@@ -582,7 +582,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 return ort_session(ort_model, threads=threads, spinning=True)
             except Exception as e:  # onnxruntime's own error types
                 where = f" (the generated code is in {out_dir})" if args.output else ""
-                reason = " ".join(str(e).split())[:300]
+                reason = ort_error_text(e)
                 raise RamielError(
                     f"onnxruntime cannot load the model, so 'ramiel run' cannot check Ramiel's "
                     f"result against it{where}: {reason}"
@@ -600,7 +600,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except Exception as e:  # onnxruntime's own error types
             raise RamielError(
                 "onnxruntime fails to run the model, so 'ramiel run' cannot check Ramiel's "
-                f"result against it: {' '.join(str(e).split())[:300]}"
+                f"result against it: {ort_error_text(e)}"
             ) from None
         segmented = model.compiled  # --compile, or the default's onednn-graph segments
         if segmented:
