@@ -50,10 +50,13 @@ __all__ = [
 ]
 
 #: Module-level names of the generated code (import aliases, runtime classes, tables); a
-#: generated function must not take one of them (nor a builtin's name, nor a dunder).
+#: generated function must not take one of them (nor a builtin's name, nor a dunder), nor the
+#: class (``--class-name adapt_threads`` had replaced model_seq.py's import of that name, and
+#: the module failed on its first line: a fresh-user check).
 GENERATED_NAMES = frozenset(
     {"torch", "F", "ops", "operator", "math", "Path", "ch", "w", "self", "Program", "ChannelSpec",
-     "ParallelModel", "INPUTS", "OUTPUTS", "PROGRAM", "WEIGHT_FORMATS", "forward", "np", "segment"}
+     "ParallelModel", "INPUTS", "OUTPUTS", "PROGRAM", "WEIGHT_FORMATS", "forward", "np", "segment",
+     "adapt_threads", "ramiel"}
 )  # fmt: skip
 
 #: What a dotted name of generated code starts with -> the module it names.

@@ -99,6 +99,8 @@ def test_bad_counts(flag, tmp_path, capsys):
         ("class", "is a Python keyword"),
         ("\uff54orch", "(Python reads it as 'torch')"),  # a full-width t: NFKC gives torch
         ("\uff4fps", "is taken"),
+        ("adapt_threads", "is taken"),  # model_seq.py imports it (helper-30)
+        ("ramiel", "is taken"),  # import ramiel.omp
     ],
 )
 def test_bad_class_name_is_an_argument_error_and_keeps_the_output(name, why, tmp_path, capsys):
