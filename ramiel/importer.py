@@ -496,12 +496,22 @@ def _first_line(e: Exception) -> str:
 
 
 def _check_supported(m: onnx.ModelProto, opset: int) -> None:
-    if opset < onnx_d.MIN_OPSET or opset > onnx_d.LATEST_OPSET:
+    domain_opsets = {o.domain: o.version for o in m.opset_import}
+    foreign = [
+        (f"{node.domain}.{node.op_type}", name, domain_opsets.get(node.domain, 0))
+        for node, name in _all_nodes(m.graph, "")
+        if node.domain not in ("", "ai.onnx")
+    ]
+    default = [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")]
+    if not default or opset < onnx_d.MIN_OPSET or opset > onnx_d.LATEST_OPSET:
+        if foreign:  # what a model of ai.onnx.ml alone is refused for: its ops, not "opset 1"
+            raise UnsupportedOpError([(*f, "operator domain not supported") for f in foreign])
+        imports = ", ".join(f"{o.domain} {o.version}" for o in m.opset_import) or "nothing"
+        what = f"ONNX opset {opset}" if default else f"no ONNX opset (it imports {imports})"
         raise ImportError_(
-            f"the model imports ONNX opset {opset}; Ramiel supports opsets "
+            f"the model imports {what}; Ramiel supports opsets "
             f"{onnx_d.MIN_OPSET}..{onnx_d.LATEST_OPSET} of the default domain"
         )
-    domain_opsets = {o.domain: o.version for o in m.opset_import}
     bad: list[tuple[str, str, int, str]] = []
     constant = _constant_names(m.graph)
     for node, name in _all_nodes(m.graph, ""):
