@@ -642,10 +642,12 @@ _PASS_THROUGH = frozenset(
         "Slice",
         "Split",
         "Concat",
+        "TopK",
     }
 )
 """Ops whose outputs hold values of their (first, or any for Concat) input: the same indices,
-reshaped, cast, moved, repeated or cut."""
+reshaped, cast, moved, repeated, cut or sorted (TopK's values: ``pack_padded_sequence``'s
+lengths)."""
 
 _INDEXING = frozenset({"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND"})
 """Ops whose input 1 holds indices into their input 0 (the table)."""
@@ -658,8 +660,10 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
     input's values, directly or through :data:`_PASS_THROUGH` ops (or as the data of a Gather);
     its size is the ``axis`` dimension (Gather, GatherElements, ScatterElements), or the
     smallest dimension from ``batch_dims`` on (GatherND, ScatterND). An embedding lookup: BERT's
-    ``token_type_ids`` index a table of 2. Inputs that index no table of known size are not
-    listed. The top-level graph only.
+    ``token_type_ids`` index a table of 2. Sequence lengths (``sequence_lens`` of RNN, GRU,
+    LSTM and ReverseSequence) count as a table of one more than the steps
+    (:func:`_length_limit`). Inputs that index no table of known size are not listed. The
+    top-level graph only.
 
     A table's dimensions come from the constant itself (initializer or ``Constant``), a graph
     input's declared shape, or the shape inference of the model (``value_info``: a table
@@ -698,6 +702,8 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
             for n in readers.get(v, []):
                 if n.op_type in _INDEXING and len(n.input) > 1 and n.input[1] == v:
                     sizes += _table_sizes(n, tables.get(n.input[0]))
+                elif n.op_type in _LENGTHS and v in n.input[_LENGTHS[n.op_type] :][:1]:
+                    sizes += _length_limit(n, tables.get(n.input[0]))
                 passes = n.op_type in _PASS_THROUGH and (n.op_type == "Concat" or n.input[0] == v)
                 if passes or (n.op_type == "Gather" and n.input[0] == v):
                     for o in n.output if n.op_type == "Split" else n.output[:1]:
@@ -707,6 +713,26 @@ def index_limits(model: onnx.ModelProto) -> dict[str, int]:
         if sizes:
             limits[inp.name] = min(sizes)
     return limits
+
+
+_LENGTHS = {"RNN": 4, "GRU": 4, "LSTM": 4, "ReverseSequence": 1}
+"""Ops whose input at that index holds sequence lengths (``sequence_lens``), at most the length
+of their input 0's time axis."""
+
+
+def _length_limit(node: onnx.NodeProto, dims: list[int] | None) -> list[int]:
+    """[the time axis of ``node``'s input 0 (of dimensions ``dims``) + 1]: its sequence lengths
+    are 0 to that length (random lengths from 0 to 9 had run past a GRU's 6 steps, which
+    onnxruntime refuses: ``ramiel run`` could not check a model exported from
+    ``pack_padded_sequence``; a fresh-user check); empty where the length is unknown."""
+    attrs = {a.name: a.i for a in node.attribute if a.type == onnx.AttributeProto.INT}
+    if node.op_type == "ReverseSequence":
+        axis = attrs.get("time_axis", 0)
+    else:
+        axis = 1 if attrs.get("layout", 0) else 0
+    if not dims or not 0 <= axis < len(dims) or dims[axis] <= 0:
+        return []
+    return [int(dims[axis]) + 1]
 
 
 def _table_sizes(node: onnx.NodeProto, dims: list[int] | None) -> list[int]:

@@ -620,3 +620,44 @@ def test_random_indices_of_a_dynamic_batch_model_follow_the_bound_batch(tmp_path
         for seed in ("0", "1"):
             code, stdout, err = _run(_main(kind, res, par, seq, ["--seed", seed]), capsys)
             assert code == 0 and "g: shape=(5, 4)" in stdout, err
+
+
+def test_random_sequence_lengths_stay_within_the_steps():
+    """``sequence_lens`` of a GRU (through a TopK, as ``pack_padded_sequence`` exports sort
+    them) and of a ReverseSequence: random lengths from 0 to the steps (0 to 9 had run past 6
+    steps, which onnxruntime refuses, so ``ramiel run`` could not check such a model; a
+    fresh-user check)."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    from ramiel.importer import index_limits
+
+    vi = helper.make_tensor_value_info
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((1, 15, 3), np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal((1, 15, 5), np.float32), "R"),
+        numpy_helper.from_array(np.array([2], np.int64), "k"),
+    ]
+    nodes = [
+        helper.make_node("TopK", ["lens", "k"], ["sorted", "order"]),
+        helper.make_node("Cast", ["sorted"], ["lens32"], to=TensorProto.INT32),
+        helper.make_node("GRU", ["x", "W", "R", "", "lens32"], ["y", "h"], hidden_size=5),
+        helper.make_node("ReverseSequence", ["z", "rev"], ["r"], time_axis=1, batch_axis=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            vi("x", TensorProto.FLOAT, [6, 2, 3]),
+            vi("lens", TensorProto.INT64, [2]),
+            vi("z", TensorProto.FLOAT, [2, 7, 3]),
+            vi("rev", TensorProto.INT64, [2]),
+        ],
+        [vi("h", TensorProto.FLOAT, [1, 2, 5]), vi("r", TensorProto.FLOAT, [2, 7, 3])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = onnx.shape_inference.infer_shapes(model)
+    assert index_limits(model) == {"lens": 7, "rev": 8}
