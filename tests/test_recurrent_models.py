@@ -125,3 +125,18 @@ def test_ramiel_run_state_errors(exported, capsys):
     rc = driver.main(["run", exported["refiner"], "--steps", "2"])
     err = capsys.readouterr().err
     assert rc == 1 and "no state to feed back" in one_error_line(err)
+
+
+@pytest.mark.parametrize("lens", [[7, 3], [-1, 2], [2]])
+def test_sequence_lengths_outside_the_steps_are_an_error(lens):
+    """Lengths past the steps, negative ones, or not one per batch entry: a ValueError, as
+    onnxruntime refuses them (they had been cut to the steps or run as empty sequences, and
+    the generated module returned numbers; a fresh-user check)."""
+    from ramiel.runtime import ops
+
+    x = torch.randn(6, 2, 3)
+    w, r = torch.randn(1, 15, 3), torch.randn(1, 15, 5)
+    with pytest.raises(ValueError, match=r"GRU: sequence_lens .* must hold 2 lengths from 0 to 6"):
+        ops.recurrent("GRU", x, w, r, None, torch.tensor(lens), None, hidden_size=5)
+    y, y_h, _ = ops.recurrent("GRU", x, w, r, None, torch.tensor([6, 0]), None, hidden_size=5)
+    assert y.shape == (6, 1, 2, 5) and not y[:, :, 1].any()  # a length of 0: no step

@@ -1238,6 +1238,9 @@ def recurrent(
     (``[batch, seq, ...]``) and the activations Sigmoid, Tanh and Relu (``activations`` lists 3, 2
     or 1 per direction for LSTM, GRU and RNN). Weights in ONNX gate order: LSTM i, o, f, c; GRU
     z, r, h. Returns ``(Y, Y_h, Y_c)`` in ONNX layout (``Y_c`` ``None`` unless LSTM).
+
+    Raises ``ValueError`` for ``sequence_lens`` that are not ``batch`` lengths from 0 to the
+    steps of ``x``.
     """
     if layout:
         x = x.transpose(0, 1)
@@ -1247,11 +1250,15 @@ def recurrent(
     dirs, hs = w.shape[0], hidden_size
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[kind]
     per_dir = len(activations) // dirs if activations else 0
-    lens = (
-        [steps] * batch
-        if sequence_lens is None
-        else [min(int(v), steps) for v in sequence_lens.reshape(-1).tolist()]
-    )
+    lens = [steps] * batch if sequence_lens is None else sequence_lens.reshape(-1).tolist()
+    if len(lens) != batch or not all(0 <= int(n) <= steps for n in lens):
+        # onnxruntime refuses them too (lengths past the steps had been cut to them, and
+        # negative ones run as empty sequences; a fresh-user check)
+        raise ValueError(
+            f"{kind}: sequence_lens {lens} must hold {batch} lengths from 0 to {steps} "
+            "(the batch size and the steps of X)"
+        )
+    lens = [int(n) for n in lens]
     rows = torch.arange(batch, device=x.device)
     ragged = any(n != steps for n in lens)  # some batch entry is shorter: mask per entry
     y = x.new_zeros((steps, dirs, batch, hs))
