@@ -99,10 +99,19 @@ def _main_is_ours() -> bool:
 
 def install_at_start() -> None:
     """:func:`exit_on_interrupt` when this process runs a generated module as a script or is a
-    ``ramiel`` command (see the module docstring); nothing in any other program."""
-    if _main_is_ours():
-        atexit.register(_ignore_late_interrupts)  # first registered, so it runs last
-        exit_on_interrupt()
+    ``ramiel`` command (see the module docstring); nothing in any other program. In a process
+    such a command started with ``multiprocessing`` (``ramiel tune``'s and ``ramiel bench``'s
+    configuration processes, spawned with the command's ``sys.argv``), Ctrl-C is ignored: the
+    command answers it and stops them (each had said ``error: interrupted`` too, nine lines for
+    one Ctrl-C of ``ramiel tune``; a fresh-user check)."""
+    if not _main_is_ours():
+        return
+    if "--multiprocessing-fork" in getattr(sys, "orig_argv", ()):  # spawned: argv is the parent's
+        if _may_install() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return
+    atexit.register(_ignore_late_interrupts)  # first registered, so it runs last
+    exit_on_interrupt()
 
 
 @contextlib.contextmanager

@@ -35,6 +35,7 @@ per model (``budget_s`` caps it), against the tens of minutes of search-based pl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -214,11 +215,23 @@ def tune(
         raise RamielError(f"ramiel tune: output {out_dir} exists and is not a directory")
     _check_own_outputs(out_dir, profile is None)
     out_dir = os.path.abspath(out_dir)
+    own_profile = os.path.join(out_dir, "profile.json")
+    made_profile = profile is None and not os.path.lexists(own_profile)
     with removed_if_left_empty(out_dir):
         os.makedirs(out_dir, exist_ok=True)
-        return _tune_into(
-            model, out_dir, p, profile, base, budget_s, say, compile, onednn_graph, progress
-        )
+        try:
+            return _tune_into(
+                model, out_dir, p, profile, base, budget_s, say, compile, onednn_graph, progress
+            )
+        except BaseException:
+            # a failed or interrupted run leaves no half of its work behind (its candidates
+            # and the profile it made had stayed after Ctrl-C; a fresh-user check), as
+            # ramiel compile leaves none
+            shutil.rmtree(os.path.join(out_dir, "candidates"), ignore_errors=True)
+            if made_profile:
+                with contextlib.suppress(OSError):
+                    os.remove(own_profile)
+            raise
 
 
 def _tune_into(

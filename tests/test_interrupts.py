@@ -159,3 +159,37 @@ def test_ctrl_c_while_the_processes_backend_starts_its_forkserver_is_one_line(tm
     while _wait_for("", p.pid, 0.1) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _wait_for("", p.pid, 0.1), "processes of the command outlived it"
+
+
+def test_ctrl_c_during_tune_is_one_line_and_leaves_no_half_of_its_output(tmp_path):
+    """Ctrl-C while ``ramiel tune`` times its candidates (each in a process spawned with the
+    command's argv): one ``error: interrupted`` line and status 130; each configuration
+    process had printed the line too (nine in all), and the candidates and the profile it had
+    made stayed in ``-o`` (a fresh-user check). The processes go with it."""
+    import os
+    import time
+
+    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
+    cmd = [sys.executable, "-c", "import sys; sys.argv[0] = 'ramiel'; from tools.driver import main; sys.exit(main())"]  # fmt: skip
+    out = tmp_path / "tuned"
+    p = subprocess.Popen(
+        [*cmd, "tune", "light_squeezenet", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for("spawn_main", p.pid, 120), "tune started no configuration process"
+        time.sleep(1.0)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == interrupts.INTERRUPTED_STATUS, err
+    lines = [line for line in err.splitlines() if not line.startswith("[")]  # (progress)
+    assert lines == ["error: interrupted"], err
+    assert not out.exists(), sorted(str(f) for f in out.rglob("*"))
+    deadline = time.monotonic() + 10
+    while _wait_for("", p.pid, 0.1) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _wait_for("", p.pid, 0.1), "processes of the command outlived it"
