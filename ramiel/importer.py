@@ -443,6 +443,8 @@ SHAPE_RULE_OPS = frozenset(
         "ConvTranspose",
         "GroupNormalization",
         "MeanVarianceNormalization",
+        "Resize",
+        "Upsample",
     }
 )
 

@@ -246,6 +246,17 @@ def test_recurrent_states_of_another_batch_are_an_invalid_model():
         import_onnx(_lstm_with_states([1, 1, 6], x_shape=(5, 2, 4)))
 
 
+def test_upsample_output_size_is_onnxruntimes_not_shape_inferences():
+    """An opset-9 export of ``F.interpolate(size=(13, 14))`` from 7x8: the scale float32(13/7)
+    gives 13 rows in float32 (onnxruntime, the exporter's declared shape) and 12 in double (ONNX
+    shape inference, which then refused the model: "differ in dimension 2: (12) vs (13)")."""
+    scales = numpy_helper.from_array(np.array([1, 1, 13 / 7, 1.75], np.float32), "s")
+    node = helper.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")
+    model = _model([node], [_vi("x", [1, 2, 7, 8])], [_vi("y", [1, 2, 13, 14])], [scales], opset=9)
+    fn = _main(import_onnx(model))
+    assert fn.function_type.outputs.data[0].get_shape() == (1, 2, 13, 14)
+
+
 def test_input_shape_of_unknown_input():
     with pytest.raises(ImportError_, match=r"unknown input\(s\) \['y'\]"):
         import_onnx(onnx.parser.parse_model(_DYNAMIC), ImportOptions(input_shapes={"y": (1,)}))

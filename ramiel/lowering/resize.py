@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from ramiel.errors import UnsupportedOpError
-from ramiel.lowering.api import NodeView, is_float, rule, with_defaults
+from ramiel.lowering.api import SHAPE_RULES, NodeView, is_float, rule, with_defaults
 from ramiel.lowering.common import const, has_input, in_dtype, shape
 from ramiel.lowering.nn import through_channels_last
 
@@ -110,9 +110,24 @@ def _resize_plan(node: NodeView) -> dict | str:
             return f"{len(vals)} scales for {len(axes)} axes"
         for i, ax in enumerate(axes):
             scl[ax] = vals[i]
-            out[ax] = int(math.floor(xs[ax] * vals[i]))
+            # in float32, as onnxruntime (7 * 1.8571428f: 13, where the double product is
+            # 12.9999996: the size PyTorch's exporter declares too)
+            out[ax] = int(math.floor(np.float32(xs[ax]) * np.float32(vals[i])))
     plan["sizes"], plan["scales"], plan["in"] = out, scl, list(xs)
     return plan
+
+
+def _resize_output_shapes(node: NodeView) -> list[tuple[int, ...] | None]:
+    """The output shape as :func:`_resize_plan` computes it (onnxruntime's: input size times
+    scale in float32): ONNX shape inference computed 12 for an Upsample of 7 rows by the
+    float32 scale 1.8571428 (13/7 rounded down), where onnxruntime and PyTorch's exporter have
+    13, and the model was refused (opset 9 and 10 exports of ``F.interpolate(size=...)``; a
+    fresh-user check)."""
+    p = _resize_plan(node)
+    return [None if isinstance(p, str) else tuple(p["sizes"])]
+
+
+SHAPE_RULES["Resize"] = SHAPE_RULES["Upsample"] = _resize_output_shapes
 
 
 def _check_resize(node: NodeView) -> str | None:

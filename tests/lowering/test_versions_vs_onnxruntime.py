@@ -284,6 +284,14 @@ CASES = [
         1,
         {"scales": [1.0, 1.0, 2.0, 1.5], "mode": "linear"},
     ),
+    (  # 7 rows times float32(13/7) = 1.8571428 (just below): 13 in float32, 12.9999996 in double
+        "upsample9_float32_size",
+        "Upsample",
+        9,
+        [("x", IMG, False), ("s", np.array([1, 1, 13 / 7, 1.8], np.float32), True)],
+        1,
+        {},
+    ),
     (
         "upsample9_nearest",
         "Upsample",
