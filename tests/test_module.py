@@ -1103,6 +1103,32 @@ def test_a_compiled_model_loads_in_another_process(tmp_path):
     assert list((tmp_path / "home" / ".cache" / "ramiel" / "generated").glob("*/model*.py"))
 
 
+def test_an_onnx_input_named_self_is_taken_by_name(tmp_path):
+    """The parallel module takes the ONNX names as keywords, ``self`` too (nn.Module's call had
+    raised "got multiple values for argument 'self'"; a fresh-user check)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    import ramiel
+    from ramiel.runtime import InputMismatch
+
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Sub", ["self", "other"], ["y"])],
+        "g",
+        [vi("self", TensorProto.FLOAT, [2, 3]), vi("other", TensorProto.FLOAT, [2, 3])],
+        [vi("y", TensorProto.FLOAT, [2, 3])],
+    )
+    path = tmp_path / "self.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    a, b = torch.randn(2, 3), torch.randn(2, 3)
+    with ramiel.compile(str(path), out_dir=str(tmp_path / "out")) as m:
+        torch.testing.assert_close(m(**{"self": a, "other": b}), a - b)
+        torch.testing.assert_close(m(a, other=b), a - b)
+        with pytest.raises(InputMismatch, match="missing 'other'"):
+            m(**{"self": a})
+
+
 def test_generated_modules_from_source_fall_back_to_the_temporary_directory(tmp_path, monkeypatch):
     """Where the home cache cannot be written, :func:`generated_module` writes the generated
     file into the temporary directory; the same text imports once per process."""

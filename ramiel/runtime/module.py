@@ -326,7 +326,18 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             "sequential module takes any batch size)"
         )
 
-    def forward(self, *inputs: Any, **named: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        """``nn.Module.__call__``, which cannot take a keyword named ``self``: an ONNX input of
+        that name (a fresh-user check: "got multiple values for argument 'self'") is passed on
+        by position."""
+        if "self" in kwargs:
+            feeds = self._feeds(args, kwargs)
+            if set(feeds) != set(self.input_names):
+                return self.forward(*args, **kwargs)  # (raises InputMismatch)
+            return super().__call__(*(feeds[n] for n in self.input_names))
+        return super().__call__(*args, **kwargs)
+
+    def forward(self, /, *inputs: Any, **named: Any) -> Any:
         """Run the program once on the graph inputs (positional in ``input_names`` order, or by
         ONNX name or by the sequential module's parameter name, :attr:`ARG_NAMES`); returns one
         tensor for a one-output graph, else a tuple in graph order.
@@ -335,6 +346,17 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             InputMismatch: missing, unknown or misshapen inputs (the workers stay usable).
             RuntimeFailure: a worker raised, died or timed out (see :mod:`ramiel.runtime`).
         """
+        outs = self.run(self._feeds(inputs, named))
+        if self._parameters and torch.is_grad_enabled() and not self._warned_no_grad:
+            self._warn_no_grad()
+        values = tuple(outs[n] for n in self.output_names)
+        return values[0] if len(values) == 1 else values
+
+    _warned_no_grad = False
+
+    def _feeds(self, inputs: tuple[Any, ...], named: Mapping[str, Any]) -> dict[str, Any]:
+        """The inputs of a call by ONNX name: ``inputs`` in ``input_names`` order, then
+        ``named`` (see :meth:`forward`)."""
         names = self.input_names
         if len(inputs) > len(names):
             raise InputMismatch(
@@ -346,13 +368,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
             if k in feeds:
                 raise InputMismatch(f"input '{k}' given twice (by position and by name)")
             feeds[k] = v
-        outs = self.run(feeds)
-        if self._parameters and torch.is_grad_enabled() and not self._warned_no_grad:
-            self._warn_no_grad()
-        values = tuple(outs[n] for n in self.output_names)
-        return values[0] if len(values) == 1 else values
-
-    _warned_no_grad = False
+        return feeds
 
     def _warn_no_grad(self) -> None:
         """Once per module: a call with autograd on and trainable weights (``trainable=True``)
@@ -366,7 +382,7 @@ class ParallelModel(ProgramNames, torch.nn.Module):
                 "no gradient; train the sequential module (.sequential, model_seq.py), which "
                 "holds the same weights, or call this one under torch.no_grad()",
                 RuntimeWarning,
-                stacklevel=5,  # the caller of model(...), past torch's _call_impl
+                stacklevel=6,  # the caller of model(...), past __call__ and torch's _call_impl
             )
 
     def _by_onnx_name(self, named: Mapping[str, Any]) -> dict[str, Any]:
