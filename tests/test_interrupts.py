@@ -125,6 +125,36 @@ def _wait_for(pattern: str, session: int, timeout_s: float = 120.0) -> bool:
     return False
 
 
+_COMMAND = [sys.executable, "-c", "import sys; sys.argv[0] = 'ramiel'; from tools.driver import main; sys.exit(main())"]  # fmt: skip
+
+
+def _interrupted(argv: list[str], wait_for: str, delay_s: float, env: dict[str, str]) -> str:
+    """Run ``ramiel ARGV`` in a session of its own, send SIGINT to its whole process group (a
+    terminal's Ctrl-C) once a process matching ``wait_for`` runs and ``delay_s`` later; check
+    it ends with status 130 and leaves no process; returns its stderr."""
+    import os
+    import time
+
+    p = subprocess.Popen(
+        [*_COMMAND, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "ORT_DISABLE_TELEMETRY": "1", **env}, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for(wait_for, p.pid), f"{argv[0]} started no {wait_for}"
+        time.sleep(delay_s)
+        os.killpg(p.pid, signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == interrupts.INTERRUPTED_STATUS, err
+    deadline = time.monotonic() + 10
+    while _wait_for("", p.pid, 0.1) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _wait_for("", p.pid, 0.1), "processes of the command outlived it"
+    return err
+
+
 @pytest.mark.parametrize("delay_s", [0.0, 0.4])
 def test_ctrl_c_while_the_processes_backend_starts_its_forkserver_is_one_line(tmp_path, delay_s):
     """A terminal's Ctrl-C reaches the whole process group: the ``ramiel run`` process, and
@@ -134,31 +164,10 @@ def test_ctrl_c_while_the_processes_backend_starts_its_forkserver_is_one_line(tm
     now the command says ``error: interrupted`` alone, with status 130, and leaves no process.
     The signal goes to the group as soon as the forkserver exists (importing torch), or a little
     later (the workers starting)."""
-    import os
-    import time
-
-    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1", "RAMIEL_AUTO_SEGMENTS": "0"}
-    cmd = [sys.executable, "-c", "import sys; sys.argv[0] = 'ramiel'; from tools.driver import main; sys.exit(main())"]  # fmt: skip
     argv = ["run", "light_squeezenet", "-o", str(tmp_path / "out"), "--backend", "processes",
             "--clusters", "2", "--threads-per-worker", "2", "--repeat", "1000"]  # fmt: skip
-    p = subprocess.Popen(
-        [*cmd, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        assert _wait_for("forkserver", p.pid), "the processes backend started no forkserver"
-        time.sleep(delay_s)
-        os.killpg(p.pid, signal.SIGINT)
-        _, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-    assert p.returncode == interrupts.INTERRUPTED_STATUS, err
+    err = _interrupted(argv, "forkserver", delay_s, {"RAMIEL_AUTO_SEGMENTS": "0"})
     assert "Traceback" not in err and err.endswith("error: interrupted\n"), err
-    deadline = time.monotonic() + 10
-    while _wait_for("", p.pid, 0.1) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _wait_for("", p.pid, 0.1), "processes of the command outlived it"
 
 
 def test_ctrl_c_during_tune_is_one_line_and_leaves_no_half_of_its_output(tmp_path):
@@ -166,30 +175,8 @@ def test_ctrl_c_during_tune_is_one_line_and_leaves_no_half_of_its_output(tmp_pat
     command's argv): one ``error: interrupted`` line and status 130; each configuration
     process had printed the line too (nine in all), and the candidates and the profile it had
     made stayed in ``-o`` (a fresh-user check). The processes go with it."""
-    import os
-    import time
-
-    env = {**os.environ, "ORT_DISABLE_TELEMETRY": "1"}
-    cmd = [sys.executable, "-c", "import sys; sys.argv[0] = 'ramiel'; from tools.driver import main; sys.exit(main())"]  # fmt: skip
     out = tmp_path / "tuned"
-    p = subprocess.Popen(
-        [*cmd, "tune", "light_squeezenet", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        assert _wait_for("spawn_main", p.pid, 120), "tune started no configuration process"
-        time.sleep(1.0)
-        os.killpg(p.pid, signal.SIGINT)
-        _, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-    assert p.returncode == interrupts.INTERRUPTED_STATUS, err
+    err = _interrupted(["tune", "light_squeezenet", "-o", str(out)], "spawn_main", 1.0, {})
     lines = [line for line in err.splitlines() if not line.startswith("[")]  # (progress)
     assert lines == ["error: interrupted"], err
     assert not out.exists(), sorted(str(f) for f in out.rglob("*"))
-    deadline = time.monotonic() + 10
-    while _wait_for("", p.pid, 0.1) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not _wait_for("", p.pid, 0.1), "processes of the command outlived it"
