@@ -98,10 +98,10 @@ def ort_error_text(e: BaseException, limit: int = 400) -> str:
 
 
 def _after_signature(text: str) -> str:
-    """``text`` after a leading C++ signature (``ns::f(args) const``), where it starts with
-    one; else ``text``."""
+    """``text`` after a leading C++ signature (``[type] ns::f(args) [const]``, the arguments
+    holding parentheses, templates and spaces), where it starts with one; else ``text``."""
     open_at = text.find("(")
-    if open_at <= 0 or " " in text[:open_at]:
+    if open_at <= 0 or "::" not in text[:open_at]:  # (a return type may come first: "void ns::f(")
         return text
     depth = 0
     for i in range(open_at, len(text)):

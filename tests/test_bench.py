@@ -581,6 +581,17 @@ def test_ort_session_takes_a_newer_ir_version_and_its_errors_keep_the_reason(tmp
     assert ort_error_text(RuntimeError(raw)) == (
         "FAIL: Unsupported model IR version: 15, max supported IR version: 13"
     )
+    opset = (  # a return type first, templates and spaces in the arguments (helper-31)
+        "[ONNXRuntimeError] : 1 : FAIL : /onnxruntime_src/onnxruntime/core/graph/"
+        "model_load_utils.h:46 void onnxruntime::model_load_utils::ValidateOpsetForDomain(const "
+        "std::unordered_map<std::__cxx11::basic_string<char>, int>&, bool, const std::string&, "
+        "int) ONNX Runtime only *guarantees* support for models stamped with official released "
+        "onnx opset versions."
+    )
+    assert ort_error_text(RuntimeError(opset)) == (
+        "FAIL: ONNX Runtime only *guarantees* support for models stamped with official released "
+        "onnx opset versions."
+    )
     plain = "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Invalid Feed Input Name:x"
     assert ort_error_text(RuntimeError(plain)) == "INVALID_ARGUMENT: Invalid Feed Input Name:x"
     assert ort_error_text(RuntimeError("x" * 500), limit=50).startswith("...")

@@ -799,3 +799,28 @@ def test_state_names_may_hold_an_equals_sign():
     assert state_pairs(Model(), ["x=h=out"]) == [("x", "h=out")]
     with pytest.raises(RamielError, match=r"--state 'h=in=y=z': expected IN=OUT"):
         state_pairs(Model(), ["h=in=y=z"])
+
+
+def test_run_says_when_onnxruntime_fails_on_its_random_inputs(tmp_path, capsys):
+    """``ids + 1`` indexes a table of 6 rows: random ids up to 9 run out of it in onnxruntime.
+    The error says the inputs were Ramiel's random ones (it had blamed the model alone; a
+    fresh-user check) and keeps onnxruntime's reason."""
+    from onnx import numpy_helper
+
+    vi = helper.make_tensor_value_info
+    inits = [
+        numpy_helper.from_array(np.ones((6, 2), np.float32), "table"),
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+    ]
+    nodes = [
+        helper.make_node("Add", ["ids", "one"], ["shifted"]),
+        helper.make_node("Gather", ["table", "shifted"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [vi("ids", TensorProto.INT64, [8])], [vi("y", TensorProto.FLOAT, [8, 2])], inits
+    )
+    path = tmp_path / "shifted.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    line = _run(driver, ["run", str(path)], capsys)
+    assert "onnxruntime fails to run the model on Ramiel's random inputs" in line, line
+    assert "out of" in line and "[ONNXRuntimeError]" not in line, line

@@ -598,9 +598,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             refs = [sess.run(base_outs, f) for f in ort_feeds]
         except Exception as e:  # onnxruntime's own error types
+            # (random integers that a model turns into indices or divisors, ids + 1 into a table
+            # of 6 rows, can fail there: say they are ours; a fresh-user check)
             raise RamielError(
-                "onnxruntime fails to run the model, so 'ramiel run' cannot check Ramiel's "
-                f"result against it: {ort_error_text(e)}"
+                "onnxruntime fails to run the model on Ramiel's random inputs (integers from 0 "
+                "to 9 where they index no table of known size), so 'ramiel run' cannot check "
+                f"Ramiel's result against it: {ort_error_text(e)}"
             ) from None
         segmented = model.compiled  # --compile, or the default's onednn-graph segments
         if segmented:
