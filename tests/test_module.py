@@ -1072,14 +1072,15 @@ def test_a_compiled_model_loads_in_another_process(tmp_path):
     y = m(x)
     gone = os.path.dirname(m.result.parallel_path)
     torch.save(m, tmp_path / "model.pt")
-    torch.save(m.sequential, tmp_path / "seq.pt")  # the nn.Module of model_seq.py alone
     torch.save(x, tmp_path / "x.pt")
+    seq = m.sequential  # the nn.Module of model_seq.py, kept alone
     m.close()
     del m
     import gc
 
     gc.collect()
     assert not os.path.exists(gone)  # the original's temporary directory went with it
+    torch.save(seq, tmp_path / "seq.pt")  # (it had pickled by reference then; helper-31)
     script = (
         "import sys, torch\n"
         "m = torch.load(sys.argv[1], weights_only=False)\n"

@@ -545,18 +545,28 @@ GENERATED_PREFIX = "ramiel_"
 can import."""
 
 
+_SOURCES: dict[str, tuple[str, str, str]] = {}
+"""Module name -> ``(name, text, file stem)`` of the generated files imported under a
+:data:`GENERATED_PREFIX` name, read when they were imported (:func:`import_from_path`): a
+model compiled into a temporary directory takes its files with it, and its sequential module,
+kept alone, must still pickle (a fresh-user check)."""
+
+
 def _module_source(name: str) -> tuple[str, str, str] | None:
     """``(name, text, file stem)`` of module ``name`` where it is a generated file Ramiel
     imported under a :data:`GENERATED_PREFIX` name (see :func:`generated_module`); else
-    ``None`` (the file is gone, or a module any process can import by name)."""
-    module = sys.modules.get(name)
-    file = getattr(module, "__file__", None)
-    if not name.startswith(GENERATED_PREFIX) or not file:
+    ``None`` (a module any process can import by name, or one whose text was never read)."""
+    if not name.startswith(GENERATED_PREFIX):
         return None
-    try:
-        return name, Path(file).read_text(), Path(file).stem
-    except OSError:  # the file is gone: pickle by reference, as before
-        return None
+    if name not in _SOURCES:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file:
+            return None
+        try:
+            _SOURCES[name] = (name, Path(file).read_text(), Path(file).stem)
+        except OSError:  # the file is gone: pickle by reference, as before
+            return None
+    return _SOURCES[name]
 
 
 def _generated_source(program: Program) -> tuple[str, str, str] | None:
@@ -658,6 +668,7 @@ def import_from_path(name: str, path: str):
     except BaseException:
         del sys.modules[name]
         raise
+    _module_source(name)  # a generated file's text, while it is there (see _SOURCES)
     return module
 
 
