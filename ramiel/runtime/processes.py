@@ -425,6 +425,12 @@ class ProcessRunner(Runner):
 
     def _launch(self, copy_on_get: bool, startup_timeout_s: float) -> None:
         program, method = self.program, self.start_method
+        if mp.current_process().daemon:  # (the standard library's assert said only that)
+            raise ProgramError(
+                f"program '{program.name}': the processes backend cannot start its workers in "
+                "a daemonic process (a multiprocessing.Pool worker: daemonic processes may not "
+                "have children); use backend='threads' there, or the sequential module"
+            )
         ctx: Any = mp.get_context(method)
         if method == "forkserver":
             start_forkserver(ctx, ["torch", __name__])

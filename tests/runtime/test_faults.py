@@ -539,3 +539,16 @@ def test_a_bad_input_in_one_thread_fails_no_call_of_another(clusters, backend, t
     for r in results["good"]:
         assert isinstance(r, torch.Tensor), r
         torch.testing.assert_close(r, a[:, [1, 3]])
+
+
+def test_processes_backend_in_a_daemonic_process_is_one_clear_error(monkeypatch):
+    """A processes-backend program started in a ``multiprocessing.Pool`` worker (daemonic, so
+    it may not have children): a ProgramError that says so and names the threads backend (the
+    standard library's bare ``AssertionError`` had come through; a fresh-user check)."""
+    import types
+
+    from ramiel.runtime import ProgramError, processes
+
+    monkeypatch.setattr(processes.mp, "current_process", lambda: types.SimpleNamespace(daemon=True))
+    with pytest.raises(ProgramError, match=r"daemonic process .* use backend='threads'"):
+        start(_program("daemonic", _slow), backend="processes")
