@@ -48,7 +48,7 @@ import torch
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.passes import ModulePass
 
-from ramiel.attrs import INDEX_LIMITS_ATTR, WEIGHTS_ATTR, get_str, has, set_str
+from ramiel.attrs import INDEX_LIMITS_ATTR, WEIGHTS_ATTR, get_str, has, remove, set_str
 from ramiel.clustering import current_clustering
 from ramiel.context import make_context
 from ramiel.cost_model import Backend, ProfileDB
@@ -799,8 +799,8 @@ def _compile_into(
             limits = get_str(module, INDEX_LIMITS_ATTR)
             if limits:
                 set_str(seq, INDEX_LIMITS_ATTR, limits)
-            elif has(seq, INDEX_LIMITS_ATTR):
-                del seq.attributes[INDEX_LIMITS_ATTR]
+            else:
+                remove(seq, INDEX_LIMITS_ATTR)
         check_input_shapes(seq, dynamic)
         if segments:
             run_passes(seq, segments, ctx)

@@ -172,31 +172,45 @@ builtin.module attributes {onnx.opset = 17 : i64} {
         LowerToTorchpy().apply(ramiel_ctx, module)
 
 
-def test_bindings_the_model_does_not_fit_are_one_error_naming_them(tmp_path, capsys):
-    """Two inputs sharing a dimension bound to different sizes, seen only once constant folding
-    computes a Reshape's target (as in a BERT export bound input_ids=2,8 and attention_mask=2,9):
-    an internal error ('IR invalid after pass constant-fold', an xDSL VerifyException from the
-    API) before; now a RamielError naming the bindings and the node (found by a fresh-user
-    check)."""
+@pytest.mark.parametrize(
+    ("y_dims", "message"),
+    [
+        # y's own symbols: only constant folding sees the Reshape that cannot hold y
+        (["B", "T"], "the model does not fit the bound input shapes (x (2, 8), y (2, 9))"),
+        # one symbol S in both: the bindings themselves contradict each other
+        (["B", "S"], "--input-shape y: dimension 'S' is 8 in the shape of 'x' and 9 here"),
+    ],
+)
+def test_bindings_the_model_does_not_fit_are_one_error_naming_them(
+    y_dims, message, tmp_path, capsys
+):
+    """Two inputs bound to sizes the model cannot take together (as in a BERT export bound
+    input_ids=2,8 and attention_mask=2,9): an internal error ('IR invalid after pass
+    constant-fold', an xDSL VerifyException from the API) before; now a RamielError naming the
+    bindings and the node where constant folding finds it, or the symbol two bindings give two
+    sizes (found by fresh-user checks)."""
     nodes = [
         helper.make_node("Shape", ["x"], ["sx"]),
         helper.make_node("Reshape", ["y", "sx"], ["r"], name="reshape_y"),
         helper.make_node("Add", ["x", "r"], ["z"]),
     ]
-    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["B", "S"]) for n in "xyz"]
+    io = [
+        helper.make_tensor_value_info(n, TensorProto.FLOAT, d)
+        for n, d in (("x", ["B", "S"]), ("y", y_dims), ("z", ["B", "S"]))
+    ]
     g = helper.make_graph(nodes, "g", io[:2], io[2:])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     with pytest.raises(ramiel.RamielError) as info:
         ramiel.compile(model, input_shapes={"x": [2, 8], "y": [2, 9]}, out_dir=str(tmp_path))
     msg = str(info.value)
-    assert msg.startswith("the model does not fit the bound input shapes (x (2, 8), y (2, 9))")
-    assert "node 'reshape_y'" in msg and "IR invalid" not in msg
+    assert msg.startswith(message), msg
+    assert ("node 'reshape_y'" in msg) == (y_dims[1] == "T") and "IR invalid" not in msg
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
     argv = ["compile", str(path), "-o", str(tmp_path / "o"), "--input-shape", "x=2,8"]
     assert tool_status(driver.main, [*argv, "--input-shape", "y=2,9"]) == 1
     line = one_error_line(capsys.readouterr().err)
-    assert "does not fit the bound input shapes" in line
+    assert message in line, line
 
 
 def test_declared_shapes_of_data_dependent_results_are_noted(tmp_path):
