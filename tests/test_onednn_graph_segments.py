@@ -13,8 +13,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ import torch.nn.functional as F
 
 import ramiel
 from ramiel.compiler import CompiledModel, CompileOptions, compile_model
-from ramiel.errors import RamielError
+from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.models import randomize_weights
 from ramiel.passes.compile_segments import SEGMENT_BACKENDS
 from ramiel.runtime import Weights, trial
@@ -976,6 +978,56 @@ def test_trial_gives_the_childs_text_and_says_how_a_child_ended():
         trial.run_in_child(fails, 30)
     with pytest.raises(trial.TrialCrash, match="killed by signal SIGABRT"):
         trial.run_in_child(lambda: str(os.abort()), 30)
+
+
+def test_a_trial_child_stopped_by_its_process_group_s_signal_is_a_stop_not_a_crash():
+    """torchrun stops a rank with SIGTERM to its process group, the trial's child included. The
+    child had run the rank's inherited Python handler (an exception), exited 1, and the rank
+    reported a failed trial ("could not be compiled (TrialCrash ...)"), in the thread that
+    compiled, while it was being stopped (CI, test_torchrun_timeout_...). The child now dies by
+    the signal, which is :class:`~ramiel.runtime.trial.TrialStopped`, a runtime failure; a
+    signal the parent ignores stays ignored in the child."""
+    if not trial.available():
+        pytest.skip("no fork here")
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop(signum)
+
+    def signalled(number: signal.Signals) -> Callable[[], str]:
+        def fn() -> str:
+            try:
+                os.kill(os.getpid(), number)  # delivered before kill returns
+                time.sleep(0.5)
+            except BaseException as e:  # noqa: BLE001 - the inherited handler's: say so
+                return f"raised {type(e).__name__}"
+            return "ran on"
+
+        return fn
+
+    got: list[BaseException | str] = []
+
+    def in_a_thread(fn: Callable[[], str]) -> None:  # as a cluster thread compiles
+        try:
+            got.append(trial.run_in_child(fn, 30))
+        except BaseException as e:  # noqa: BLE001 - looked at below
+            got.append(e)
+
+    before = signal.signal(signal.SIGTERM, handler), signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for number in (signal.SIGTERM, signal.SIGINT):
+            t = threading.Thread(target=in_a_thread, args=(signalled(number),))
+            t.start()
+            t.join(60)
+    finally:
+        signal.signal(signal.SIGTERM, before[0])
+        signal.signal(signal.SIGINT, before[1])
+    stopped, ignored = got
+    assert isinstance(stopped, trial.TrialStopped), stopped
+    assert isinstance(stopped, RuntimeFailure) and "stopped by signal SIGTERM" in str(stopped)
+    assert ignored == "ran on"
 
 
 def test_inference_tensor_weights_run_the_statements_and_a_write_is_seen():

@@ -6,9 +6,14 @@ it runs first in a child, and only what survived there runs in the caller.
 forked after the parent used its OpenMP thread pool hangs in the pool's next parallel region;
 with one thread, PyTorch and oneDNN run inline and never enter one: ``shared/design.md`` §8),
 sends the child's stdout and stderr to ``/dev/null`` and turns ``faulthandler`` off there (its
-output would repeat the parent's warnings, or report the crash the trial is for), and returns the short text the child's function returns. A child killed by a signal,
-one that exits without a result, and one still running after ``timeout_s`` seconds (killed then)
-raise :class:`TrialCrash`. The child inherits the parent's memory copy-on-write: the trial sees
+output would repeat the parent's warnings, or report the crash the trial is for), and returns
+the short text the child's function returns. A child killed by a signal, one that exits without
+a result, and one still running after ``timeout_s`` seconds (killed then) raise
+:class:`TrialCrash`; a child stopped by a signal its whole process group got (SIGTERM from
+torchrun stopping a rank, SIGINT from Ctrl-C, SIGHUP) raises :class:`TrialStopped`: the
+process itself is being stopped, the trial did not fail. The child takes those signals' default
+action (it had inherited the parent's Python handlers, and exited 1 through a rank's SIGTERM
+handler: a failed trial, and a warning, while torchrun stopped the rank; seen in CI). The child inherits the parent's memory copy-on-write: the trial sees
 the caller's tensors without copying them, and whatever it writes stays in the child.
 
 Source: ``fork(2)``, ``waitpid(2)``; Linux only (:func:`available`): elsewhere ``fork`` is
@@ -26,7 +31,16 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["MAX_RESULT_BYTES", "TrialCrash", "available", "run_in_child"]
+from ramiel.errors import RuntimeFailure
+
+__all__ = [
+    "MAX_RESULT_BYTES",
+    "STOP_SIGNALS",
+    "TrialCrash",
+    "TrialStopped",
+    "available",
+    "run_in_child",
+]
 
 MAX_RESULT_BYTES = 4096
 """The most bytes of the child's result that reach the caller (it must fit a pipe's buffer,
@@ -35,6 +49,18 @@ which the child fills before it exits)."""
 
 class TrialCrash(RuntimeError):
     """The trial's child died (a signal), exited without a result, or ran past its time."""
+
+
+class TrialStopped(RuntimeFailure):
+    """The trial's child was killed by one of :data:`STOP_SIGNALS`, which a launcher or a
+    terminal sends to the whole process group: the caller is being stopped too. A runtime
+    failure, not the trial's: callers let it through rather than fall back."""
+
+
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+"""The signals that stop a process from outside (torchrun's, the terminal's): blocked in the
+forking thread across ``fork``; where the parent has a Python handler for one, the child sets
+it to its default action before it unblocks them, so a child never runs the parent's handler."""
 
 
 def available() -> bool:
@@ -49,17 +75,28 @@ def run_in_child(fn: Callable[[], str], timeout_s: float, what: str = "trial") -
 
     Raises :class:`TrialCrash` where the child died by a signal (``killed by signal SIGSEGV``),
     exited without a result (an exception escaped ``fn``), or ran longer than ``timeout_s``
-    seconds (killed), and ``RuntimeError`` where :func:`available` is false. An exception in
-    the caller while it waits (``KeyboardInterrupt``) kills the child first."""
+    seconds (killed); :class:`TrialStopped` where one of :data:`STOP_SIGNALS` killed it; and
+    ``RuntimeError`` where :func:`available` is false. An exception in the caller while it
+    waits (``KeyboardInterrupt``) kills the child first."""
     if not available():
         raise RuntimeError(f"{what}: no fork on this platform")
     sys.stdout.flush()
     sys.stderr.flush()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid = -1
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        pid = os.fork()
+    finally:
+        if pid != 0:  # the parent (or no child): its signals as they were
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     if pid == 0:  # the child: never returns
         status = 1
         try:
+            for number in STOP_SIGNALS:  # a Python handler's: the default action instead
+                if callable(signal.getsignal(number)):  # (an ignored one stays ignored)
+                    signal.signal(number, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             os.close(read_end)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
@@ -80,6 +117,8 @@ def run_in_child(fn: Callable[[], str], timeout_s: float, what: str = "trial") -
     finally:
         if read_end >= 0:
             os.close(read_end)
+    if -code in STOP_SIGNALS:
+        raise TrialStopped(f"{what} stopped by signal {_signal_name(-code)}")
     if code < 0:
         raise TrialCrash(f"{what} killed by signal {_signal_name(-code)}")
     if code != 0:
