@@ -26,6 +26,7 @@ See :mod:`ramiel.tools.common`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -235,6 +236,14 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="replace the weights with seeded random values first (the zoo test models' "
         "constant weights make every output equal, which checks little)",
+    )
+    r.add_argument(
+        "--inputs",
+        metavar="FILE",
+        type=path,
+        help="check on these inputs instead of random ones: a .safetensors or .npz file of "
+        "tensors named after the graph inputs, an ONNX TensorProto (.pb), or an ONNX test data "
+        "set directory (input_0.pb, ...); inputs of dynamic shape compile for the file's shapes",
     )
     r.add_argument(
         "--steps",
@@ -540,6 +549,54 @@ def _run_model_path(model: str | None) -> str:
     return model_path(model)
 
 
+class _GivenInputs:
+    """``ramiel run --inputs``: the file's tensors and the ``--input-shape`` bindings they
+    add (dynamic dims bound to the file's sizes)."""
+
+    def __init__(self, inputs: Any, bindings: dict[str, tuple[int, ...]]):
+        self.inputs = inputs
+        self.bindings = bindings
+
+
+def _inputs_file(path: str, model: Any, bound: dict[str, tuple[int, ...]]) -> _GivenInputs:
+    """The inputs file of ``ramiel run --inputs`` for the ONNX ``model``: its tensors by graph
+    input (``ramiel.input_files.read_inputs``), and bindings for the inputs whose declared shape
+    has a dimension of no fixed size (the file's shape, unless ``bound``, the user's
+    ``--input-shape``, binds the input). A tensor the file has that is no graph input is one
+    note on stderr."""
+    import numpy as np  # lazy: numpy
+    import torch  # lazy: torch
+    from onnx.helper import tensor_dtype_to_np_dtype  # lazy: onnx
+
+    from ramiel.input_files import declared_bindings, read_inputs  # lazy: numpy,torch
+
+    init = {t.name for t in model.graph.initializer}
+    declared: dict[str, list[int | None] | None] = {}
+    dtypes = {}
+    for vi in model.graph.input:
+        if vi.name in init:
+            continue
+        tt = vi.type.tensor_type
+        with contextlib.suppress(KeyError, TypeError):  # no type, or one numpy has not
+            dtypes[vi.name] = torch.from_numpy(
+                np.empty(0, tensor_dtype_to_np_dtype(tt.elem_type))
+            ).dtype
+        declared[vi.name] = (
+            [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+            if tt.HasField("shape")
+            else None
+        )
+    inputs = read_inputs(path, list(declared))
+    if inputs.ignored:
+        print(
+            f"note: inputs file {printable(path)}: tensor(s) "
+            f"{', '.join(map(printable, inputs.ignored))} are no graph input (ignored; the "
+            f"inputs are {', '.join(map(printable, declared))})",
+            file=sys.stderr,
+        )
+    return _GivenInputs(inputs, declared_bindings(declared, inputs, bound, dtypes))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import torch  # lazy: torch
 
@@ -556,13 +613,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = _options(args)
     if args.steps > 1 and opts.batch > 1:
         raise RamielError("--steps runs a stateful model at batch 1; drop --batch")
+    if args.inputs is not None and opts.batch > 1:
+        raise RamielError(
+            "--inputs gives the inputs of one sample; --batch compiles for several: drop one"
+        )
+    source = load_model(model_path)
+    given = None
+    if args.inputs is not None:  # before the compile: the file's shapes bind dynamic dims
+        given = _inputs_file(args.inputs, source, _shapes(args))
+        args.input_shape = list(args.input_shape) + list(given.bindings.items())
+        opts = _options(args)
     console, say = _progress()
     tmp = None
     out_dir = args.output
     if out_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="ramiel-run-")
         out_dir = tmp.name
-    source = load_model(model_path)
     if args.random_weights:
         source = randomize_weights(source, seed=0)
     with console.status("compiling"):  # the file where it is one: the code names it
@@ -574,7 +640,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if args.steps > 1:  # the state's names, before any work runs
             state_pairs(model, args.state)
-        feeds = random_inputs(model.input_specs, 0, model.index_limits)
+        if given is not None:
+            given.inputs.check(model.input_specs)
+            feeds = {n: given.inputs.tensors[n] for n in model.input_specs}
+            on_what = f"the inputs of {printable(args.inputs)}"
+        else:
+            feeds = random_inputs(model.input_specs, 0, model.index_limits)
+            on_what = (
+                "Ramiel's random inputs (integers from 0 to 9 where they index no table of "
+                "known size; --inputs FILE gives your own)"
+            )
         ort_model = _ort_model(source, opts)
 
         def session(threads: int):  # type: ignore[no-untyped-def]
@@ -601,9 +676,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             # (random integers that a model turns into indices or divisors, ids + 1 into a table
             # of 6 rows, can fail there: say they are ours; a fresh-user check)
             raise RamielError(
-                "onnxruntime fails to run the model on Ramiel's random inputs (integers from 0 "
-                "to 9 where they index no table of known size), so 'ramiel run' cannot check "
-                f"Ramiel's result against it: {ort_error_text(e)}"
+                f"onnxruntime fails to run the model on {on_what}, so 'ramiel run' cannot "
+                f"check Ramiel's result against it: {ort_error_text(e)}"
             ) from None
         segmented = model.compiled  # --compile, or the default's onednn-graph segments
         if segmented:
@@ -621,6 +695,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         seq_outs = seq_outs if isinstance(seq_outs, tuple) else (seq_outs,)
         seq = dict(zip(model.output_names, seq_outs, strict=True))
         print(f"model: {printable(str(model_path))}")
+        if given is not None:
+            bound = "".join(
+                f"; {printable(n)} compiled for {tuple(shape)}"
+                for n, shape in given.bindings.items()
+            )
+            print(f"inputs: {printable(args.inputs)}{bound}")
         batch_note = f", batch {opts.batch} (hyperclustered)" if opts.batch > 1 else ""
         print(
             f"compiled in {sum(res.timings.values()):.2f} s; {res.clusters} "
@@ -649,7 +729,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         if args.steps > 1:
             pairs = state_pairs(model, args.state)
-            worst = max(worst, _check_steps(model, sess, pairs, args.steps))
+            worst = max(
+                worst,
+                _check_steps(model, sess, pairs, args.steps, feeds if given is not None else None),
+            )
         ok = worst <= 1e-3
         per_sample = (
             f"; each of the {opts.batch} samples against onnxruntime on its own inputs"
@@ -744,11 +827,13 @@ def state_pairs(model, specs: Sequence[str]) -> list[tuple[str, str]]:  # type: 
     return pairs
 
 
-def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float:  # type: ignore[no-untyped-def]
+def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int, given=None) -> float:  # type: ignore[no-untyped-def]
     """Run ``steps`` steps of the stateful ``model`` (state inputs start at zero, the other
-    inputs are random per step, each runtime feeds back its own state outputs) in the parallel
-    and the sequential module and in onnxruntime; prints each step's largest error against
-    onnxruntime (relative to the largest output) and returns the largest of all."""
+    inputs are random per step, each runtime feeds back its own state outputs; with ``given``,
+    the tensors of ``--inputs``, the state starts at the file's and the other inputs are the
+    file's at every step) in the parallel and the sequential module and in onnxruntime; prints
+    each step's largest error against onnxruntime (relative to the largest output) and returns
+    the largest of all."""
     import torch  # lazy: torch
 
     from ramiel.runtime.entry import random_inputs  # lazy: numpy,torch
@@ -761,6 +846,8 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     zeros = {
         i: torch.zeros(*model.input_specs[i][0], dtype=model.input_specs[i][1]) for i in state_in
     }
+    if given is not None:
+        zeros = {i: given[i] for i in state_in}
     par_state, seq_state, ort_state = (
         dict(zeros),
         dict(zeros),
@@ -768,7 +855,11 @@ def _check_steps(model, sess, pairs: list[tuple[str, str]], steps: int) -> float
     )
     worst = 0.0
     for step in range(steps):
-        fresh = random_inputs(model.input_specs, 1000 + step, model.index_limits)
+        fresh = (
+            random_inputs(model.input_specs, 1000 + step, model.index_limits)
+            if given is None
+            else {n: t for n, t in given.items() if n not in state_in}
+        )
         par = model.run({**fresh, **par_state})
         seq_feeds = {**fresh, **seq_state}
         seq_outs = model.sequential(*(seq_feeds[n] for n in model.input_specs))

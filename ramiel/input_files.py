@@ -1,0 +1,242 @@
+"""Graph inputs a user gives in a file (``ramiel run --inputs FILE``): the inputs a model is
+meant for, where Ramiel's random ones would not do (token ids a model shifts into a table,
+an integer it divides by, a mask with a meaning).
+
+Formats, told apart by the file's name and contents:
+
+- ``.safetensors``: one tensor per graph input, named after it (what a generated ``model.py``
+  takes with ``--inputs`` and writes with ``--outputs``);
+- ``.npz`` (``numpy.savez``): one array per graph input, named after it;
+- ``.pb``: one ONNX ``TensorProto`` (``onnx.save_tensor``), for a model with one input, or
+  named after the input it is (its ``name`` field);
+- a directory: an ONNX test data set (``test_data_set_0/`` beside the model in the ONNX model
+  zoo and ONNX's backend tests): ``input_0.pb``, ``input_1.pb``, ..., each a ``TensorProto``
+  for the graph input of its name, or, where it names none, of its position.
+
+Source: the ONNX test data layout of ``onnx/backend/test/data`` (``onnx.backend.test.loader``);
+safetensors' and numpy's ``.npz`` formats.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ramiel.errors import RamielError
+from ramiel.files import file_head, input_file, printable
+
+__all__ = ["InputsFile", "declared_bindings", "read_inputs"]
+
+_DATA_SET_INPUT = re.compile(r"input_(\d+)\.pb")
+
+#: Bytes one inputs file (or data set) may hold: what one machine's memory can (see
+#: ``ramiel.errors.MAX_TENSOR_BYTES`` for the largest tensor).
+_MAX_BYTES = 2**40
+
+
+class InputsFile:
+    """The tensors of an inputs file, by graph input name (:func:`read_inputs`).
+
+    ``tensors``: name -> CPU tensor, in the graph's input order; ``ignored``: the names of
+    tensors in the file that are no graph input (a caller notes them: a misspelt name next to
+    a right one would otherwise pass unnoticed); ``path``: the file, as given."""
+
+    def __init__(self, path: str, tensors: dict[str, torch.Tensor], ignored: list[str]):
+        self.path = path
+        self.tensors = tensors
+        self.ignored = ignored
+
+    def check(self, specs: Mapping[str, tuple[Sequence[int], torch.dtype]]) -> None:
+        """Raise :class:`~ramiel.errors.RamielError` where a tensor's shape or dtype is not what
+        the compiled program takes (``specs``: name -> (shape, dtype), the program's
+        ``input_specs``), naming the input, what the file has and what the program takes."""
+        for name, (shape, dtype) in specs.items():
+            t = self.tensors[name]
+            if tuple(t.shape) != tuple(shape) or t.dtype != dtype:
+                raise RamielError(
+                    f"inputs file {printable(self.path)}: input '{printable(name)}' is "
+                    f"{_describe(tuple(t.shape), t.dtype)} there; the compiled program takes "
+                    f"{_describe(tuple(shape), dtype)}"
+                )
+
+
+def read_inputs(path: str, names: Sequence[str]) -> InputsFile:
+    """The graph inputs ``names`` (in order) from the file or test data set ``path`` (formats:
+    see the module docstring), as CPU tensors of the file's shapes and types.
+
+    Raises:
+        RamielError: the path is missing, unreadable, a FIFO or device, of no known format or
+            corrupt; a graph input has no tensor in it (naming those it has); a ``.pb`` of a
+            model with several inputs names none of them; a tensor of a type torch has not
+            (a string tensor).
+    """
+    shown = printable(path)
+    if os.path.isdir(path):
+        found, ignored = _data_set(path, names)
+    else:
+        input_file(path, "inputs file", max_bytes=_MAX_BYTES)
+        head = file_head(path, 9) or b""
+        if path.endswith(".npz") or head.startswith(b"PK"):
+            found = _npz(path)
+        elif _is_safetensors(path, head):
+            found = _safetensors(path)
+        elif path.endswith(".pb"):
+            name, value = _tensor_proto(path)
+            found = {name or (names[0] if len(names) == 1 else ""): value}
+            if "" in found:
+                raise RamielError(
+                    f"inputs file {shown}: one unnamed tensor, and the model has "
+                    f"{len(names)} inputs ({', '.join(map(printable, names))}); give a "
+                    "directory of input_0.pb, input_1.pb, ... or a .safetensors or .npz file "
+                    "of named tensors"
+                )
+        else:
+            raise RamielError(
+                f"inputs file {shown}: not a .safetensors, .npz or ONNX TensorProto (.pb) file, "
+                "nor a directory of input_0.pb, input_1.pb, ..."
+            )
+        ignored = sorted(n for n in found if n not in names)
+    missing = [n for n in names if n not in found]
+    if missing:
+        have = ", ".join(map(printable, sorted(found))) or "none"
+        raise RamielError(
+            f"inputs file {shown}: no tensor for input(s) {', '.join(map(printable, missing))} "
+            f"(it has {have})"
+        )
+    return InputsFile(path, {n: found[n] for n in names}, ignored)
+
+
+def declared_bindings(
+    declared: Mapping[str, Sequence[int | None] | None],
+    inputs: InputsFile,
+    bound: Mapping[str, Sequence[int]],
+    dtypes: Mapping[str, torch.dtype] | None = None,
+) -> dict[str, tuple[int, ...]]:
+    """``--input-shape`` bindings that compile the program for the file's tensors: the file's
+    shape for every input whose declared shape (``declared``: name -> dims, ``None`` for a
+    dimension without a fixed size; ``None`` for no shape at all) has a dimension without a fixed
+    size and that ``bound`` (the user's own ``--input-shape``) does not bind.
+
+    Raises:
+        RamielError: a tensor whose rank, or one of whose fixed sizes, is not the declared one,
+            or whose type is not the input's in ``dtypes`` (name -> declared type), before
+            anything compiles.
+    """
+    out: dict[str, tuple[int, ...]] = {}
+    for name, t in inputs.tensors.items():
+        dims = declared.get(name)
+        shape = tuple(t.shape)
+        want_type = (dtypes or {}).get(name)
+        if want_type is not None and t.dtype != want_type:
+            raise RamielError(
+                f"inputs file {printable(inputs.path)}: input '{printable(name)}' is "
+                f"{_type_name(t.dtype)} there; the model declares {_type_name(want_type)}"
+            )
+        if dims is not None and (
+            len(dims) != len(shape)
+            or any(d is not None and d != s for d, s in zip(dims, shape, strict=True))
+        ):
+            want = "(" + ", ".join("?" if d is None else str(d) for d in dims) + ")"
+            raise RamielError(
+                f"inputs file {printable(inputs.path)}: input '{printable(name)}' has shape "
+                f"{shape} there; the model declares {want} ('?': any size)"
+            )
+        if name not in bound and (dims is None or None in dims):
+            out[name] = shape
+    return out
+
+
+def _describe(shape: tuple[int, ...], dtype: torch.dtype) -> str:
+    return f"{_type_name(dtype)} of shape {shape}"
+
+
+def _type_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _is_safetensors(path: str, head: bytes) -> bool:
+    """Whether the file starts as a safetensors file does (an 8-byte header length, then
+    JSON)."""
+    if len(head) < 9 or head[8:9] != b"{":
+        return False
+    try:
+        return 8 + int.from_bytes(head[:8], "little") <= os.path.getsize(path)
+    except OSError:
+        return False
+
+
+def _safetensors(path: str) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file  # lazy: safetensors
+
+    try:
+        return load_file(path, device="cpu")
+    except Exception as e:  # noqa: BLE001 - safetensors raises several types for a bad file
+        raise RamielError(
+            f"inputs file {printable(path)}: not a readable safetensors file ({e})"
+        ) from None
+
+
+def _npz(path: str) -> dict[str, torch.Tensor]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise RamielError(
+            f"inputs file {printable(path)}: not a readable .npz file ({e})"
+        ) from None
+    return {k: _tensor(path, k, a) for k, a in arrays.items()}
+
+
+def _tensor_proto(path: str) -> tuple[str, torch.Tensor]:
+    import onnx  # lazy: onnx
+    from onnx import numpy_helper  # lazy: onnx
+
+    try:
+        proto = onnx.load_tensor(path)
+        array = numpy_helper.to_array(proto)
+    except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and onnx's own
+        raise RamielError(
+            f"inputs file {printable(path)}: not a readable ONNX TensorProto ({e})"
+        ) from None
+    return proto.name, _tensor(path, proto.name or "the tensor", array)
+
+
+def _data_set(path: str, names: Sequence[str]) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """The ``input_<i>.pb`` files of an ONNX test data set directory, by graph input name."""
+    try:
+        entries = os.listdir(path)
+    except OSError as e:
+        raise RamielError(f"inputs directory {printable(path)}: {e.strerror or e}") from None
+    files = sorted((int(m.group(1)), f) for f in entries if (m := _DATA_SET_INPUT.fullmatch(f)))
+    if not files:
+        raise RamielError(
+            f"inputs directory {printable(path)}: no input_0.pb, input_1.pb, ... in it (an "
+            "ONNX test data set); give a .safetensors, .npz or .pb file instead"
+        )
+    found: dict[str, torch.Tensor] = {}
+    ignored: list[str] = []
+    for index, f in files:
+        name, value = _tensor_proto(input_file(os.path.join(path, f), "inputs file"))
+        if name not in names:  # unnamed, or named otherwise: the input of its position
+            if index >= len(names) or names[index] in found:
+                ignored.append(name or f)
+                continue
+            name = names[index]
+        found[name] = value
+    return found, ignored
+
+
+def _tensor(path: str, name: str, array: np.ndarray) -> torch.Tensor:
+    """``array`` as a CPU tensor of its own (a copy: the file's buffer may be read-only)."""
+    try:
+        return torch.from_numpy(np.array(array, copy=True))
+    except TypeError as e:
+        raise RamielError(
+            f"inputs file {printable(path)}: tensor {printable(name)} of type {array.dtype} "
+            f"has no torch type ({e})"
+        ) from None

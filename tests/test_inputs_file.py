@@ -1,0 +1,181 @@
+"""``ramiel run --inputs FILE``: the check against onnxruntime on the user's inputs
+(``ramiel.input_files``), where Ramiel's random ones do not fit the model (ids shifted into a
+table; a fresh-user check found no way to check such a model)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from conftest import one_error_line, tool_status
+from onnx import TensorProto, helper, numpy_helper
+from safetensors.numpy import save_file
+
+from ramiel.errors import RamielError
+from ramiel.input_files import declared_bindings, read_inputs
+from ramiel.tools import driver
+
+IDS = np.array([0, 4, 2, 1, 3], np.int64)
+X = np.arange(10, dtype=np.float32).reshape(5, 2) / 7
+
+
+@pytest.fixture(scope="module")
+def shifted(tmp_path_factory) -> str:
+    """``table[ids + 1] * x``: ids of a dynamic length ``n``, x of shape (n, 2); the table has 6
+    rows, so ids must lie in 0..4 (Ramiel's random ids go up to 9)."""
+    vi = helper.make_tensor_value_info
+    inits = [
+        numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(6, 2), "table"),
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+    ]
+    nodes = [
+        helper.make_node("Add", ["ids", "one"], ["shifted"]),
+        helper.make_node("Gather", ["table", "shifted"], ["rows"]),
+        helper.make_node("Mul", ["rows", "x"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [vi("ids", TensorProto.INT64, ["n"]), vi("x", TensorProto.FLOAT, ["n", 2])],
+        [vi("y", TensorProto.FLOAT, ["n", 2])],
+        inits,
+    )
+    path = tmp_path_factory.mktemp("shifted") / "shifted.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return str(path)
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    rc = tool_status(driver.main, argv)
+    got = capsys.readouterr()
+    return rc, got.out, got.err
+
+
+def test_run_checks_the_model_on_the_users_inputs(shifted, tmp_path, capsys):
+    """Random ids fail in onnxruntime and the error points at --inputs; the user's ids check,
+    and the file's shapes bind the dynamic length (no --input-shape needed)."""
+    rc, _, err = _run(["run", shifted, "--input-shape", "ids=5", "--input-shape", "x=5,2"], capsys)
+    assert rc == 1
+    line = one_error_line(err)
+    assert "on Ramiel's random inputs" in line and "--inputs FILE" in line, line
+    np.savez(tmp_path / "in.npz", ids=IDS, x=X)
+    rc, out, err = _run(
+        ["run", shifted, "--inputs", str(tmp_path / "in.npz"), "--repeat", "2"], capsys
+    )
+    assert rc == 0, err
+    assert "ids compiled for (5,); x compiled for (5, 2)" in out, out
+    assert "check against onnxruntime: OK" in out, out
+    assert "output y: max error vs onnxruntime" in out, out
+
+
+def test_a_file_that_does_not_fit_is_one_error_before_the_compile(shifted, tmp_path, capsys):
+    """A wrong type, rank or missing input: one error naming the input and both sides, before
+    anything compiles (no generated files)."""
+    cases = {
+        "type.npz": ({"ids": IDS.astype(np.int32), "x": X}, "input 'ids' is int32 there; the model declares int64"),
+        "rank.npz": ({"ids": IDS[None], "x": X}, "input 'ids' has shape (1, 5) there; the model declares (?) ('?': any size)"),
+        "fixed.npz": ({"ids": IDS, "x": np.zeros((5, 3), np.float32)}, "input 'x' has shape (5, 3) there; the model declares (?, 2) ('?': any size)"),
+        "missing.npz": ({"idz": IDS, "x": X}, "no tensor for input(s) ids (it has idz, x)"),
+    }  # fmt: skip
+    for name, (arrays, want) in cases.items():
+        np.savez(tmp_path / name, **arrays)
+        out_dir = tmp_path / f"out_{name}"
+        rc, _, err = _run(
+            ["run", shifted, "--inputs", str(tmp_path / name), "-o", str(out_dir)], capsys
+        )
+        assert rc == 1
+        line = one_error_line(err)
+        assert line == f"error: inputs file {tmp_path / name}: {want}", line
+        assert not (out_dir / "model.py").exists()
+    rc, _, err = _run(
+        ["run", shifted, "--inputs", str(tmp_path / "in.npz"), "--batch", "2"], capsys
+    )
+    assert rc == 1 and "--inputs gives the inputs of one sample" in one_error_line(err)
+
+
+def test_every_format_gives_the_same_tensors(tmp_path):
+    """.npz, .safetensors, an ONNX test data set (a named TensorProto, then an unnamed one taken
+    by its position; a stray file ignored) and a single .pb for a one-input model."""
+    names = ["ids", "x"]
+    np.savez(tmp_path / "a.npz", ids=IDS, x=X, extra=X)
+    save_file({"ids": IDS, "x": X}, str(tmp_path / "a.safetensors"))
+    data_set = tmp_path / "test_data_set_0"
+    data_set.mkdir()
+    onnx.save_tensor(numpy_helper.from_array(IDS, "ids"), str(data_set / "input_0.pb"))
+    onnx.save_tensor(numpy_helper.from_array(X, ""), str(data_set / "input_1.pb"))
+    onnx.save_tensor(numpy_helper.from_array(X, ""), str(data_set / "output_0.pb"))
+    for path in ("a.npz", "a.safetensors", "test_data_set_0"):
+        got = read_inputs(str(tmp_path / path), names)
+        assert list(got.tensors) == names, path
+        torch.testing.assert_close(got.tensors["ids"], torch.from_numpy(IDS))
+        torch.testing.assert_close(got.tensors["x"], torch.from_numpy(X))
+        assert got.ignored == (["extra"] if path == "a.npz" else []), path
+    onnx.save_tensor(numpy_helper.from_array(X, ""), str(tmp_path / "x.pb"))
+    torch.testing.assert_close(
+        read_inputs(str(tmp_path / "x.pb"), ["x"]).tensors["x"], torch.from_numpy(X)
+    )
+    with pytest.raises(
+        RamielError, match=r"one unnamed tensor, and the model has 2 inputs \(ids, x\)"
+    ):
+        read_inputs(str(tmp_path / "x.pb"), names)
+
+
+def test_unreadable_files_are_one_clear_error(tmp_path):
+    (tmp_path / "model.txt").write_text("hello")
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 not a zip")
+    (tmp_path / "bad.pb").write_bytes(b"\xff\xff\xff\xff")
+    (tmp_path / "empty").mkdir()
+    cases = {
+        "model.txt": "not a .safetensors, .npz or ONNX TensorProto (.pb) file",
+        "bad.npz": "not a readable .npz file",
+        "bad.pb": "not a readable ONNX TensorProto",
+        "empty": "no input_0.pb, input_1.pb, ... in it",
+        "nothing.npz": "no such file",
+    }
+    for name, want in cases.items():
+        with pytest.raises(RamielError, match=re.escape(want)):
+            read_inputs(os.path.join(tmp_path, name), ["x"])
+
+
+def test_bindings_only_for_dimensions_of_no_fixed_size():
+    """The file's shape binds an input with a dimension of no fixed size, or of no declared
+    shape; not a fully static one, and not one the user bound; the compiled program's own
+    shapes are checked again after the compile."""
+    np_ids = {"ids": torch.from_numpy(IDS), "x": torch.from_numpy(X), "s": torch.ones(3)}
+    inputs = type("F", (), {"tensors": np_ids, "path": "f"})()
+    declared = {"ids": [None], "x": [5, 2], "s": None}
+    assert declared_bindings(declared, inputs, {}) == {"ids": (5,), "s": (3,)}
+    assert declared_bindings(declared, inputs, {"ids": (5,)}) == {"s": (3,)}
+    from ramiel.input_files import InputsFile
+
+    f = InputsFile("f", np_ids, [])
+    f.check({"ids": ((5,), torch.int64), "x": ((5, 2), torch.float32), "s": ((3,), torch.float32)})
+    with pytest.raises(
+        RamielError,
+        match=r"input 's' is float32 of shape \(3,\) there; the compiled program takes float32 of shape \(4,\)",
+    ):
+        f.check({"s": ((4,), torch.float32)})
+
+
+def test_steps_start_from_the_files_state(tmp_path, capsys):
+    """``--steps`` with ``--inputs``: the state starts at the file's, the other inputs are the
+    file's at every step, and every step is checked."""
+    from ramiel.models import export_model
+
+    path = export_model("streaming_detector")
+    rs = np.random.RandomState(1)
+    arrays = {
+        "audio": rs.randn(1, 1, 512).astype(np.float32),
+        "h0": (rs.randn(2, 1, 64) * 0.5).astype(np.float32),
+        "c0": (rs.randn(2, 1, 64) * 0.5).astype(np.float32),
+    }
+    np.savez(tmp_path / "state.npz", **arrays)
+    argv = ["run", str(path), "--steps", "2", "--inputs", str(tmp_path / "state.npz")]
+    rc, out, err = _run([*argv, "--repeat", "1"], capsys)
+    assert rc == 0, err
+    assert "inputs: " in out and "step 2: max error vs onnxruntime" in out, out
+    assert "check against onnxruntime: OK" in out, out
