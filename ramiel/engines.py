@@ -26,16 +26,27 @@ COMPILE_TIMEOUT_S = 1800.0
 
 
 def output_error(out: Any, ref: Any) -> tuple[float, float]:
-    """(the largest ``|out - ref|`` relative to the largest ``|ref|``, that scale) of one output
-    (array or tensor; any dtype, booleans and integers compared as float64, so one differing
-    boolean is an error of 1). The scale is 1 where ``ref`` is all zeros; an empty output is
-    ``(0, 1)``."""
+    """(the largest ``|out - ref|`` relative to the largest finite ``|ref|``, that scale) of one
+    output (array or tensor; any dtype, booleans and integers compared as float64, so one
+    differing boolean is an error of 1). The scale is 1 where ``ref`` has no finite non-zero
+    element; an empty output is ``(0, 1)``.
+
+    A NaN where ``ref`` has a NaN, and an infinity where ``ref`` has the same one, agree (error
+    0); a NaN or an infinity against anything else is an error of ``inf``. (A NaN had made the
+    error NaN, which every ``<=`` tolerance test and ``max`` passed over: ``ramiel run`` said OK
+    for a model whose output was NaN.)"""
     r = np.asarray(ref, dtype=np.float64)
     if r.size == 0:
         return 0.0, 1.0
     o = np.asarray(out, dtype=np.float64)
-    scale = float(np.max(np.abs(r))) or 1.0
-    return float(np.max(np.abs(o - r))) / scale, scale
+    finite = np.abs(r[np.isfinite(r)])
+    scale = float(np.max(finite)) if finite.size else 0.0
+    scale = scale or 1.0
+    with np.errstate(invalid="ignore"):  # inf - inf
+        diff = np.abs(o - r)
+    agree = (np.isnan(o) & np.isnan(r)) | (np.isinf(o) & (o == r))
+    diff = np.where(agree, 0.0, np.where(np.isnan(diff), np.inf, diff))
+    return float(np.max(diff)) / scale, scale
 
 
 def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
