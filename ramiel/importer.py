@@ -78,6 +78,7 @@ __all__ = [
     "load_model",
     "parse_input_shape",
     "prepare_model",
+    "upgraded",
 ]
 
 
@@ -286,6 +287,7 @@ def prepare_model(
             for dim in vi.type.tensor_type.shape.dim:
                 if not _is_fixed(dim) or (zero_unknown and dim.dim_value == 0):
                     dim.Clear()
+    m = upgraded(m)
     opset = _default_opset(m)
     _check_supported(m, opset)
     skeleton, big = _skeleton(m)
@@ -486,6 +488,32 @@ _RANDOM_OPS = frozenset(
     {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
      "Bernoulli"}
 )  # fmt: skip
+
+
+def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
+    """``m`` where it imports a default-domain opset Ramiel supports; one of opset 1 to 6 (the
+    112 ``pytorch-converted`` and ``pytorch-operator`` test models inside the onnx wheel, older
+    model-zoo files), converted to opset :data:`~dialects.onnx.MIN_OPSET` by onnx's version
+    converter (``onnx.version_converter.convert_version``), which rewrites the ops whose
+    signature changed (opset 7's broadcasting ``Add``, ``BatchNormalization`` without
+    ``spatial``, ...). Other models are returned as they are.
+
+    Raises :class:`ImportError_` where the converter cannot convert the model, with its reason.
+    """
+    default = [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")]
+    if not default or not 1 <= default[0] < onnx_d.MIN_OPSET:
+        return m
+    from onnx import version_converter  # lazy: onnx
+
+    try:
+        up = version_converter.convert_version(m, onnx_d.MIN_OPSET)
+    except Exception as e:  # noqa: BLE001 - the converter's RuntimeError and ValidationError
+        raise ImportError_(
+            f"the model imports ONNX opset {default[0]}; Ramiel supports opsets "
+            f"{onnx_d.MIN_OPSET}..{onnx_d.LATEST_OPSET} of the default domain, and onnx's version "
+            f"converter cannot convert it to opset {onnx_d.MIN_OPSET}: {_first_line(e)}"
+        ) from None
+    return up
 
 
 def _has_shape_rule_ops(m: onnx.ModelProto) -> bool:

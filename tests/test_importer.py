@@ -318,12 +318,40 @@ def test_all_unsupported_ops_listed_at_once():
     assert "opset 17" in str(info.value)
 
 
-@pytest.mark.parametrize("opset", [6, 99])
+@pytest.mark.parametrize("opset", [29, 99])
 def test_opset_out_of_range(opset):
     m = _model(
         [helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [2])], [_vi("y", [2])], opset=opset
     )
     with pytest.raises(ImportError_, match=f"opset {opset}"):
+        import_onnx(m)
+
+
+def test_an_opset_below_7_is_converted_by_onnx_s_version_converter():
+    """Opset 6's Add with legacy broadcasting (``broadcast=1``, b matching a's trailing
+    dimensions) becomes opset 7's numpy-style Add: the imported module is opset 7 and computes
+    what opset 6 means. (The converter refuses ``axis`` broadcasting with an assertion of its
+    own, onnx 1.23: that is the one error.)"""
+    import numpy as np
+
+    import ramiel
+
+    m = _model(
+        [helper.make_node("Add", ["a", "b"], ["y"], broadcast=1)],
+        [_vi("a", [2, 3, 4]), _vi("b", [3, 4])],
+        [_vi("y", [2, 3, 4])],
+        opset=6,
+    )
+    m.ir_version = 3
+    module = import_onnx(m)
+    assert module.attributes["onnx.opset"].value.data == 7
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4) * 100
+    with ramiel.compile(m) as model:
+        got = model.run({"a": a, "b": b})["y"]
+    np.testing.assert_array_equal(got.numpy(), a + b[None])
+    m.graph.node[0].attribute.append(helper.make_attribute("axis", 0))
+    with pytest.raises(ImportError_, match="version converter cannot convert it to opset 7: "):
         import_onnx(m)
 
 

@@ -179,3 +179,67 @@ def test_steps_start_from_the_files_state(tmp_path, capsys):
     assert rc == 0, err
     assert "inputs: " in out and "step 2: max error vs onnxruntime" in out, out
     assert "check against onnxruntime: OK" in out, out
+
+
+def test_output_error_counts_a_nan_or_infinity_that_onnxruntime_has_not():
+    """A NaN where the reference has none had made the error NaN, which ``max`` and ``<=``
+    passed over: ``ramiel run`` said OK. NaN against NaN and an infinity against the same one
+    agree; the scale is the largest finite magnitude."""
+    from ramiel.engines import output_error
+
+    nan, inf = float("nan"), float("inf")
+    assert output_error([1.0, nan, inf, -inf], [1.0, nan, inf, -inf]) == (0.0, 1.0)
+    assert output_error([1.0, nan], [1.0, 2.0]) == (inf, 2.0)
+    assert output_error([1.0, 2.0], [1.0, nan]) == (inf, 1.0)
+    assert output_error([inf, 2.0], [-inf, 2.0]) == (inf, 2.0)
+    err, scale = output_error([4.002, nan], [4.0, nan])
+    assert scale == 4.0 and err == pytest.approx(0.0005)
+
+
+def test_a_model_of_opset_6_runs_converted_and_is_checked(capsys):
+    """The pytorch-converted test models inside the onnx wheel are opset 6, which Ramiel had
+    refused: onnx's version converter brings them to opset 7. Where onnxruntime cannot load the
+    opset-6 file (Gemm-6), it checks the converted model, and says so."""
+    data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+    case = os.path.join(data, "pytorch-converted", "test_Linear")
+    argv = [
+        "run",
+        os.path.join(case, "model.onnx"),
+        "--inputs",
+        os.path.join(case, "test_data_set_0"),
+    ]
+    rc, out, err = _run([*argv, "--repeat", "1"], capsys)
+    assert rc == 0, err
+    assert "note: onnxruntime cannot load the model as it is (NOT_IMPLEMENTED" in out, out
+    assert "it checks the opset-7 version of it" in out, out
+    assert "check against onnxruntime: OK" in out, out
+    case = os.path.join(data, "pytorch-operator", "test_operator_pow")  # NaNs where ORT has them
+    argv = [
+        "run",
+        os.path.join(case, "model.onnx"),
+        "--inputs",
+        os.path.join(case, "test_data_set_0"),
+    ]
+    rc, out, err = _run([*argv, "--repeat", "1"], capsys)
+    assert rc == 0 and "check against onnxruntime: OK" in out and " nan" not in out, out
+
+
+def test_an_opset_the_converter_cannot_convert_is_one_error():
+    """The converter's own refusal, with its reason, as the one error."""
+    from ramiel.errors import ImportError_
+    from ramiel.importer import prepare_model
+
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 1.0, 2.0, 2.0])],
+        "g",
+        [vi("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [vi("y", TensorProto.FLOAT, [1, 1, 4, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 1)])
+    model.ir_version = 3
+    with pytest.raises(
+        ImportError_,
+        match=r"imports ONNX opset 1; .*version converter cannot convert it to opset 7: ",
+    ):
+        prepare_model(model)

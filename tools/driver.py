@@ -650,12 +650,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "Ramiel's random inputs (integers from 0 to 9 where they index no table of "
                 "known size; --inputs FILE gives your own)"
             )
-        ort_model = _ort_model(source, opts)
+        ort_models = [_ort_model(source, opts)]
 
         def session(threads: int):  # type: ignore[no-untyped-def]
             try:  # onnxruntime's own default: its pool threads spin
-                return ort_session(ort_model, threads=threads, spinning=True)
+                return ort_session(ort_models[-1], threads=threads, spinning=True)
             except Exception as e:  # onnxruntime's own error types
+                upgraded = _ort_upgraded(source, opts) if len(ort_models) == 1 else None
+                if upgraded is not None:  # an opset below 7 that onnxruntime does not load
+                    with contextlib.suppress(Exception):
+                        sess = ort_session(upgraded, threads=threads, spinning=True)
+                        ort_models.append(upgraded)
+                        print(
+                            f"note: onnxruntime cannot load the model as it is "
+                            f"({ort_error_text(e)}); it checks the opset-"
+                            f"{_ort_opset(upgraded)} version of it that onnx's version converter "
+                            "made and Ramiel compiled"
+                        )
+                        return sess
                 where = f" (the generated code is in {out_dir})" if args.output else ""
                 reason = ort_error_text(e)
                 raise RamielError(
@@ -963,6 +975,27 @@ def _all_equal(ref) -> bool:  # type: ignore[no-untyped-def]
 
     r = np.asarray(ref).reshape(-1)
     return bool(r.size == 0 or np.all(r == r[0]))
+
+
+def _ort_upgraded(model, opts) -> bytes | None:  # type: ignore[no-untyped-def]
+    """For a model of a default-domain opset below the lowest Ramiel supports (which Ramiel
+    converts with onnx's version converter, ``ramiel.importer.upgraded``), the converted model
+    as onnxruntime should see it; ``None`` for another model or where the conversion fails."""
+    from ramiel.importer import upgraded  # lazy: numpy,onnx,xdsl
+
+    try:
+        up = upgraded(model)
+    except RamielError:
+        return None
+    return None if up is model else _ort_model(up, opts)
+
+
+def _ort_opset(model: bytes) -> int:
+    """The default-domain opset of a serialized model (1 where it imports none)."""
+    import onnx  # lazy: onnx
+
+    proto = onnx.load_from_string(model)
+    return next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
 def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]
