@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import onnx
 
-from ramiel.importer import load_model, prepare_model
+from ramiel.importer import load_model, prepare_model, upgraded
 
 if TYPE_CHECKING:
     from ramiel.measure import Isolated, Plan, Timing
@@ -34,11 +34,21 @@ def output_error(out: Any, ref: Any) -> tuple[float, float]:
     A NaN where ``ref`` has a NaN, and an infinity where ``ref`` has the same one, agree (error
     0); a NaN or an infinity against anything else is an error of ``inf``. (A NaN had made the
     error NaN, which every ``<=`` tolerance test and ``max`` passed over: ``ramiel run`` said OK
-    for a model whose output was NaN.)"""
-    r = np.asarray(ref, dtype=np.float64)
+    for a model whose output was NaN.) Shapes must be equal (another shape is an error of
+    ``inf``, not a broadcast); complex values compare as complex numbers; bfloat16 tensors as
+    float32."""
+    o, r = _comparable(out), _comparable(ref)
+    if o.shape != r.shape:
+        return float("inf"), 1.0
     if r.size == 0:
         return 0.0, 1.0
-    o = np.asarray(out, dtype=np.float64)
+    if np.iscomplexobj(o) or np.iscomplexobj(r):  # |o - r| of the complex numbers
+        o, r = o.astype(np.complex128), r.astype(np.complex128)
+        both = np.stack([o.real, o.imag]), np.stack([r.real, r.imag])
+        parts = [output_error(a, b) for a, b in zip(*both, strict=True)]
+        scale = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0)) or 1.0
+        return max(e * s for e, s in parts) / scale, scale
+    o, r = o.astype(np.float64), r.astype(np.float64)
     finite = np.abs(r[np.isfinite(r)])
     scale = float(np.max(finite)) if finite.size else 0.0
     scale = scale or 1.0
@@ -47,6 +57,17 @@ def output_error(out: Any, ref: Any) -> tuple[float, float]:
     agree = (np.isnan(o) & np.isnan(r)) | (np.isinf(o) & (o == r))
     diff = np.where(agree, 0.0, np.where(np.isnan(diff), np.inf, diff))
     return float(np.max(diff)) / scale, scale
+
+
+def _comparable(value: Any) -> np.ndarray:
+    """``value`` (array, tensor, number) as a numpy array; a bfloat16 tensor as float32 (numpy
+    has no bfloat16)."""
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return value.numpy()
+    return np.asarray(value)
 
 
 def rel_error(out: Sequence[Any], ref: Sequence[Any]) -> float:
@@ -168,17 +189,51 @@ def ort_session(
     try:
         return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime's own error types
+        proto = onnx.load_from_string(model) if isinstance(model, bytes) else load_model(model)
         # onnx.helper.make_model writes the newest IR version (14 with onnx 1.23), which this
         # onnxruntime refuses (at most 13) although it runs every op of such a model: the
         # session gets the model with the IR version it takes (Ramiel reads both)
         m = _ORT_IR_VERSION.search(str(e))
-        if m is None:
-            raise
-        proto = onnx.load_from_string(model) if isinstance(model, bytes) else load_model(model)
-        proto.ir_version = int(m.group(1))
-        return ort.InferenceSession(
-            proto.SerializeToString(), so, providers=["CPUExecutionProvider"]
+        if m is not None:
+            proto.ir_version = int(m.group(1))
+            return ort.InferenceSession(
+                proto.SerializeToString(), so, providers=["CPUExecutionProvider"]
+            )
+        return _upgraded_session(proto, so, e)
+
+
+def _upgraded_session(proto: onnx.ModelProto, so: Any, error: Exception) -> Any:
+    """For a model of opset 1 to 6 that onnxruntime cannot load (no kernel for Gemm-6,
+    BatchNormalization-6, AveragePool-1, ...): a session on the opset-7 model that onnx's version
+    converter makes of it, as Ramiel compiles it (:func:`ramiel.importer.upgraded`), with
+    ``ramiel_note`` saying so (``ramiel run`` prints it). Raises ``error`` for another model or
+    where the converter fails, and a ``RuntimeError`` with both reasons where onnxruntime cannot
+    load the converted model either."""
+    import onnxruntime as ort  # lazy: onnxruntime
+
+    from ramiel.errors import RamielError
+
+    try:
+        up = upgraded(proto)
+    except RamielError:
+        raise error from None
+    if up is proto:
+        raise error
+    opset = next(o.version for o in up.opset_import if o.domain in ("", "ai.onnx"))
+    try:
+        session = ort.InferenceSession(
+            up.SerializeToString(), so, providers=["CPUExecutionProvider"]
         )
+    except Exception as e2:  # noqa: BLE001 - onnxruntime's own error types
+        raise RuntimeError(
+            f"{ort_error_text(error)}; and the opset-{opset} version onnx's version converter "
+            f"made of it: {ort_error_text(e2)}"
+        ) from None
+    session.ramiel_note = (
+        f"onnxruntime cannot load the model as it is ({ort_error_text(error)}); it runs the "
+        f"opset-{opset} version of it that onnx's version converter made, as Ramiel compiles it"
+    )
+    return session
 
 
 _ORT_IR_VERSION = re.compile(r"Unsupported model IR version: \d+, max supported IR version: (\d+)")

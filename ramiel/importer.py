@@ -28,7 +28,7 @@ import math
 import os
 import re
 import tempfile
-from collections import ChainMap
+from collections import ChainMap, Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -493,10 +493,11 @@ _RANDOM_OPS = frozenset(
 def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
     """``m`` where it imports a default-domain opset Ramiel supports; one of opset 1 to 6 (the
     112 ``pytorch-converted`` and ``pytorch-operator`` test models inside the onnx wheel, older
-    model-zoo files), converted to opset :data:`~dialects.onnx.MIN_OPSET` by onnx's version
-    converter (``onnx.version_converter.convert_version``), which rewrites the ops whose
-    signature changed (opset 7's broadcasting ``Add``, ``BatchNormalization`` without
-    ``spatial``, ...). Other models are returned as they are.
+    model-zoo files), converted to opset :data:`UPGRADE_OPSET` by onnx's version converter
+    (``onnx.version_converter.convert_version``), which rewrites the ops whose signature changed
+    (opset 7's broadcasting ``Add``, ``BatchNormalization`` without ``spatial``, ...), and whose
+    PRelu slopes :func:`_per_channel_prelu_slopes` mends. Other models are returned as they
+    are.
 
     Raises :class:`ImportError_` where the converter cannot convert the model, with its reason.
     """
@@ -506,14 +507,71 @@ def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
     from onnx import version_converter  # lazy: onnx
 
     try:
-        up = version_converter.convert_version(m, onnx_d.MIN_OPSET)
+        up = version_converter.convert_version(m, UPGRADE_OPSET)
     except Exception as e:  # noqa: BLE001 - the converter's RuntimeError and ValidationError
         raise ImportError_(
             f"the model imports ONNX opset {default[0]}; Ramiel supports opsets "
             f"{onnx_d.MIN_OPSET}..{onnx_d.LATEST_OPSET} of the default domain, and onnx's version "
-            f"converter cannot convert it to opset {onnx_d.MIN_OPSET}: {_first_line(e)}"
+            f"converter cannot convert it to opset {UPGRADE_OPSET}: {_first_line(e)}"
         ) from None
+    # the converter writes value_info entries of no element type for values it adds (a Mul-6
+    # with axis broadcasting), which onnxruntime refuses ("Invalid tensor data type 0"): shape
+    # inference gives them again
+    keep = [vi for vi in up.graph.value_info if vi.type.tensor_type.elem_type]
+    del up.graph.value_info[:]
+    up.graph.value_info.extend(keep)
+    _per_channel_prelu_slopes(up)
+    for node in up.graph.node:  # Upsample-1's "bilinear" is Upsample-7's "linear"
+        for a in node.attribute:
+            if node.op_type == "Upsample" and a.name == "mode" and a.s == b"bilinear":
+                a.s = b"linear"
     return up
+
+
+#: The opset :func:`upgraded` converts opset 1-6 models to: 9, not 7, because the converter
+#: adds int64 ``Constant`` ops (Reshape-1's ``shape`` attribute becomes one), which Constant-1
+#: does not allow and Constant-9 does.
+UPGRADE_OPSET = 9
+
+
+def _per_channel_prelu_slopes(m: onnx.ModelProto) -> None:
+    """PRelu before opset 7 applies a slope of shape (C,) along the channel axis (PyTorch's old
+    exporter writes ``nn.PReLU(C)`` so; the onnx wheel's ``test_PReLU_*_multiparam`` data), opset
+    7's by numpy broadcasting (along the last axis), and the version converter keeps the slope
+    as it is: reshape such a constant slope to (C, 1, ..., 1) for an input of rank 3 or more whose
+    axis 1 has C elements (in place; a slope another node also reads is copied)."""
+    slopes = {t.name: t for t in m.graph.initializer}
+    prelus = [n for n in m.graph.node if n.op_type == "PRelu" and n.input[1] in slopes]
+    if not prelus:
+        return
+    try:
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False)
+    except Exception:  # noqa: BLE001 - then the slopes stay; the verifier names the PRelu
+        return
+    ranks = {
+        vi.name: [
+            d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim
+        ]
+        for vi in [*inferred.graph.input, *inferred.graph.value_info]
+        if vi.type.tensor_type.HasField("shape")
+    }
+    readers = Counter(i for n in m.graph.node for i in n.input)
+    for node in prelus:
+        slope, dims = slopes[node.input[1]], ranks.get(node.input[0])
+        if dims is None or len(dims) < 3 or list(slope.dims) != [dims[1]] or dims[1] in (None, 1):
+            continue
+        value = onnx.numpy_helper.to_array(slope).reshape([dims[1]] + [1] * (len(dims) - 2))
+        if readers[slope.name] == 1:
+            slope.CopyFrom(onnx.numpy_helper.from_array(value, slope.name))
+            for vi in m.graph.input:  # (IR 3 lists initializers as graph inputs too)
+                if vi.name == slope.name and vi.type.tensor_type.HasField("shape"):
+                    vi.type.tensor_type.shape.Clear()
+                    for size in value.shape:
+                        vi.type.tensor_type.shape.dim.add().dim_value = size
+        else:
+            name = f"{slope.name}_per_channel"
+            m.graph.initializer.append(onnx.numpy_helper.from_array(value, name))
+            node.input[1] = name
 
 
 def _has_shape_rule_ops(m: onnx.ModelProto) -> bool:
@@ -607,8 +665,8 @@ def import_onnx(
     """
     options = options or ImportOptions()
     model = load_model(path_or_model)
-    if options.ort_optimize:
-        model = _ort_optimize(model)
+    if options.ort_optimize:  # (onnxruntime has no kernels for some ops of opset 6 and older)
+        model = _ort_optimize(upgraded(model))
     model = prepare_model(model, options.input_shapes)
     opset = _default_opset(model)
     g = model.graph

@@ -11,7 +11,8 @@ Formats, told apart by the file's name and contents:
   named after the input it is (its ``name`` field);
 - a directory: an ONNX test data set (``test_data_set_0/`` beside the model in the ONNX model
   zoo and ONNX's backend tests): ``input_0.pb``, ``input_1.pb``, ..., each a ``TensorProto``
-  for the graph input of its name, or, where it names none, of its position.
+  for the graph input of its name, or, where it names none, of its position, or else the first
+  input still without a tensor.
 
 Source: the ONNX test data layout of ``onnx/backend/test/data`` (``onnx.backend.test.loader``);
 safetensors' and numpy's ``.npz`` formats.
@@ -87,10 +88,13 @@ def read_inputs(path: str, names: Sequence[str]) -> InputsFile:
             found = _safetensors(path)
         elif path.endswith(".pb"):
             name, value = _tensor_proto(path)
-            found = {name or (names[0] if len(names) == 1 else ""): value}
-            if "" in found:
+            if name not in names and len(names) == 1:  # unnamed, or named otherwise: the one
+                name = names[0]
+            found = {name: value}
+            if name not in names:
+                what = f"a tensor named '{printable(name)}'" if name else "one unnamed tensor"
                 raise RamielError(
-                    f"inputs file {shown}: one unnamed tensor, and the model has "
+                    f"inputs file {shown}: {what}, and the model has "
                     f"{len(names)} inputs ({', '.join(map(printable, names))}); give a "
                     "directory of input_0.pb, input_1.pb, ... or a .safetensors or .npz file "
                     "of named tensors"
@@ -103,32 +107,42 @@ def read_inputs(path: str, names: Sequence[str]) -> InputsFile:
         ignored = sorted(n for n in found if n not in names)
     missing = [n for n in names if n not in found]
     if missing:
-        have = ", ".join(map(printable, sorted(found))) or "none"
+        have = ", ".join(map(printable, sorted(n for n in found if n in names))) or "none"
+        left = f"; left over: {', '.join(map(printable, ignored))}" if ignored else ""
         raise RamielError(
             f"inputs file {shown}: no tensor for input(s) {', '.join(map(printable, missing))} "
-            f"(it has {have})"
+            f"(it has {have}{left})"
         )
     return InputsFile(path, {n: found[n] for n in names}, ignored)
 
 
 def declared_bindings(
-    declared: Mapping[str, Sequence[int | None] | None],
+    declared: Mapping[str, Sequence[int | str | None] | None],
     inputs: InputsFile,
     bound: Mapping[str, Sequence[int]],
     dtypes: Mapping[str, torch.dtype] | None = None,
 ) -> dict[str, tuple[int, ...]]:
     """``--input-shape`` bindings that compile the program for the file's tensors: the file's
-    shape for every input whose declared shape (``declared``: name -> dims, ``None`` for a
-    dimension without a fixed size; ``None`` for no shape at all) has a dimension without a fixed
-    size and that ``bound`` (the user's own ``--input-shape``) does not bind.
+    shape for every input whose declared shape (``declared``: name -> dims, a symbol (``str``,
+    ONNX's ``dim_param``) or ``None`` for a dimension without a fixed size; ``None`` for no shape
+    at all) has a dimension without a fixed size and that ``bound`` (the user's own
+    ``--input-shape``) does not bind.
 
     Raises:
-        RamielError: a tensor whose rank, or one of whose fixed sizes, is not the declared one,
-            or whose type is not the input's in ``dtypes`` (name -> declared type), before
-            anything compiles.
+        RamielError: before anything compiles, for a tensor whose rank, or one of whose fixed
+            sizes, is not the declared one; whose type is not the input's in ``dtypes`` (name ->
+            declared type); whose shape is not the one ``bound`` gives it; or whose size for a
+            symbol is not the size another tensor has for it (one symbol is one size).
     """
     out: dict[str, tuple[int, ...]] = {}
+    symbols: dict[str, tuple[int, str]] = {}  # symbol -> (size, the input that has it)
+    where = f"inputs file {printable(inputs.path)}"
     for name, t in inputs.tensors.items():
+        if name in bound and tuple(bound[name]) != tuple(t.shape):
+            raise RamielError(
+                f"{where}: input '{printable(name)}' has shape {tuple(t.shape)} there; "
+                f"--input-shape binds it to {tuple(bound[name])}"
+            )
         dims = declared.get(name)
         shape = tuple(t.shape)
         want_type = (dtypes or {}).get(name)
@@ -139,14 +153,23 @@ def declared_bindings(
             )
         if dims is not None and (
             len(dims) != len(shape)
-            or any(d is not None and d != s for d, s in zip(dims, shape, strict=True))
+            or any(isinstance(d, int) and d != s for d, s in zip(dims, shape, strict=True))
         ):
-            want = "(" + ", ".join("?" if d is None else str(d) for d in dims) + ")"
+            want = "(" + ", ".join(str(d) if isinstance(d, int) else "?" for d in dims) + ")"
             raise RamielError(
-                f"inputs file {printable(inputs.path)}: input '{printable(name)}' has shape "
-                f"{shape} there; the model declares {want} ('?': any size)"
+                f"{where}: input '{printable(name)}' has shape {shape} there; the model "
+                f"declares {want} ('?': any size)"
             )
-        if name not in bound and (dims is None or None in dims):
+        for d, size in zip(dims or (), shape, strict=False):
+            if isinstance(d, str) and d:
+                first = symbols.setdefault(d, (size, name))
+                if first[0] != size:
+                    raise RamielError(
+                        f"{where}: dimension '{printable(d)}' is {first[0]} in input "
+                        f"'{printable(first[1])}' and {size} in input '{printable(name)}'; the "
+                        "model names one size by it"
+                    )
+        if name not in bound and (dims is None or any(not isinstance(d, int) for d in dims)):
             out[name] = shape
     return out
 
@@ -219,20 +242,31 @@ def _data_set(path: str, names: Sequence[str]) -> tuple[dict[str, torch.Tensor],
             "ONNX test data set); give a .safetensors, .npz or .pb file instead"
         )
     found: dict[str, torch.Tensor] = {}
-    ignored: list[str] = []
+    unmatched: list[tuple[int, str, str, torch.Tensor]] = []
     for index, f in files:
         name, value = _tensor_proto(input_file(os.path.join(path, f), "inputs file"))
-        if name not in names:  # unnamed, or named otherwise: the input of its position
-            if index >= len(names) or names[index] in found:
-                ignored.append(name or f)
-                continue
-            name = names[index]
-        found[name] = value
+        if name in names and name not in found:
+            found[name] = value
+        else:  # unnamed, or named otherwise (or twice): the input of its position, if free
+            unmatched.append((index, f, name, value))
+    rest = []
+    for index, f, name, value in unmatched:
+        if index < len(names) and names[index] not in found:
+            found[names[index]] = value
+        else:
+            rest.append((f, name, value))
+    free = [n for n in names if n not in found]  # then the inputs left free, in order
+    for n, (_f, _name, value) in zip(free, rest, strict=False):
+        found[n] = value
+    ignored = [f"{f} ({printable(name)})" if name else f for f, name, _ in rest[len(free) :]]
     return found, ignored
 
 
 def _tensor(path: str, name: str, array: np.ndarray) -> torch.Tensor:
-    """``array`` as a CPU tensor of its own (a copy: the file's buffer may be read-only)."""
+    """``array`` as a CPU tensor of its own (a copy: the file's buffer may be read-only), in
+    the machine's byte order (an ``.npz`` may hold big-endian ``>f4``)."""
+    if array.dtype.byteorder not in ("=", "|"):
+        array = array.astype(array.dtype.newbyteorder("="))
     try:
         return torch.from_numpy(np.array(array, copy=True))
     except TypeError as e:

@@ -329,8 +329,8 @@ def test_opset_out_of_range(opset):
 
 def test_an_opset_below_7_is_converted_by_onnx_s_version_converter():
     """Opset 6's Add with legacy broadcasting (``broadcast=1``, b matching a's trailing
-    dimensions) becomes opset 7's numpy-style Add: the imported module is opset 7 and computes
-    what opset 6 means. (The converter refuses ``axis`` broadcasting with an assertion of its
+    dimensions) becomes opset 7's numpy-style Add: the imported module is opset 9
+    (``ramiel.importer.UPGRADE_OPSET``) and computes what opset 6 means. (The converter refuses ``axis`` broadcasting with an assertion of its
     own, onnx 1.23: that is the one error.)"""
     import numpy as np
 
@@ -344,14 +344,14 @@ def test_an_opset_below_7_is_converted_by_onnx_s_version_converter():
     )
     m.ir_version = 3
     module = import_onnx(m)
-    assert module.attributes["onnx.opset"].value.data == 7
+    assert module.attributes["onnx.opset"].value.data == 9
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     b = np.arange(12, dtype=np.float32).reshape(3, 4) * 100
     with ramiel.compile(m) as model:
         got = model.run({"a": a, "b": b})["y"]
     np.testing.assert_array_equal(got.numpy(), a + b[None])
     m.graph.node[0].attribute.append(helper.make_attribute("axis", 0))
-    with pytest.raises(ImportError_, match="version converter cannot convert it to opset 7: "):
+    with pytest.raises(ImportError_, match="version converter cannot convert it to opset 9: "):
         import_onnx(m)
 
 

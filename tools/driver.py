@@ -571,7 +571,7 @@ def _inputs_file(path: str, model: Any, bound: dict[str, tuple[int, ...]]) -> _G
     from ramiel.input_files import declared_bindings, read_inputs  # lazy: numpy,torch
 
     init = {t.name for t in model.graph.initializer}
-    declared: dict[str, list[int | None] | None] = {}
+    declared: dict[str, list[int | str | None] | None] = {}
     dtypes = {}
     for vi in model.graph.input:
         if vi.name in init:
@@ -582,7 +582,10 @@ def _inputs_file(path: str, model: Any, bound: dict[str, tuple[int, ...]]) -> _G
                 np.empty(0, tensor_dtype_to_np_dtype(tt.elem_type))
             ).dtype
         declared[vi.name] = (
-            [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+            [
+                d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else d.dim_param or None
+                for d in tt.shape.dim
+            ]
             if tt.HasField("shape")
             else None
         )
@@ -650,30 +653,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "Ramiel's random inputs (integers from 0 to 9 where they index no table of "
                 "known size; --inputs FILE gives your own)"
             )
-        ort_models = [_ort_model(source, opts)]
+        ort_model = _ort_model(source, opts)
+        noted: list[str] = []
 
         def session(threads: int):  # type: ignore[no-untyped-def]
             try:  # onnxruntime's own default: its pool threads spin
-                return ort_session(ort_models[-1], threads=threads, spinning=True)
+                sess = ort_session(ort_model, threads=threads, spinning=True)
             except Exception as e:  # onnxruntime's own error types
-                upgraded = _ort_upgraded(source, opts) if len(ort_models) == 1 else None
-                if upgraded is not None:  # an opset below 7 that onnxruntime does not load
-                    with contextlib.suppress(Exception):
-                        sess = ort_session(upgraded, threads=threads, spinning=True)
-                        ort_models.append(upgraded)
-                        print(
-                            f"note: onnxruntime cannot load the model as it is "
-                            f"({ort_error_text(e)}); it checks the opset-"
-                            f"{_ort_opset(upgraded)} version of it that onnx's version converter "
-                            "made and Ramiel compiled"
-                        )
-                        return sess
                 where = f" (the generated code is in {out_dir})" if args.output else ""
                 reason = ort_error_text(e)
                 raise RamielError(
                     f"onnxruntime cannot load the model, so 'ramiel run' cannot check Ramiel's "
                     f"result against it{where}: {reason}"
                 ) from None
+            note = getattr(sess, "ramiel_note", None)  # an opset-6 model it runs converted
+            if note is not None and not noted:
+                noted.append(note)
+                print(f"note: {note}")
+            return sess
 
         sess = session(1)
         in_names = _sample_names(list(model.input_specs), opts.batch)
@@ -752,6 +749,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             else ""
         )
         verdict = "OK" if ok else "MISMATCH"
+        if not ok and any(
+            t.is_floating_point() and not bool(torch.isfinite(t).all()) for t in feeds.values()
+        ):
+            print(
+                "note: the inputs hold NaN or infinity, on which PyTorch and onnxruntime differ "
+                "in some ops (PyTorch's MaxPool, ReduceMin/Max and ArgMax propagate NaN, "
+                "onnxruntime's skip it; an LSTM state of NaN): an error of inf is a NaN or "
+                "infinity on one side only"
+            )
         print(f"check against onnxruntime: {verdict} (tolerance 1e-3{per_sample})")
         n = args.repeat
 
@@ -975,27 +981,6 @@ def _all_equal(ref) -> bool:  # type: ignore[no-untyped-def]
 
     r = np.asarray(ref).reshape(-1)
     return bool(r.size == 0 or np.all(r == r[0]))
-
-
-def _ort_upgraded(model, opts) -> bytes | None:  # type: ignore[no-untyped-def]
-    """For a model of a default-domain opset below the lowest Ramiel supports (which Ramiel
-    converts with onnx's version converter, ``ramiel.importer.upgraded``), the converted model
-    as onnxruntime should see it; ``None`` for another model or where the conversion fails."""
-    from ramiel.importer import upgraded  # lazy: numpy,onnx,xdsl
-
-    try:
-        up = upgraded(model)
-    except RamielError:
-        return None
-    return None if up is model else _ort_model(up, opts)
-
-
-def _ort_opset(model: bytes) -> int:
-    """The default-domain opset of a serialized model (1 where it imports none)."""
-    import onnx  # lazy: onnx
-
-    proto = onnx.load_from_string(model)
-    return next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
 def _ort_model(model, opts) -> bytes:  # type: ignore[no-untyped-def]

@@ -77,6 +77,10 @@ def _unary(node: NodeView, args: list[Value], em) -> list[Value]:
         return [x]  # integers are already integral
     if node.inplace == 0 and op in _UNARY_INPLACE:
         return [em.call(_UNARY_INPLACE[op], x)]
+    if op == "Sign" and is_float(in_dtype(node)):
+        # torch.sign(NaN) is 0; onnxruntime and onnx.reference (numpy) give NaN
+        sign = em.call("torch.sign", x)
+        return [em.call("torch.where", em.call("torch.isnan", x), x, sign)]
     return [em.call(_UNARY[op], x)]
 
 

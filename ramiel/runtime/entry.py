@@ -171,7 +171,11 @@ def load_inputs(
     except FileNotFoundError:
         raise RamielError(f"inputs file {shown}: no such file") from None
     except Exception as e:  # noqa: BLE001 - safetensors raises several types for a bad file
-        raise RamielError(f"inputs file {shown}: not a safetensors file ({e})") from None
+        raise RamielError(
+            f"inputs file {shown}: not a safetensors file ({e}); this module's --inputs takes "
+            "a .safetensors file of tensors named after the inputs ('ramiel run --inputs' also "
+            "takes .npz, ONNX TensorProto files and test data sets)"
+        ) from None
     missing = [n for n in specs if n not in tensors]
     if missing:
         have = ", ".join(map(printable, sorted(tensors))) or "none"
