@@ -196,31 +196,24 @@ def test_output_error_counts_a_nan_or_infinity_that_onnxruntime_has_not():
     assert scale == 4.0 and err == pytest.approx(0.0005)
 
 
+def _run_data_set(kind: str, case: str, capsys) -> tuple[int, str, str]:
+    """``ramiel run`` on a test model inside the onnx wheel with its test_data_set_0."""
+    case = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", kind, case)
+    model, data = os.path.join(case, "model.onnx"), os.path.join(case, "test_data_set_0")
+    return _run(["run", model, "--inputs", data, "--repeat", "1"], capsys)
+
+
 def test_a_model_of_opset_6_runs_converted_and_is_checked(capsys):
     """The pytorch-converted test models inside the onnx wheel are opset 6, which Ramiel had
-    refused: onnx's version converter brings them to opset 7. Where onnxruntime cannot load the
+    refused: onnx's version converter brings them to opset 9. Where onnxruntime cannot load the
     opset-6 file (Gemm-6), it checks the converted model, and says so."""
-    data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
-    case = os.path.join(data, "pytorch-converted", "test_Linear")
-    argv = [
-        "run",
-        os.path.join(case, "model.onnx"),
-        "--inputs",
-        os.path.join(case, "test_data_set_0"),
-    ]
-    rc, out, err = _run([*argv, "--repeat", "1"], capsys)
+    rc, out, err = _run_data_set("pytorch-converted", "test_Linear", capsys)
     assert rc == 0, err
     assert "note: onnxruntime cannot load the model as it is (NOT_IMPLEMENTED" in out, out
     assert "it runs the opset-9 version of it that onnx's version converter made" in out, out
     assert "check against onnxruntime: OK" in out, out
-    case = os.path.join(data, "pytorch-operator", "test_operator_pow")  # NaNs where ORT has them
-    argv = [
-        "run",
-        os.path.join(case, "model.onnx"),
-        "--inputs",
-        os.path.join(case, "test_data_set_0"),
-    ]
-    rc, out, err = _run([*argv, "--repeat", "1"], capsys)
+    # NaNs where onnxruntime has them
+    rc, out, err = _run_data_set("pytorch-operator", "test_operator_pow", capsys)
     assert rc == 0 and "check against onnxruntime: OK" in out and " nan" not in out, out
 
 
