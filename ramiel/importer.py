@@ -506,6 +506,14 @@ def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
         return m
     from onnx import version_converter  # lazy: onnx
 
+    m = _suffix_broadcasts(m)
+    listed = {i.name for i in m.graph.input}
+    unlisted = [t for t in m.graph.initializer if t.name not in listed]
+    if unlisted:  # the converter takes an initializer for a value only where it is an input
+        m = _copy_model(m)
+        m.graph.input.extend(
+            onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in unlisted
+        )
     try:
         up = version_converter.convert_version(m, UPGRADE_OPSET)
     except Exception as e:  # noqa: BLE001 - the converter's RuntimeError and ValidationError
@@ -520,12 +528,83 @@ def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
     keep = [vi for vi in up.graph.value_info if vi.type.tensor_type.elem_type]
     del up.graph.value_info[:]
     up.graph.value_info.extend(keep)
+    if unlisted and up.ir_version >= 4:  # as the model had them: initializers, not inputs
+        names = {t.name for t in unlisted}
+        inputs = [i for i in up.graph.input if i.name not in names]
+        del up.graph.input[:]
+        up.graph.input.extend(inputs)
     _per_channel_prelu_slopes(up)
     for node in up.graph.node:  # Upsample-1's "bilinear" is Upsample-7's "linear"
         for a in node.attribute:
             if node.op_type == "Upsample" and a.name == "mode" and a.s == b"bilinear":
                 a.s = b"linear"
     return up
+
+
+def _copy_model(m: onnx.ModelProto) -> onnx.ModelProto:
+    out = onnx.ModelProto()
+    out.CopyFrom(m)
+    return out
+
+
+def _suffix_broadcasts(m: onnx.ModelProto) -> onnx.ModelProto:
+    """``m`` with every legacy axis broadcast (opset 1-6 binary ops with ``broadcast=1`` and
+    ``axis``: B's dimensions match A's from ``axis`` on, Caffe2's per-channel bias ``Add(x, b,
+    axis=1)``) written as a trailing one, which onnx's version converter takes (its adapter
+    refuses the axis form with an assertion of its own, onnx 1.23): B gets trailing dimensions
+    of 1 (a constant B is reshaped, another goes through an ``Unsqueeze``) and the ``axis``
+    attribute goes. A copy where it changes anything; ``m`` itself otherwise."""
+    ops = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
+
+    def legacy(n: onnx.NodeProto) -> bool:
+        attrs = {a.name: a for a in n.attribute}
+        return n.op_type in ops and "axis" in attrs and attrs.get("broadcast") is not None
+
+    if not any(legacy(n) for n in m.graph.node):
+        return m
+    out = _copy_model(m)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(out, strict_mode=False)
+    except Exception:  # noqa: BLE001 - then the converter's own error says what is wrong
+        return m
+    ranks = {t.name: len(t.dims) for t in out.graph.initializer}
+    for vi in [*inferred.graph.input, *inferred.graph.value_info]:
+        if vi.type.tensor_type.HasField("shape"):
+            ranks.setdefault(vi.name, len(vi.type.tensor_type.shape.dim))
+    inits = {t.name: t for t in out.graph.initializer}
+    readers = Counter(i for n in out.graph.node for i in n.input)
+    nodes: list[onnx.NodeProto] = []
+    for n in out.graph.node:
+        if legacy(n) and len(n.input) == 2 and n.input[0] in ranks and n.input[1] in ranks:
+            axis = next(a.i for a in n.attribute if a.name == "axis")
+            rank_a, rank_b = ranks[n.input[0]], ranks[n.input[1]]
+            axis = axis + rank_a if axis < 0 else axis
+            ones = rank_a - axis - rank_b
+            if ones > 0:
+                b = n.input[1]
+                if b in inits and readers[b] == 1:
+                    t = inits[b]
+                    value = onnx.numpy_helper.to_array(t)
+                    t.CopyFrom(
+                        onnx.numpy_helper.from_array(value.reshape(value.shape + (1,) * ones), b)
+                    )
+                    for vi in out.graph.input:  # (IR 3 lists initializers as graph inputs too)
+                        if vi.name == b and vi.type.tensor_type.HasField("shape"):
+                            vi.type.tensor_type.shape.dim.extend(
+                                [onnx.TensorShapeProto.Dimension(dim_value=1)] * ones
+                            )
+                else:
+                    wide = f"{b}_suffix_broadcast_{len(nodes)}"
+                    axes = list(range(rank_b, rank_b + ones))
+                    nodes.append(onnx.helper.make_node("Unsqueeze", [b], [wide], axes=axes))
+                    n.input[1] = wide
+            kept = [a for a in n.attribute if a.name != "axis"]
+            del n.attribute[:]
+            n.attribute.extend(kept)
+        nodes.append(n)
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
 
 
 #: The opset :func:`upgraded` converts opset 1-6 models to: 9, not 7, because the converter

@@ -330,8 +330,8 @@ def test_opset_out_of_range(opset):
 def test_an_opset_below_7_is_converted_by_onnx_s_version_converter():
     """Opset 6's Add with legacy broadcasting (``broadcast=1``, b matching a's trailing
     dimensions) becomes opset 7's numpy-style Add: the imported module is opset 9
-    (``ramiel.importer.UPGRADE_OPSET``) and computes what opset 6 means. (The converter refuses ``axis`` broadcasting with an assertion of its
-    own, onnx 1.23: that is the one error.)"""
+    (``ramiel.importer.UPGRADE_OPSET``) and computes what opset 6 means. B whose dimensions
+    cannot match A's from ``axis`` on is the converter's one error."""
     import numpy as np
 
     import ramiel
@@ -353,6 +353,34 @@ def test_an_opset_below_7_is_converted_by_onnx_s_version_converter():
     m.graph.node[0].attribute.append(helper.make_attribute("axis", 0))
     with pytest.raises(ImportError_, match="version converter cannot convert it to opset 9: "):
         import_onnx(m)
+
+
+def test_legacy_axis_broadcasts_convert():
+    """``Add(x, b, broadcast=1, axis=1)``, Caffe2's per-channel bias, and a Mul by a non-constant
+    B from axis 1: onnx's converter refuses the axis form, so B gets trailing 1s first (a
+    constant reshaped, an input through an Unsqueeze); the results are what opset 6 means."""
+    import numpy as np
+
+    import ramiel
+
+    bias = np.array([1.0, 2.0, 3.0], np.float32)
+    m = _model(
+        [
+            helper.make_node("Add", ["x", "bias"], ["t"], broadcast=1, axis=1),
+            helper.make_node("Mul", ["t", "s"], ["y"], broadcast=1, axis=1),
+        ],
+        [_vi("x", [2, 3, 4, 5]), _vi("s", [3, 4])],
+        [_vi("y", [2, 3, 4, 5])],
+        initializers=[onnx.numpy_helper.from_array(bias, "bias")],
+        opset=6,
+    )
+    x = np.random.RandomState(0).randn(2, 3, 4, 5).astype(np.float32)
+    s = np.random.RandomState(1).randn(3, 4).astype(np.float32)
+    with ramiel.compile(m) as model:
+        got = model.run({"x": x, "s": s})["y"].numpy()
+    np.testing.assert_allclose(got, (x + bias[:, None, None]) * s[:, :, None], rtol=1e-6)
+    assert [n.op_type for n in m.graph.node] == ["Add", "Mul"]  # the caller's model unchanged
+    assert any(a.name == "axis" for a in m.graph.node[0].attribute)
 
 
 def test_ort_optimize_folds_before_import():
