@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import onnx
 
+from ramiel.errors import RamielError
 from ramiel.importer import load_model, prepare_model, upgraded
 
 if TYPE_CHECKING:
@@ -210,8 +211,6 @@ def _upgraded_session(proto: onnx.ModelProto, so: Any, error: Exception) -> Any:
     where the converter fails, and a ``RuntimeError`` with both reasons where onnxruntime cannot
     load the converted model either."""
     import onnxruntime as ort  # lazy: onnxruntime
-
-    from ramiel.errors import RamielError
 
     try:
         up = upgraded(proto)
