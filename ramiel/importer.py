@@ -563,41 +563,25 @@ def _suffix_broadcasts(m: onnx.ModelProto) -> onnx.ModelProto:
     if not any(legacy(n) for n in m.graph.node):
         return m
     out = _copy_model(m)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(out, strict_mode=False)
-    except Exception:  # noqa: BLE001 - then the converter's own error says what is wrong
+    dims = _inferred_dims(out)
+    if dims is None:  # then the converter's own error says what is wrong
         return m
-    ranks = {t.name: len(t.dims) for t in out.graph.initializer}
-    for vi in [*inferred.graph.input, *inferred.graph.value_info]:
-        if vi.type.tensor_type.HasField("shape"):
-            ranks.setdefault(vi.name, len(vi.type.tensor_type.shape.dim))
-    inits = {t.name: t for t in out.graph.initializer}
+    inits = {t.name for t in out.graph.initializer}
     readers = Counter(i for n in out.graph.node for i in n.input)
     nodes: list[onnx.NodeProto] = []
     for n in out.graph.node:
-        if legacy(n) and len(n.input) == 2 and n.input[0] in ranks and n.input[1] in ranks:
+        if legacy(n) and len(n.input) == 2 and n.input[0] in dims and n.input[1] in dims:
             axis = next(a.i for a in n.attribute if a.name == "axis")
-            rank_a, rank_b = ranks[n.input[0]], ranks[n.input[1]]
+            rank_a, b_dims = len(dims[n.input[0]]), dims[n.input[1]]
             axis = axis + rank_a if axis < 0 else axis
-            ones = rank_a - axis - rank_b
-            if ones > 0:
-                b = n.input[1]
-                if b in inits and readers[b] == 1:
-                    t = inits[b]
-                    value = onnx.numpy_helper.to_array(t)
-                    t.CopyFrom(
-                        onnx.numpy_helper.from_array(value.reshape(value.shape + (1,) * ones), b)
-                    )
-                    for vi in out.graph.input:  # (IR 3 lists initializers as graph inputs too)
-                        if vi.name == b and vi.type.tensor_type.HasField("shape"):
-                            vi.type.tensor_type.shape.dim.extend(
-                                [onnx.TensorShapeProto.Dimension(dim_value=1)] * ones
-                            )
-                else:
-                    wide = f"{b}_suffix_broadcast_{len(nodes)}"
-                    axes = list(range(rank_b, rank_b + ones))
-                    nodes.append(onnx.helper.make_node("Unsqueeze", [b], [wide], axes=axes))
-                    n.input[1] = wide
+            ones = rank_a - axis - len(b_dims)
+            if ones > 0 and n.input[1] in inits:
+                _reshape_constant(out, n, 1, readers, ones)
+            elif ones > 0:
+                wide = f"{n.input[1]}_suffix_broadcast_{len(nodes)}"
+                axes = list(range(len(b_dims), len(b_dims) + ones))
+                nodes.append(onnx.helper.make_node("Unsqueeze", [n.input[1]], [wide], axes=axes))
+                n.input[1] = wide
             kept = [a for a in n.attribute if a.name != "axis"]
             del n.attribute[:]
             n.attribute.extend(kept)
@@ -605,6 +589,56 @@ def _suffix_broadcasts(m: onnx.ModelProto) -> onnx.ModelProto:
     del out.graph.node[:]
     out.graph.node.extend(nodes)
     return out
+
+
+def _inferred_dims(m: onnx.ModelProto) -> dict[str, list[int | None]] | None:
+    """Value name -> dimensions (``None`` for one of no fixed size) of ``m``'s initializers,
+    graph inputs and the values onnx's shape inference (lenient) gives; ``None`` where the
+    inference fails."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False)
+    except Exception:  # noqa: BLE001 - onnx's InferenceError and friends
+        return None
+    dims: dict[str, list[int | None]] = {t.name: list(t.dims) for t in m.graph.initializer}
+    for vi in [*inferred.graph.input, *inferred.graph.value_info]:
+        if vi.type.tensor_type.HasField("shape"):
+            dims.setdefault(
+                vi.name,
+                [
+                    d.dim_value if d.HasField("dim_value") else None
+                    for d in vi.type.tensor_type.shape.dim
+                ],
+            )
+    return dims
+
+
+def _reshape_constant(
+    m: onnx.ModelProto,
+    node: onnx.NodeProto,
+    index: int,
+    readers: Counter[str],
+    ones: int,
+) -> None:
+    """Input ``index`` of ``node``, an initializer of ``m``, given ``ones`` trailing dimensions
+    of size 1: in place where ``node`` alone reads it (``readers``: name -> how many inputs of
+    the graph's nodes read it), with the graph input that lists it (IR 3 lists initializers
+    there too); else as a new initializer that ``node`` reads (listed among the inputs too
+    where the model is IR 3)."""
+    name = node.input[index]
+    t = next(t for t in m.graph.initializer if t.name == name)
+    value = onnx.numpy_helper.to_array(t)
+    value = value.reshape(value.shape + (1,) * ones)
+    if readers[name] == 1:
+        t.CopyFrom(onnx.numpy_helper.from_array(value, name))
+        for vi in m.graph.input:
+            if vi.name == name:
+                vi.CopyFrom(onnx.helper.make_tensor_value_info(name, t.data_type, value.shape))
+        return
+    fresh = f"{name}_reshaped_{len(m.graph.initializer)}"
+    m.graph.initializer.append(onnx.numpy_helper.from_array(value, fresh))
+    if m.ir_version < 4:
+        m.graph.input.append(onnx.helper.make_tensor_value_info(fresh, t.data_type, value.shape))
+    node.input[index] = fresh
 
 
 #: The opset :func:`upgraded` converts opset 1-6 models to: 9, not 7, because the converter
@@ -621,36 +655,20 @@ def _per_channel_prelu_slopes(m: onnx.ModelProto) -> None:
     axis 1 has C elements (in place; a slope another node also reads is copied)."""
     slopes = {t.name: t for t in m.graph.initializer}
     prelus = [n for n in m.graph.node if n.op_type == "PRelu" and n.input[1] in slopes]
-    if not prelus:
+    dims = _inferred_dims(m) if prelus else None
+    if dims is None:  # (no PRelu, or no shapes: then the verifier names the PRelu)
         return
-    try:
-        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=False)
-    except Exception:  # noqa: BLE001 - then the slopes stay; the verifier names the PRelu
-        return
-    ranks = {
-        vi.name: [
-            d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim
-        ]
-        for vi in [*inferred.graph.input, *inferred.graph.value_info]
-        if vi.type.tensor_type.HasField("shape")
-    }
     readers = Counter(i for n in m.graph.node for i in n.input)
     for node in prelus:
-        slope, dims = slopes[node.input[1]], ranks.get(node.input[0])
-        if dims is None or len(dims) < 3 or list(slope.dims) != [dims[1]] or dims[1] in (None, 1):
+        x = dims.get(node.input[0])
+        if (
+            x is None
+            or len(x) < 3
+            or list(slopes[node.input[1]].dims) != [x[1]]
+            or x[1] in (None, 1)
+        ):
             continue
-        value = onnx.numpy_helper.to_array(slope).reshape([dims[1]] + [1] * (len(dims) - 2))
-        if readers[slope.name] == 1:
-            slope.CopyFrom(onnx.numpy_helper.from_array(value, slope.name))
-            for vi in m.graph.input:  # (IR 3 lists initializers as graph inputs too)
-                if vi.name == slope.name and vi.type.tensor_type.HasField("shape"):
-                    vi.type.tensor_type.shape.Clear()
-                    for size in value.shape:
-                        vi.type.tensor_type.shape.dim.add().dim_value = size
-        else:
-            name = f"{slope.name}_per_channel"
-            m.graph.initializer.append(onnx.numpy_helper.from_array(value, name))
-            node.input[1] = name
+        _reshape_constant(m, node, 1, readers, len(x) - 2)
 
 
 def _has_shape_rule_ops(m: onnx.ModelProto) -> bool:
