@@ -30,6 +30,7 @@ from ramiel.errors import RamielError
 __all__ = [
     "BROKEN_PIPE_STATUS",
     "input_file",
+    "is_safetensors",
     "make_readable",
     "output_dir",
     "output_file",
@@ -230,6 +231,18 @@ def write_text(path: str | os.PathLike[str], text: str, what: str = "output file
                 os.remove(tmp)
     except OSError as e:
         raise RamielError(f"cannot write {what} {p}: {e.strerror or e}") from None
+
+
+def is_safetensors(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` starts as a safetensors file does: an 8-byte little-endian header
+    length, then a JSON object, within the file's size."""
+    head = file_head(path, 9)
+    if head is None or len(head) < 9 or head[8:9] != b"{":
+        return False
+    try:
+        return 8 + int.from_bytes(head[:8], "little") <= os.path.getsize(path)
+    except OSError:
+        return False
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

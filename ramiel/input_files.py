@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ramiel.errors import RamielError
-from ramiel.files import file_head, input_file, printable
+from ramiel.files import file_head, input_file, is_safetensors, printable
 
 __all__ = ["InputsFile", "declared_bindings", "read_inputs"]
 
@@ -81,10 +81,10 @@ def read_inputs(path: str, names: Sequence[str]) -> InputsFile:
         found, ignored = _data_set(path, names)
     else:
         input_file(path, "inputs file", max_bytes=_MAX_BYTES)
-        head = file_head(path, 9) or b""
+        head = file_head(path, 2) or b""  # a zip (.npz) starts "PK"
         if path.endswith(".npz") or head.startswith(b"PK"):
             found = _npz(path)
-        elif _is_safetensors(path, head):
+        elif is_safetensors(path):
             found = _safetensors(path)
         elif path.endswith(".pb"):
             name, value = _tensor_proto(path)
@@ -180,17 +180,6 @@ def _describe(shape: tuple[int, ...], dtype: torch.dtype) -> str:
 
 def _type_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
-
-
-def _is_safetensors(path: str, head: bytes) -> bool:
-    """Whether the file starts as a safetensors file does (an 8-byte header length, then
-    JSON)."""
-    if len(head) < 9 or head[8:9] != b"{":
-        return False
-    try:
-        return 8 + int.from_bytes(head[:8], "little") <= os.path.getsize(path)
-    except OSError:
-        return False
 
 
 def _safetensors(path: str) -> dict[str, torch.Tensor]:

@@ -40,7 +40,7 @@ from safetensors.torch import load_file, save_file
 from ramiel.envflags import check_switches
 from ramiel.errors import RamielError, RuntimeFailure
 from ramiel.files import (
-    file_head,
+    is_safetensors,
     make_readable,
     one_line,
     output_file,
@@ -217,18 +217,6 @@ def program_files(module_file: str, weights_file: str) -> dict[str, str]:
     return files
 
 
-def _is_safetensors(path: str) -> bool:
-    """Whether ``path`` starts as a safetensors file does: an 8-byte little-endian header
-    length, then a JSON object."""
-    head = file_head(path, 9)
-    if head is None or len(head) < 9 or head[8:9] != b"{":
-        return False
-    try:
-        return 8 + int.from_bytes(head[:8], "little") <= os.path.getsize(path)
-    except OSError:
-        return False
-
-
 def check_outputs_file(path: str, protected: Mapping[str, str]) -> None:
     """Raise :class:`~ramiel.errors.RamielError` when ``path`` is one of the program's own
     files (:func:`program_files`), or an existing file that is not a safetensors file (an
@@ -239,7 +227,7 @@ def check_outputs_file(path: str, protected: Mapping[str, str]) -> None:
                 f"outputs file {path}: is this program's {what}; writing the outputs there "
                 "would destroy it (choose another file)"
             )
-    if os.path.isfile(path) and not _is_safetensors(path):
+    if os.path.isfile(path) and not is_safetensors(path):
         raise RamielError(
             f"outputs file {path}: exists and is not a safetensors file; writing the outputs "
             "there would replace it (choose another file, or remove it)"
