@@ -43,16 +43,9 @@ def output_error(out: Any, ref: Any) -> tuple[float, float]:
         return float("inf"), 1.0
     if r.size == 0:
         return 0.0, 1.0
-    if np.iscomplexobj(o) or np.iscomplexobj(r):  # |o - r| of the complex numbers
-        o, r = o.astype(np.complex128), r.astype(np.complex128)
-        both = np.stack([o.real, o.imag]), np.stack([r.real, r.imag])
-        parts = [output_error(a, b) for a, b in zip(*both, strict=True)]
-        scale = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0)) or 1.0
-        return max(e * s for e, s in parts) / scale, scale
-    o, r = o.astype(np.float64), r.astype(np.float64)
-    finite = np.abs(r[np.isfinite(r)])
-    scale = float(np.max(finite)) if finite.size else 0.0
-    scale = scale or 1.0
+    wide = np.complex128 if np.iscomplexobj(o) or np.iscomplexobj(r) else np.float64
+    o, r = o.astype(wide), r.astype(wide)  # (np.abs of a complex number: its magnitude)
+    scale = float(np.max(np.abs(r[np.isfinite(r)]), initial=0.0)) or 1.0
     with np.errstate(invalid="ignore"):  # inf - inf
         diff = np.abs(o - r)
     agree = (np.isnan(o) & np.isnan(r)) | (np.isinf(o) & (o == r))
@@ -205,8 +198,9 @@ def ort_session(
 
 def _upgraded_session(proto: onnx.ModelProto, so: Any, error: Exception) -> Any:
     """For a model of opset 1 to 6 that onnxruntime cannot load (no kernel for Gemm-6,
-    BatchNormalization-6, AveragePool-1, ...): a session on the opset-7 model that onnx's version
-    converter makes of it, as Ramiel compiles it (:func:`ramiel.importer.upgraded`), with
+    BatchNormalization-6, AveragePool-1, ...): a session on the model of opset
+    ``ramiel.importer.UPGRADE_OPSET`` that onnx's version converter makes of it, as Ramiel
+    compiles it (:func:`ramiel.importer.upgraded`), with
     ``ramiel_note`` saying so (``ramiel run`` prints it). Raises ``error`` for another model or
     where the converter fails, and a ``RuntimeError`` with both reasons where onnxruntime cannot
     load the converted model either."""
