@@ -549,21 +549,14 @@ def _run_model_path(model: str | None) -> str:
     return model_path(model)
 
 
-class _GivenInputs:
-    """``ramiel run --inputs``: the file's tensors and the ``--input-shape`` bindings they
-    add (dynamic dims bound to the file's sizes)."""
-
-    def __init__(self, inputs: Any, bindings: dict[str, tuple[int, ...]]):
-        self.inputs = inputs
-        self.bindings = bindings
-
-
-def _inputs_file(path: str, model: Any, bound: dict[str, tuple[int, ...]]) -> _GivenInputs:
+def _inputs_file(
+    path: str, model: Any, bound: dict[str, tuple[int, ...]]
+) -> tuple[Any, dict[str, tuple[int, ...]]]:
     """The inputs file of ``ramiel run --inputs`` for the ONNX ``model``: its tensors by graph
-    input (``ramiel.input_files.read_inputs``), and bindings for the inputs whose declared shape
-    has a dimension of no fixed size (the file's shape, unless ``bound``, the user's
-    ``--input-shape``, binds the input). A tensor the file has that is no graph input is one
-    note on stderr."""
+    input (``ramiel.input_files.read_inputs``, an ``InputsFile``), and ``--input-shape``
+    bindings for the inputs whose declared shape has a dimension of no fixed size (the file's
+    shape, unless ``bound``, the user's ``--input-shape``, binds the input). A tensor the file
+    has that is no graph input is one note on stderr."""
     import numpy as np  # lazy: numpy
     import torch  # lazy: torch
     from onnx.helper import tensor_dtype_to_np_dtype  # lazy: onnx
@@ -597,7 +590,7 @@ def _inputs_file(path: str, model: Any, bound: dict[str, tuple[int, ...]]) -> _G
             f"inputs are {', '.join(map(printable, declared))})",
             file=sys.stderr,
         )
-    return _GivenInputs(inputs, declared_bindings(declared, inputs, bound, dtypes))
+    return inputs, declared_bindings(declared, inputs, bound, dtypes)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -622,9 +615,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     source = load_model(model_path)
     given = None
+    bindings: dict[str, tuple[int, ...]] = {}
     if args.inputs is not None:  # before the compile: the file's shapes bind dynamic dims
-        given = _inputs_file(args.inputs, source, _shapes(args))
-        args.input_shape = list(args.input_shape) + list(given.bindings.items())
+        given, bindings = _inputs_file(args.inputs, source, _shapes(args))
+        args.input_shape = list(args.input_shape) + list(bindings.items())
         opts = _options(args)
     console, say = _progress()
     tmp = None
@@ -644,8 +638,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.steps > 1:  # the state's names, before any work runs
             state_pairs(model, args.state)
         if given is not None:
-            given.inputs.check(model.input_specs)
-            feeds = {n: given.inputs.tensors[n] for n in model.input_specs}
+            given.check(model.input_specs)
+            feeds = {n: given.tensors[n] for n in model.input_specs}
             on_what = f"the inputs of {printable(args.inputs)}"
         else:
             feeds = random_inputs(model.input_specs, 0, model.index_limits)
@@ -706,8 +700,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"model: {printable(str(model_path))}")
         if given is not None:
             bound = "".join(
-                f"; {printable(n)} compiled for {tuple(shape)}"
-                for n, shape in given.bindings.items()
+                f"; {printable(n)} compiled for {tuple(shape)}" for n, shape in bindings.items()
             )
             print(f"inputs: {printable(args.inputs)}{bound}")
         batch_note = f", batch {opts.batch} (hyperclustered)" if opts.batch > 1 else ""

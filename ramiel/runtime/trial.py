@@ -13,8 +13,9 @@ a result, and one still running after ``timeout_s`` seconds (killed then) raise
 torchrun stopping a rank, SIGINT from Ctrl-C, SIGHUP) raises :class:`TrialStopped`: the
 process itself is being stopped, the trial did not fail. The child takes those signals' default
 action (it had inherited the parent's Python handlers, and exited 1 through a rank's SIGTERM
-handler: a failed trial, and a warning, while torchrun stopped the rank; seen in CI). The child inherits the parent's memory copy-on-write: the trial sees
-the caller's tensors without copying them, and whatever it writes stays in the child.
+handler: a failed trial, and a warning, while torchrun stopped the rank; seen in CI). The child
+inherits the parent's memory copy-on-write: the trial sees the caller's tensors without copying
+them, and whatever it writes stays in the child.
 
 Source: ``fork(2)``, ``waitpid(2)``; Linux only (:func:`available`): elsewhere ``fork`` is
 missing or unsafe with the frameworks loaded, and callers run without a trial.
