@@ -12,10 +12,13 @@ For one model and thread count:
   the same intra-op thread count and its default graph optimisations (as ``ramiel bench``'s
   ``ort-*`` configurations: sequential executor, no spinning); each ``Node`` event
   ``<name>_kernel_time`` is mapped back to an ONNX op type: by node name where the node is the
-  model's own, else by its kernel (``FusedConv`` and the NCHWc ``Conv`` -> Conv, ``FusedGemm``
-  -> Gemm, ``ReorderInput``/``ReorderOutput`` -> ``(layout conversion)``, ...). A type onnxruntime
-  fused into another (Relu into Conv) has no onnxruntime nodes: its row shows Ramiel's time
-  against 0.
+  model's own; where onnxruntime named a fused node after the model's node it starts from
+  (``<node>/<Fusion>``: ``/layers.0/fc1/MatMul/MatMulAddFusion``, a Gemm kernel computing the
+  MatMul and its bias Add; ``.../MatMul/MatMulScaleFusion/``), by that node's op type; else by
+  its kernel (``FusedConv`` and the NCHWc ``Conv`` -> Conv, ``FusedGemm`` -> Gemm,
+  ``ReorderInput``/``ReorderOutput`` -> ``(layout conversion)``, ...). A type onnxruntime fused
+  into another (Relu into Conv, an Add into a MatMul's Gemm) has no onnxruntime nodes: its row
+  shows Ramiel's time against 0.
 
 Both run ``warmup`` times, then ``repeat`` rounds, interleaved (each round runs the probed
 module, the plain module, the profiled session and a plain session once, in rotating order);
@@ -257,6 +260,22 @@ class _ProbedForward:
 # -------------------------------------------------------------------------------- onnxruntime
 
 
+def fused_from(name: str, node_types: Mapping[str, str]) -> str | None:
+    """The model's node that onnxruntime's node ``name`` was fused from, where its graph
+    optimiser named the new node after it: ``<node>/<Fusion>[/...]`` (``MatMulAddFusion``,
+    ``MatMulScaleFusion``, ...), the longest ``/``-bounded prefix of ``name`` that is a node of
+    the model (``node_types``: node name -> op type), followed by a segment naming a fusion;
+    else ``None``. Source: onnxruntime's ``graph.GenerateNodeName(node.Name() + "/...Fusion")``
+    in ``onnxruntime/core/optimizer``."""
+    head, sep, _ = name.rpartition("/")
+    while sep:
+        rest = name[len(head) + 1 :]
+        if head in node_types and rest.split("/", 1)[0].endswith("Fusion"):
+            return head
+        head, sep, _ = head.rpartition("/")
+    return None
+
+
 def ort_op_type(event_name: str, kernel: str, node_types: Mapping[str, str]) -> str:
     """The ONNX op type of an onnxruntime profiler ``Node`` event (see the module docstring):
     ``event_name`` is ``<node>_kernel_time``, ``kernel`` its ``args.op_name``; ``node_types``
@@ -264,6 +283,9 @@ def ort_op_type(event_name: str, kernel: str, node_types: Mapping[str, str]) -> 
     name = event_name.removesuffix("_kernel_time")
     if name in node_types:
         return node_types[name]
+    origin = fused_from(name, node_types)
+    if origin is not None:
+        return node_types[origin]
     return ORT_KERNELS.get(kernel, kernel)
 
 
@@ -286,14 +308,21 @@ def ort_node_times(
     return {k: v[skip:] or v for k, v in out.items()}
 
 
-def _ort_node_name(name: str, kind: str, model: Any) -> str:
+def _ort_node_name(
+    name: str, kind: str, model: Any, node_types: Mapping[str, str] | None = None
+) -> str:
     """The ONNX node an onnxruntime node named ``name`` computes (of op type ``kind``): ``name``
     itself, except for the nodes its NCHWc transformer makes, named after the output of the
     chain they compute (``r2_nchwc``: a Conv with its BatchNormalization and Relu fused, whose
     last output is ``r2``); for those, the ``kind`` node that chain starts from, found by
-    following first inputs back from the output's producer (at most 4 nodes)."""
+    following first inputs back from the output's producer (at most 4 nodes); and for a node
+    named after the one it was fused from (``<node>/MatMulAddFusion``, :func:`fused_from`), that
+    node. ``node_types``: the model's node name -> op type, where the caller has it."""
     if not name.endswith("_nchwc"):
-        return name
+        if node_types is None:
+            node_types = {n.name: n.op_type for n in model.graph.node if n.name}
+        origin = fused_from(name, node_types)
+        return origin if origin is not None else name
     producer = {out: n for n in model.graph.node for out in n.output}
     node = producer.get(name.removesuffix("_nchwc"))
     for _ in range(4):
@@ -412,7 +441,10 @@ def compare_with_ort(
         row = rows.setdefault(kind, OpTypeRow(kind))
         row.ort_ms += statistics.median(ts)
         row.ort_nodes += 1
-        key = (kind, _ort_node_name(event.removesuffix("_kernel_time"), kind, onnx_model))
+        key = (
+            kind,
+            _ort_node_name(event.removesuffix("_kernel_time"), kind, onnx_model, node_types),
+        )
         ort_per_node[key] = ort_per_node.get(key, 0.0) + statistics.median(ts)
     nodes = [
         NodeRow(name, kind, ms, None if kind == CONVERSION else ort_per_node.get((kind, name)))

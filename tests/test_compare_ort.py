@@ -42,6 +42,39 @@ def test_ort_events_map_to_onnx_op_types():
     assert ort_op_type("odd_kernel_time", "SomeContribOp", nodes) == "SomeContribOp"
 
 
+def test_nodes_onnxruntime_named_after_the_node_they_fused_count_as_that_node():
+    """onnxruntime names the Gemm that computes an exported MatMul and its bias Add
+    ``<MatMul's name>/MatMulAddFusion`` (the project transformer, onnxruntime 1.31): it counts
+    as a MatMul, not as a Gemm, which had shown the transformer's MatMul row at 15x onnxruntime's
+    time (its 24 projections against onnxruntime's 8 unfused attention MatMuls)."""
+    nodes = {
+        "/layers.0/fc1/MatMul": "MatMul",
+        "/layers.0/attention/MatMul": "MatMul",
+        "/layers.0": "Identity",  # a node named like a module path: not a fusion's origin
+    }
+    fused = "/layers.0/fc1/MatMul/MatMulAddFusion_kernel_time"
+    assert ort_op_type(fused, "Gemm", nodes) == "MatMul"
+    scaled = "/layers.0/attention/MatMul/MatMulScaleFusion/_kernel_time"
+    assert ort_op_type(scaled, "FusedMatMul", nodes) == "MatMul"
+    assert ort_op_type("/layers.0/fc1/Gemm_kernel_time", "Gemm", nodes) == "Gemm"
+    assert ort_op_type("/layers.0/other/MatMulAddFusion_kernel_time", "Gemm", nodes) == "Gemm"
+    assert ort_op_type("gemm_input_reshape_token_47_kernel_time", "Reshape", nodes) == "Reshape"
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="/layers.0/fc1/MatMul")],
+            "g",
+            [],
+            [],
+        )
+    )
+    assert _ort_node_name("/layers.0/fc1/MatMul/MatMulAddFusion", "MatMul", model) == (
+        "/layers.0/fc1/MatMul"
+    )
+    assert _ort_node_name("/layers.0/fc1/MatMul/Other", "MatMul", model) == (
+        "/layers.0/fc1/MatMul/Other"
+    )
+
+
 def test_ort_node_times_skips_warmup_runs(tmp_path):
     events = [{"cat": "Session", "name": "model_run", "ts": 0, "dur": 100}]
     for run in range(3):
