@@ -824,3 +824,41 @@ def test_run_says_when_onnxruntime_fails_on_its_random_inputs(tmp_path, capsys):
     line = _run(driver, ["run", str(path)], capsys)
     assert "onnxruntime fails to run the model on Ramiel's random inputs" in line, line
     assert "out of" in line and "[ONNXRuntimeError]" not in line, line
+
+
+@pytest.mark.parametrize(
+    "tool, argv, status, first, second",
+    [
+        (
+            driver,
+            ["run", SQUEEZENET, "--inputs", "a.npz", "--inputs", "b.npz"],
+            2,
+            "a.npz",
+            "b.npz",
+        ),
+        (driver, ["compile", SQUEEZENET, "-o", "a", "--output", "b"], 2, "a", "b"),
+        (translate, ["--import-onnx", SQUEEZENET, "-o", "a.mlir", "-o", "b.mlir"], 2, "a", "b"),
+        (opt, ["in.mlir", "--dce", "-o", "x.mlir", "-o", "y.mlir"], 1, "x.mlir", "y.mlir"),
+    ],
+)
+def test_an_option_of_one_value_given_twice_is_an_error(
+    tool, argv, status, first, second, tmp_path, capsys, monkeypatch
+):
+    """``--inputs a.npz --inputs b.npz`` had silently checked on b.npz only (argparse keeps the
+    last); mlir-opt refuses a repeated option: so do Ramiel's tools, before any work."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.mlir").write_text("builtin.module {}\n")
+    err = _run(tool, argv, capsys, status=status)
+    assert "given twice" in err and first in err and second in err
+    assert sorted(os.listdir(tmp_path)) == ["in.mlir"]  # nothing written
+
+
+def test_options_that_add_up_may_repeat(tmp_path, capsys):
+    """ramiel-opt's ``-p`` pipelines still repeat (they add up, in order: split_pass_flags)."""
+    src = tmp_path / "in.mlir"
+    translate_rc = tool_status(translate.main, ["--import-onnx", SQUEEZENET, "-o", str(src)])
+    assert translate_rc == 0, capsys.readouterr().err
+    out = tmp_path / "out.mlir"
+    rc = tool_status(opt.main, [str(src), "-p", "dce", "-p", "constant-fold", "-o", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    assert out.read_text().startswith("builtin.module")

@@ -75,14 +75,50 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 
+GIVEN_ONCE = "_given_once"
+"""The namespace attribute where :class:`StoreOnce` keeps the options given so far."""
+
+
+class StoreOnce(argparse._StoreAction):
+    """argparse's ``store``, refusing a second occurrence of the option in one command line
+    (``--inputs a.npz --inputs b.npz`` had silently taken b.npz; LLVM's ``cl::opt``, which
+    mlir-opt's options are, refuses it the same way). The options seen so far live on the
+    namespace being filled (``_given_once``; :class:`ArgumentParser` removes it afterwards)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        seen = vars(namespace).setdefault(GIVEN_ONCE, {})
+        if self.dest in seen:
+            first, before = seen[self.dest]
+            parser.error(
+                f"{option_string} given twice ({first} {before!r} and {option_string} "
+                f"{values!r}); give it once"
+            )
+        seen[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def store_once(parser: argparse.ArgumentParser) -> None:
+    """Make ``store`` (argparse's default action) :class:`StoreOnce` for the options
+    ``parser`` gets from now on."""
+    parser.register("action", None, StoreOnce)
+    parser.register("action", "store", StoreOnce)
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with a one-line error: ``error: <message> (see 'ramiel run --help')``, status 2,
     defaults shown in ``--help`` (:class:`HelpFormatter`) and ``--version``
-    (:func:`add_version`) on request."""
+    (:func:`add_version`) on request. An option that takes one value (argparse's ``store``)
+    may be given once: a second occurrence is an error (``append`` options repeat)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+        store_once(self)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+        parsed, extra = super().parse_known_args(args, namespace)
+        vars(parsed).pop(GIVEN_ONCE, None)
+        return parsed, extra
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"error: {one_line(message)} (see '{self.prog} --help')\n")

@@ -73,7 +73,14 @@ from ramiel.printer import (
     module_weights_path,
     print_module_python,
 )
-from ramiel.tools.common import HelpFormatter, add_version, one_line, run_command
+from ramiel.tools.common import (
+    GIVEN_ONCE,
+    HelpFormatter,
+    add_version,
+    one_line,
+    run_command,
+    store_once,
+)
 from ramiel.tools.pass_help import pass_help, passes_help
 from ramiel.tools.verify_diagnostics import Diagnostic, check, parse_expectations
 from ramiel.weights import WeightStore
@@ -444,6 +451,9 @@ class RamielOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         # Ramiel's own list (not xdsl-opt's): only what Ramiel supports, each with its help.
         p = arg_parser
+        store_once(
+            p
+        )  # '-o a -o b' is an error, as in mlir-opt (-p pipelines add up: split_pass_flags)
         p.prog = "ramiel-opt"
         p.formatter_class = _Formatter
         p.epilog = _EPILOG
@@ -1037,6 +1047,7 @@ def _opt(argv: list[str]) -> int:
     rest = [a for a in rest if a != "-"]  # '-' means stdin, xDSL's default
     try:
         tool = RamielOptMain(description="Ramiel optimiser: run passes on Ramiel IR", args=rest)
+        vars(tool.args).pop(GIVEN_ONCE, None)
         if tool.args.help_pass is not None:
             print(pass_help(tool.args.help_pass, tool.available_passes))
             return 0
