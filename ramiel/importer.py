@@ -217,7 +217,27 @@ def _ort_optimize(model: onnx.ModelProto) -> onnx.ModelProto:
             ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
         except Exception as e:
             raise ImportError_(f"onnxruntime could not optimise the model: {e}") from None
-        return onnx.load(dst)
+        return _without_dropped_initializers(onnx.load(dst), model)
+
+
+def _without_dropped_initializers(
+    optimised: onnx.ModelProto, source: onnx.ModelProto
+) -> onnx.ModelProto:
+    """``optimised`` without the graph inputs that were initializers of ``source`` and that
+    onnxruntime's optimiser removed, where nothing reads them any more. An IR-3 model lists its
+    initializers among the graph inputs; onnxruntime merges equal ones (pytorch-converted
+    test_BatchNorm2d_eval: the running mean '3' equals the bias '2', so the BatchNormalization
+    reads '2' twice) and drops the initializer but not the input, which then became an input
+    the compiled program took and nobody gave ("Invalid input name: 3", then a KeyError)."""
+    g = optimised.graph
+    given = {i.name for i in source.graph.input} - {t.name for t in source.graph.initializer}
+    kept = {t.name for t in g.initializer}
+    read = {name for node, _ in _all_nodes(g, "") for name in node.input}
+    read |= {o.name for o in g.output}
+    stale = [i for i in g.input if i.name not in given | kept | read]
+    for i in stale:
+        g.input.remove(i)
+    return optimised
 
 
 def prepare_model(

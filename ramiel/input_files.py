@@ -55,9 +55,16 @@ class InputsFile:
     def check(self, specs: Mapping[str, tuple[Sequence[int], torch.dtype]]) -> None:
         """Raise :class:`~ramiel.errors.RamielError` where a tensor's shape or dtype is not what
         the compiled program takes (``specs``: name -> (shape, dtype), the program's
-        ``input_specs``), naming the input, what the file has and what the program takes."""
+        ``input_specs``), naming the input, what the file has and what the program takes; or
+        where the program takes an input the file has no tensor for."""
         for name, (shape, dtype) in specs.items():
-            t = self.tensors[name]
+            t = self.tensors.get(name)
+            if t is None:
+                have = ", ".join(map(printable, self.tensors)) or "none"
+                raise RamielError(
+                    f"inputs file {printable(self.path)}: the compiled program takes an input "
+                    f"'{printable(name)}' that the file has no tensor for (it has {have})"
+                )
             if tuple(t.shape) != tuple(shape) or t.dtype != dtype:
                 raise RamielError(
                     f"inputs file {printable(self.path)}: input '{printable(name)}' is "

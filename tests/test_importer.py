@@ -400,6 +400,33 @@ def test_ort_optimize_folds_before_import():
     assert not _ops(module, "Add") and len(_ops(module, "Mul")) == 1
 
 
+def test_ort_optimize_of_an_ir3_model_keeps_its_inputs():
+    """An IR-3 model lists its initializers among its inputs. onnxruntime's optimiser merges
+    two equal initializers (the BatchNormalization's bias and mean, as in pytorch-converted
+    test_BatchNorm2d_eval) and drops one, not its graph input: the import had made that an
+    input of the program (ramiel run: "Invalid input name", then an internal KeyError). Users'
+    own inputs stay, read or not."""
+    c = 3
+    inits = {
+        "scale": np.full(c, 2.0, np.float32),
+        "bias": np.zeros(c, np.float32),
+        "mean": np.zeros(c, np.float32),  # equal to bias: merged by onnxruntime
+        "var": np.ones(c, np.float32),
+    }
+    bn = helper.make_node("BatchNormalization", ["x", *inits], ["y"], epsilon=0.0)
+    m = _model(
+        [bn],
+        [_vi("x", [1, c, 2, 2]), _vi("unused", [1]), *(_vi(k, [c]) for k in inits)],
+        [_vi("y", [1, c, 2, 2])],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+        opset=9,
+        ir_version=3,
+    )
+    module = import_onnx(m, ImportOptions(ort_optimize=True))
+    names = [d.data["onnx.name"].data for d in _main(module).arg_attrs]
+    assert names == ["x", "unused"]
+
+
 # -- dense attributes --------------------------------------------------------------------------
 
 _DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8, np.bool_]

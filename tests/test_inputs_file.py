@@ -196,11 +196,33 @@ def test_output_error_counts_a_nan_or_infinity_that_onnxruntime_has_not():
     assert scale == 4.0 and err == pytest.approx(0.0005)
 
 
-def _run_data_set(kind: str, case: str, capsys) -> tuple[int, str, str]:
+def _run_data_set(kind: str, case: str, capsys, *flags: str) -> tuple[int, str, str]:
     """``ramiel run`` on a test model inside the onnx wheel with its test_data_set_0."""
     case = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", kind, case)
     model, data = os.path.join(case, "model.onnx"), os.path.join(case, "test_data_set_0")
-    return _run(["run", model, "--inputs", data, "--repeat", "1"], capsys)
+    return _run(["run", model, "--inputs", data, "--repeat", "1", *flags], capsys)
+
+
+def test_ort_optimize_on_an_ir3_model_with_merged_initializers(capsys):
+    """onnxruntime's optimiser merges test_BatchNorm2d_eval's equal bias and mean and drops the
+    mean, but the IR-3 model listed it as a graph input: that had become an input of the
+    program, which the data set has no tensor for (an internal KeyError, found by a fresh-user
+    check)."""
+    rc, out, err = _run_data_set(
+        "pytorch-converted", "test_BatchNorm2d_eval", capsys, "--ort-optimize"
+    )
+    assert rc == 0, err
+    assert "check against onnxruntime: OK" in out, out
+
+
+def test_a_program_input_the_file_has_no_tensor_for_is_one_error(tmp_path):
+    path = tmp_path / "in.npz"
+    np.savez(path, x=np.zeros((2,), np.float32))
+    given = read_inputs(str(path), ["x"])
+    with pytest.raises(
+        RamielError, match=r"takes an input 'y' that the file has no tensor for \(it has x\)"
+    ):
+        given.check({"x": ((2,), torch.float32), "y": ((1,), torch.float32)})
 
 
 def test_a_model_of_opset_6_runs_converted_and_is_checked(capsys):
