@@ -30,6 +30,7 @@ import torch
 
 from ramiel.errors import RamielError
 from ramiel.files import file_head, input_file, is_safetensors, printable
+from ramiel.weights import torch_from_numpy
 
 __all__ = ["InputsFile", "declared_bindings", "read_inputs"]
 
@@ -263,8 +264,8 @@ def _tensor(path: str, name: str, array: np.ndarray) -> torch.Tensor:
     the machine's byte order (an ``.npz`` may hold big-endian ``>f4``)."""
     if array.dtype.byteorder not in ("=", "|"):
         array = array.astype(array.dtype.newbyteorder("="))
-    try:
-        return torch.from_numpy(np.array(array, copy=True))
+    try:  # bfloat16 and the float8 types (ml_dtypes arrays) as their bits
+        return torch_from_numpy(np.array(array, copy=True))
     except TypeError as e:
         raise RamielError(
             f"inputs file {printable(path)}: tensor {printable(name)} of type {array.dtype} "
