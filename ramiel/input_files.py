@@ -32,9 +32,10 @@ from ramiel.errors import RamielError
 from ramiel.files import file_head, input_file, is_safetensors, printable
 from ramiel.weights import torch_from_numpy
 
-__all__ = ["InputsFile", "declared_bindings", "read_inputs"]
+__all__ = ["InputsFile", "declared_bindings", "expected_outputs", "read_inputs"]
 
 _DATA_SET_INPUT = re.compile(r"input_(\d+)\.pb")
+_DATA_SET_OUTPUT = re.compile(r"output_(\d+)\.pb")
 
 #: Bytes one inputs file (or data set) may hold: what one machine's memory can (see
 #: ``ramiel.errors.MAX_TENSOR_BYTES`` for the largest tensor).
@@ -226,13 +227,34 @@ def _tensor_proto(path: str) -> tuple[str, torch.Tensor]:
     return proto.name, _tensor(path, proto.name or "the tensor", array)
 
 
-def _data_set(path: str, names: Sequence[str]) -> tuple[dict[str, torch.Tensor], list[str]]:
-    """The ``input_<i>.pb`` files of an ONNX test data set directory, by graph input name."""
+def expected_outputs(path: str, names: Sequence[str]) -> dict[str, torch.Tensor]:
+    """The outputs an ONNX test data set directory ``path`` gives for its inputs (its
+    ``output_<i>.pb``, the reference results), by graph output name (``names``, in order),
+    matched as :func:`read_inputs` matches inputs; empty for a file, or a data set without
+    outputs.
+
+    Raises:
+        RamielError: an ``output_<i>.pb`` that is not a readable TensorProto, or of a type torch
+            has not.
+    """
+    if not os.path.isdir(path):
+        return {}
+    found, _ignored = _data_set(path, names, _DATA_SET_OUTPUT)
+    return {n: found[n] for n in names if n in found}
+
+
+def _data_set(
+    path: str, names: Sequence[str], pattern: re.Pattern[str] = _DATA_SET_INPUT
+) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """The ``input_<i>.pb`` files (``pattern``: or ``output_<i>.pb``) of an ONNX test data set
+    directory, by graph input (output) name."""
     try:
         entries = os.listdir(path)
     except OSError as e:
         raise RamielError(f"inputs directory {printable(path)}: {e.strerror or e}") from None
-    files = sorted((int(m.group(1)), f) for f in entries if (m := _DATA_SET_INPUT.fullmatch(f)))
+    files = sorted((int(m.group(1)), f) for f in entries if (m := pattern.fullmatch(f)))
+    if not files and pattern is _DATA_SET_OUTPUT:
+        return {}, []
     if not files:
         raise RamielError(
             f"inputs directory {printable(path)}: no input_0.pb, input_1.pb, ... in it (an "

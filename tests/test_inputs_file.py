@@ -413,3 +413,67 @@ def test_onnxruntime_on_an_old_opset_model_everywhere(tmp_path, capsys):
     rc, out, err = _run(["profile", str(path), "--compare-ort", "--repeat", "2"], capsys)
     assert rc == 0, err
     assert "Gemm" in out, out
+
+
+def _data_set_of(tmp_path, model_path: str, y: np.ndarray) -> str:
+    """A test data set for the ``shifted`` model: IDS and X in, ``y`` as output_0.pb."""
+    d = tmp_path / "test_data_set_0"
+    d.mkdir()
+    onnx.save_tensor(numpy_helper.from_array(IDS, "ids"), str(d / "input_0.pb"))
+    onnx.save_tensor(numpy_helper.from_array(X, "x"), str(d / "input_1.pb"))
+    onnx.save_tensor(numpy_helper.from_array(y, "y"), str(d / "output_0.pb"))
+    return str(d)
+
+
+def test_a_data_set_s_outputs_are_checked_too(shifted, tmp_path, capsys):
+    """An ONNX test data set holds the reference outputs (output_0.pb, ...): ``ramiel run``
+    checks against them as well as against onnxruntime, and a wrong one is a MISMATCH (status
+    2)."""
+    table = np.arange(12, dtype=np.float32).reshape(6, 2)
+    right = table[IDS + 1] * X
+    rc, out, err = _run(
+        ["run", shifted, "--inputs", _data_set_of(tmp_path, shifted, right)], capsys
+    )
+    assert rc == 0, err
+    assert "check against onnxruntime: OK" in out, out
+    assert "check against the data set's outputs (test_data_set_0: y): OK" in out, out
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    rc, out, err = _run(
+        ["run", shifted, "--inputs", _data_set_of(wrong, shifted, right * 1.01)], capsys
+    )
+    assert rc == 2, err
+    assert "check against onnxruntime: OK" in out, out
+    assert "data set's output, relative to max |output| 11.7: parallel 9.90e-03" in out, out
+    assert "check against the data set's outputs (test_data_set_0: y): MISMATCH" in out, out
+
+
+def test_a_model_onnxruntime_cannot_load_is_checked_against_its_data_set(tmp_path, capsys):
+    """A model of an opset onnxruntime does not load yet (ONNX's newest node tests): with a
+    data set of outputs, the check is against those, and says so; without, it is an error."""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, [5, 2])],
+        [vi("y", TensorProto.FLOAT, [5, 2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 99)])
+    model.opset_import[0].version = onnx.defs.onnx_opset_version()
+    path = tmp_path / "new.onnx"
+    onnx.save(model, path)
+    d = tmp_path / "test_data_set_0"
+    d.mkdir()
+    x = X - 0.5
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), str(d / "input_0.pb"))
+    onnx.save_tensor(numpy_helper.from_array(np.maximum(x, 0), "y"), str(d / "output_0.pb"))
+    rc, out, err = _run(["run", str(path), "--inputs", str(d), "--repeat", "1"], capsys)
+    if "note: onnxruntime cannot load the model" not in out:
+        pytest.skip("this onnxruntime loads the newest opset: nothing to fall back from")
+    assert rc == 0, err
+    assert "checked against the outputs of" in out and "check against onnxruntime" not in out
+    assert "check against the data set's outputs (test_data_set_0: y): OK" in out, out
+    assert "onnxruntime (1 thread)" not in out
+    (d / "output_0.pb").unlink()
+    rc, out, err = _run(["run", str(path), "--inputs", str(d), "--repeat", "1"], capsys)
+    assert rc == 1 and "error: onnxruntime cannot load the model" in err, err
