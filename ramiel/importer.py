@@ -228,7 +228,10 @@ def _without_dropped_initializers(
     initializers among the graph inputs; onnxruntime merges equal ones (pytorch-converted
     test_BatchNorm2d_eval: the running mean '3' equals the bias '2', so the BatchNormalization
     reads '2' twice) and drops the initializer but not the input, which then became an input
-    the compiled program took and nobody gave ("Invalid input name: 3", then a KeyError)."""
+    the compiled program took and nobody gave ("Invalid input name: 3", then a KeyError). And,
+    in an IR-3 model, the initializers the optimiser made (``ConvBnFusion_W_...``) listed as
+    graph inputs, as IR 3 requires: the ONNX checker had refused every ``light_*`` zoo model
+    ("in initializer but not in graph input")."""
     g = optimised.graph
     given = {i.name for i in source.graph.input} - {t.name for t in source.graph.initializer}
     kept = {t.name for t in g.initializer}
@@ -237,6 +240,14 @@ def _without_dropped_initializers(
     stale = [i for i in g.input if i.name not in given | kept | read]
     for i in stale:
         g.input.remove(i)
+    if optimised.ir_version < 4:  # IR 3: every initializer must be a graph input too, and the
+        # initializers onnxruntime makes (ConvBnFusion_W_..., every light_* zoo model) are not
+        listed = {i.name for i in g.input}
+        g.input.extend(
+            onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+            for t in g.initializer
+            if t.name not in listed
+        )
     return optimised
 
 
