@@ -862,3 +862,23 @@ def test_options_that_add_up_may_repeat(tmp_path, capsys):
     rc = tool_status(opt.main, [str(src), "-p", "dce", "-p", "constant-fold", "-o", str(out)])
     assert rc == 0, capsys.readouterr().err
     assert out.read_text().startswith("builtin.module")
+
+
+def test_translate_refuses_one_input_bound_to_two_shapes(tmp_path, capsys):
+    """``ramiel-translate --input-shape x=1,4 --input-shape x=2,4`` had silently taken (2, 4);
+    the ``ramiel`` commands refused it (found by a fresh-user check)."""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, ["n", 4])],
+        [vi("y", TensorProto.FLOAT, ["n", 4])],
+    )
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    out = tmp_path / "a.mlir"
+    argv = ["--import-onnx", str(path), "-o", str(out), "--input-shape", "x=1,4"]
+    err = _run(translate, [*argv, "--input-shape", "x=2,4"], capsys)
+    assert "--input-shape binds 'x' twice ((1, 4) and (2, 4))" in err and not out.exists()
+    assert tool_status(translate.main, [*argv, "--input-shape", "x=1,4"]) == 0
+    assert "tensor<1x4xf32>" in out.read_text()

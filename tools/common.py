@@ -26,7 +26,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
 from ramiel.envflags import check_switches
-from ramiel.errors import RamielError, internal_error_message
+from ramiel.errors import InputShapeError, RamielError, internal_error_message
 from ramiel.files import one_line, stdout_reader_gone
 from ramiel.interrupts import keyboard_interrupts
 from ramiel.omp import MAX_COUNT
@@ -265,6 +265,17 @@ def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
         return parse_input_shape(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e).removeprefix("--input-shape ")) from None
+
+
+def input_shape_bindings(pairs: Any) -> dict[str, tuple[int, ...]]:
+    """The ``--input-shape`` bindings (``args.input_shape``: (name, dims) pairs) as a dict;
+    raises :class:`~ramiel.errors.InputShapeError` for a name bound to two shapes."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, dims in pairs:
+        if name in shapes and shapes[name] != dims:
+            raise InputShapeError(f"--input-shape binds '{name}' twice ({shapes[name]} and {dims})")
+        shapes[name] = dims
+    return shapes
 
 
 def add_input_shape(p: argparse.ArgumentParser) -> None:

@@ -40,7 +40,7 @@ from rich.console import Console
 
 from ramiel.compare_ort import compare_with_ort  # lazy: numpy,onnx,xdsl
 from ramiel.engines import output_error
-from ramiel.errors import InputShapeError, RamielError
+from ramiel.errors import RamielError
 from ramiel.files import input_file, output_file, printable, shell_quote
 from ramiel.omp import usable_cores
 from ramiel.tools.common import (
@@ -49,6 +49,7 @@ from ramiel.tools.common import (
     add_version,
     count,
     counts,
+    input_shape_bindings,
     path,
     progress_bar,
     run_command,
@@ -1237,12 +1238,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     """The ``--input-shape`` bindings (parsed by argparse); a name given twice is an error."""
-    shapes: dict[str, tuple[int, ...]] = {}
-    for name, dims in args.input_shape:
-        if name in shapes and shapes[name] != dims:
-            raise InputShapeError(f"--input-shape binds '{name}' twice ({shapes[name]} and {dims})")
-        shapes[name] = dims
-    return shapes
+    return input_shape_bindings(args.input_shape)
 
 
 def _variant_list(text: str | None) -> list[str] | None:

@@ -41,6 +41,7 @@ from ramiel.tools.common import (
     ArgumentParser,
     add_input_shape,
     add_version,
+    input_shape_bindings,
     path,
     plain,
     run_command,
@@ -76,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
 def _import_onnx(args: argparse.Namespace) -> str:
     from ramiel.importer import ImportOptions, import_onnx  # lazy: numpy,onnx
 
-    shapes = dict(args.input_shape)
+    shapes = input_shape_bindings(args.input_shape)
     scratch = None
     if args.weights:
         weights_path = args.weights
