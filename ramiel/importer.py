@@ -217,13 +217,11 @@ def _ort_optimize(model: onnx.ModelProto) -> onnx.ModelProto:
             ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
         except Exception as e:
             raise ImportError_(f"onnxruntime could not optimise the model: {e}") from None
-        return _without_dropped_initializers(onnx.load(dst), model)
+        return _inputs_mended(onnx.load(dst), model)
 
 
-def _without_dropped_initializers(
-    optimised: onnx.ModelProto, source: onnx.ModelProto
-) -> onnx.ModelProto:
-    """``optimised`` without the graph inputs that were initializers of ``source`` and that
+def _inputs_mended(optimised: onnx.ModelProto, source: onnx.ModelProto) -> onnx.ModelProto:
+    """``optimised`` (onnxruntime's optimised ``source``) without the graph inputs that were initializers of ``source`` and that
     onnxruntime's optimiser removed, where nothing reads them any more. An IR-3 model lists its
     initializers among the graph inputs; onnxruntime merges equal ones (pytorch-converted
     test_BatchNorm2d_eval: the running mean '3' equals the bias '2', so the BatchNormalization
@@ -240,14 +238,8 @@ def _without_dropped_initializers(
     stale = [i for i in g.input if i.name not in given | kept | read]
     for i in stale:
         g.input.remove(i)
-    if optimised.ir_version < 4:  # IR 3: every initializer must be a graph input too, and the
-        # initializers onnxruntime makes (ConvBnFusion_W_..., every light_* zoo model) are not
-        listed = {i.name for i in g.input}
-        g.input.extend(
-            onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-            for t in g.initializer
-            if t.name not in listed
-        )
+    if optimised.ir_version < 4:
+        g.input.extend(_unlisted_initializers(optimised))
     return optimised
 
 
@@ -538,13 +530,10 @@ def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
     from onnx import version_converter  # lazy: onnx
 
     m = _suffix_broadcasts(m)
-    listed = {i.name for i in m.graph.input}
-    unlisted = [t for t in m.graph.initializer if t.name not in listed]
+    unlisted = _unlisted_initializers(m)
     if unlisted:  # the converter takes an initializer for a value only where it is an input
         m = _copy_model(m)
-        m.graph.input.extend(
-            onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in unlisted
-        )
+        m.graph.input.extend(unlisted)
     try:
         up = version_converter.convert_version(m, UPGRADE_OPSET)
     except Exception as e:  # noqa: BLE001 - the converter's RuntimeError and ValidationError
@@ -560,7 +549,7 @@ def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
     del up.graph.value_info[:]
     up.graph.value_info.extend(keep)
     if unlisted and up.ir_version >= 4:  # as the model had them: initializers, not inputs
-        names = {t.name for t in unlisted}
+        names = {vi.name for vi in unlisted}
         inputs = [i for i in up.graph.input if i.name not in names]
         del up.graph.input[:]
         up.graph.input.extend(inputs)
@@ -570,6 +559,17 @@ def upgraded(m: onnx.ModelProto) -> onnx.ModelProto:
             if node.op_type == "Upsample" and a.name == "mode" and a.s == b"bilinear":
                 a.s = b"linear"
     return up
+
+
+def _unlisted_initializers(m: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    """Graph inputs (name, element type, dimensions) for the initializers of ``m`` that no
+    graph input lists: what an IR-3 model must list, and onnx's version converter needs."""
+    listed = {i.name for i in m.graph.input}
+    return [
+        onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+        for t in m.graph.initializer
+        if t.name not in listed
+    ]
 
 
 def _copy_model(m: onnx.ModelProto) -> onnx.ModelProto:

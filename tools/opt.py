@@ -451,9 +451,8 @@ class RamielOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         # Ramiel's own list (not xdsl-opt's): only what Ramiel supports, each with its help.
         p = arg_parser
-        store_once(
-            p
-        )  # '-o a -o b' is an error, as in mlir-opt (-p pipelines add up: split_pass_flags)
+        # '-o a -o b' is an error, as in mlir-opt (-p pipelines add up: split_pass_flags)
+        store_once(p)
         p.prog = "ramiel-opt"
         p.formatter_class = _Formatter
         p.epilog = _EPILOG
